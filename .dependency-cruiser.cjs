@@ -1,0 +1,35 @@
+/** Layer direction of the hexagon (SPEC §1): domain is pure, ports depend only on domain, adapters never on app. */
+module.exports = {
+  forbidden: [
+    {
+      name: "domain-is-pure",
+      severity: "error",
+      from: { path: "^src/domain" },
+      to: { path: "^src/(ports|adapters|app)|^(node:)?(fs|fs/promises|child_process|net|http|https)$|@aws-sdk|minio|memfs" },
+    },
+    {
+      name: "ports-depend-on-domain-only",
+      severity: "error",
+      from: { path: "^src/ports" },
+      to: { path: "^src/(adapters|app)" },
+    },
+    {
+      name: "adapters-never-import-app",
+      severity: "error",
+      from: { path: "^src/adapters" },
+      to: { path: "^src/app" },
+    },
+    {
+      name: "vendor-sdks-only-in-adapters",
+      severity: "error",
+      from: { pathNot: "^src/adapters" },
+      to: { path: "@aws-sdk/client-s3|node_modules/minio|node_modules/memfs|^(node:)?fs(/promises)?$" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"] },
+  },
+};

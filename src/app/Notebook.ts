@@ -1,0 +1,48 @@
+/**
+ * The use-case service every surface (MCP, CLI, library) calls: pull and commit of a
+ * working copy. STUB of the contract; the implementation lives in src/app/usecases.
+ */
+import { Context, type Effect } from "effect";
+import type { DomainError } from "../domain/errors.js";
+import type { FileStat } from "../domain/tree.js";
+
+/** Who is publishing: the MCP client's name/version, or `cli` with the OS user. */
+export interface Author {
+  readonly name: string;
+  readonly version: string;
+}
+
+/** A request to pull. `path` is the caller's raw path (may be omitted/empty/`~/…`). */
+export interface PullRequest {
+  readonly path?: string;
+}
+
+/** A request to commit. */
+export interface CommitRequest {
+  readonly path?: string;
+  readonly message: string;
+  readonly author: Author;
+}
+
+/** The successful result of pull or commit. */
+export interface SyncReport {
+  /** The resolved absolute working-copy directory. */
+  readonly path: string;
+  /** The accepted remote generation after the operation. */
+  readonly generation: number;
+  /** Per-file line counts, sorted by path. */
+  readonly files: ReadonlyArray<FileStat>;
+}
+
+/** The operations on working copies. */
+export interface NotebookService {
+  /** The server's own notebook directory (what an omitted `path` means). */
+  readonly notebookDirectory: string;
+  /** SPEC §6.1. */
+  readonly pull: (request: PullRequest) => Effect.Effect<SyncReport, DomainError>;
+  /** SPEC §6.2. */
+  readonly commit: (request: CommitRequest) => Effect.Effect<SyncReport, DomainError>;
+}
+
+/** The Notebook service tag. */
+export class Notebook extends Context.Tag("quire/Notebook")<Notebook, NotebookService>() {}

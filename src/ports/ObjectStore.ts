@@ -1,0 +1,113 @@
+/**
+ * The object store port: a flat key space below the store's own prefix, with the
+ * conditional writes the publication protocol (SPEC §7) is built on.
+ *
+ * Keys are relative to the adapter's configured prefix (`current`,
+ * `packs/increments/5-<uuid>.pack`, `probe/<uuid>`); adapters add the prefix.
+ */
+import { Context, Data, type Effect, type Option } from "effect";
+
+/**
+ * The closed set of reasons a store request can fail with. Adapters map every
+ * vendor error (AWS SDK, minio, node errno) into exactly one of these in a single
+ * `mapError`.
+ *
+ * - `PreconditionFailed`: a conditional write lost (`If-None-Match: *` on an existing
+ *   key, `If-Match` with a stale ETag or on a missing key). Proven: nothing changed.
+ * - `NotFound`: the key (or, for `BucketMissing`, the bucket) does not exist where
+ *   existence was required.
+ * - `Ambiguous`: the request may or may not have taken effect (timeout or reset after
+ *   the request was sent, a dropped response).
+ * - `AccessDenied`: credentials missing or refused.
+ * - `BucketMissing`: the configured bucket does not exist.
+ * - `Unavailable`: the store could not be reached or failed before acting (proven no effect).
+ * - `Throttled`: the store asked us to slow down (no effect).
+ * - `Corrupt`: the store answered with something malformed (bad ETag, truncated body).
+ */
+export type StoreErrorReason =
+  | "PreconditionFailed"
+  | "NotFound"
+  | "Ambiguous"
+  | "AccessDenied"
+  | "BucketMissing"
+  | "Unavailable"
+  | "Throttled"
+  | "Corrupt";
+
+/** Every reason of {@link StoreErrorReason}, for exhaustive tests and docs. */
+export const storeErrorReasons: ReadonlyArray<StoreErrorReason> = [
+  "PreconditionFailed",
+  "NotFound",
+  "Ambiguous",
+  "AccessDenied",
+  "BucketMissing",
+  "Unavailable",
+  "Throttled",
+  "Corrupt",
+];
+
+/**
+ * The only error an ObjectStore method fails with. `message` is already redacted by
+ * the adapter: it never carries credentials, endpoints with user-info or full keys.
+ */
+export class StoreError extends Data.TaggedError("StoreError")<{
+  readonly reason: StoreErrorReason;
+  readonly message: string;
+}> {}
+
+/** The write condition of {@link ObjectStoreService.put}. */
+export type PutCondition =
+  | { readonly _tag: "Unconditional" }
+  /** Create only: fails with `PreconditionFailed` if the key exists. */
+  | { readonly _tag: "IfNoneMatch" }
+  /** Replace only: fails with `PreconditionFailed` unless the key's current ETag equals `etag`. */
+  | { readonly _tag: "IfMatch"; readonly etag: string };
+
+/** A stored object with its entity tag (opaque, compared only for equality). */
+export interface StoredObject {
+  readonly body: Uint8Array;
+  readonly etag: string;
+}
+
+/** The metadata of a stored object. */
+export interface ObjectInfo {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+}
+
+/** Free-form string metadata attached to an upload (size, sha256, kind, generation). */
+export type ObjectMetadata = Readonly<Record<string, string>>;
+
+/** The operations of an object store. Every method is safe to call concurrently. */
+export interface ObjectStoreService {
+  /**
+   * A stable, redacted identity of the store and prefix (e.g. `file:/abs/dir`,
+   * `s3://bucket/prefix`), used to key private state. Contains no credentials.
+   */
+  readonly identity: string;
+  /** Reads an object; `None` when it does not exist. */
+  readonly get: (key: string) => Effect.Effect<Option.Option<StoredObject>, StoreError>;
+  /** Reads an object's metadata without its body; `None` when it does not exist. */
+  readonly head: (key: string) => Effect.Effect<Option.Option<ObjectInfo>, StoreError>;
+  /**
+   * Writes an object under `condition` and returns its new ETag. A lost condition is
+   * `StoreError{reason: "PreconditionFailed"}` and leaves the object unchanged.
+   */
+  readonly put: (
+    key: string,
+    body: Uint8Array,
+    condition: PutCondition,
+    metadata?: ObjectMetadata,
+  ) => Effect.Effect<{ readonly etag: string }, StoreError>;
+  /** Deletes an object; deleting a missing key succeeds. */
+  readonly delete: (key: string) => Effect.Effect<void, StoreError>;
+  /**
+   * Lists the objects whose key starts with `prefix`, in key order. Used only by
+   * cleanup and tests, never to decide what is current.
+   */
+  readonly list: (prefix: string) => Effect.Effect<ReadonlyArray<ObjectInfo>, StoreError>;
+}
+
+/** The ObjectStore port. */
+export class ObjectStore extends Context.Tag("quire/ObjectStore")<ObjectStore, ObjectStoreService>() {}
