@@ -18,7 +18,6 @@ export default defineConfig({
           include: ["test/s3/**/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          fileParallelism: false,
         },
       },
     ],
