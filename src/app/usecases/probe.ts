@@ -1,0 +1,192 @@
+/**
+ * The startup compatibility probe (SPEC §7): before anything is served, prove on the
+ * real store that the conditional writes the publication protocol relies on are
+ * honoured. A store that silently ignores `If-None-Match`/`If-Match` would let two
+ * writers both "win" a compare-and-swap of `current` and lose publications, so such a
+ * store is refused with `INCOMPATIBLE_STORE` instead of being used.
+ */
+import { Effect, Option } from "effect";
+import { DomainError, type ErrorReason } from "../../domain/errors.js";
+import { IdGenerator } from "../../ports/IdGenerator.js";
+import { ObjectStore, type ObjectStoreService, type StoreError } from "../../ports/ObjectStore.js";
+
+const encoder = new TextEncoder();
+
+/** Distinct bodies per step, so a replacement that did not happen is observable. */
+const firstBody = encoder.encode("quire probe 1: conditional create\n");
+const secondBody = encoder.encode("quire probe 2: second create must be refused\n");
+const wrongMatchBody = encoder.encode("quire probe 3: stale If-Match must be refused\n");
+const rightMatchBody = encoder.encode("quire probe 4: right If-Match replaces\n");
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
+  a.length === b.length && a.every((byte, index) => byte === b[index]);
+
+const incompatible = (reason: ErrorReason, message: string): DomainError =>
+  new DomainError({
+    code: "INCOMPATIBLE_STORE",
+    reason,
+    action: "CHECK_CONFIGURATION",
+    retryable: false,
+    message,
+    files: [],
+  });
+
+/**
+ * Maps a store error met during the probe. Configuration problems get their own
+ * reasons; a refused first create of a fresh key means conditional create is broken;
+ * anything else (unreachable, throttled, ambiguous, corrupt) is STORE_UNAVAILABLE:
+ * the probe could not prove compatibility, so the process must not start.
+ */
+const fromStoreError =
+  (identity: string, step: string) =>
+  (error: StoreError): DomainError => {
+    const prefix = `store ${identity} failed the compatibility probe (${step})`;
+    switch (error.reason) {
+      case "AccessDenied":
+        return incompatible("ACCESS_DENIED", `${prefix}: access denied: ${error.message}`);
+      case "BucketMissing":
+        return incompatible(
+          "BUCKET_MISSING",
+          `${prefix}: the bucket does not exist: ${error.message}`,
+        );
+      case "PreconditionFailed":
+        return incompatible(
+          "NO_CONDITIONAL_CREATE",
+          `${prefix}: a conditional create of a fresh key was refused: ${error.message}`,
+        );
+      default:
+        return incompatible("STORE_UNAVAILABLE", `${prefix}: ${error.reason}: ${error.message}`);
+    }
+  };
+
+/** A 32-hex ETag that is not `etag`, shaped like a real one so stores compare rather than reject it. */
+const wrongEtagFor = (etag: string): string => {
+  const candidate = "0123456789abcdef0123456789abcdef";
+  return etag === candidate ? "fedcba9876543210fedcba9876543210" : candidate;
+};
+
+/** The probe's steps on one fresh key; the caller deletes the key. */
+const runSteps = (store: ObjectStoreService, key: string): Effect.Effect<void, DomainError> =>
+  Effect.gen(function* () {
+    const fail = (reason: ErrorReason, what: string) =>
+      Effect.fail(
+        incompatible(reason, `store ${store.identity} failed the compatibility probe: ${what}`),
+      );
+
+    const created = yield* store
+      .put(key, firstBody, { _tag: "IfNoneMatch" })
+      .pipe(Effect.mapError(fromStoreError(store.identity, "conditional create")));
+
+    const secondCreate = yield* store.put(key, secondBody, { _tag: "IfNoneMatch" }).pipe(
+      Effect.as(true),
+      Effect.catchIf(
+        (error) => error.reason === "PreconditionFailed",
+        () => Effect.succeed(false),
+      ),
+      Effect.mapError(fromStoreError(store.identity, "second conditional create")),
+    );
+    if (secondCreate) {
+      return yield* fail(
+        "NO_CONDITIONAL_CREATE",
+        "a second If-None-Match: * create of the same key succeeded",
+      );
+    }
+
+    const read = yield* store
+      .get(key)
+      .pipe(Effect.mapError(fromStoreError(store.identity, "read after write")));
+    if (Option.isNone(read)) {
+      return yield* fail("NO_READ_AFTER_WRITE", "a freshly created key could not be read back");
+    }
+    if (!sameBytes(read.value.body, firstBody)) {
+      return yield* fail(
+        "NO_READ_AFTER_WRITE",
+        "a freshly created key read back with a different body",
+      );
+    }
+    if (read.value.etag.length === 0 || read.value.etag !== created.etag) {
+      return yield* fail(
+        "NO_READ_AFTER_WRITE",
+        "the ETag read back differs from the ETag the write returned",
+      );
+    }
+    const etag = read.value.etag;
+
+    const wrongMatch = yield* store
+      .put(key, wrongMatchBody, { _tag: "IfMatch", etag: wrongEtagFor(etag) })
+      .pipe(
+        Effect.as(true),
+        Effect.catchIf(
+          (error) => error.reason === "PreconditionFailed",
+          () => Effect.succeed(false),
+        ),
+        Effect.mapError(fromStoreError(store.identity, "replace with a wrong If-Match")),
+      );
+    if (wrongMatch) {
+      return yield* fail(
+        "NO_CONDITIONAL_REPLACE",
+        "a replace with a wrong If-Match ETag succeeded",
+      );
+    }
+    const afterWrong = yield* store
+      .get(key)
+      .pipe(Effect.mapError(fromStoreError(store.identity, "read after a refused replace")));
+    if (
+      Option.isNone(afterWrong) ||
+      !sameBytes(afterWrong.value.body, firstBody) ||
+      afterWrong.value.etag !== etag
+    ) {
+      return yield* fail("NO_CONDITIONAL_REPLACE", "a refused If-Match replace changed the object");
+    }
+
+    const replaced = yield* store.put(key, rightMatchBody, { _tag: "IfMatch", etag }).pipe(
+      Effect.map(Option.some),
+      Effect.catchIf(
+        (error) => error.reason === "PreconditionFailed",
+        () => Effect.succeed(Option.none<{ readonly etag: string }>()),
+      ),
+      Effect.mapError(fromStoreError(store.identity, "replace with the right If-Match")),
+    );
+    if (Option.isNone(replaced)) {
+      return yield* fail(
+        "NO_CONDITIONAL_REPLACE",
+        "a replace with the current If-Match ETag was refused",
+      );
+    }
+    const afterRight = yield* store
+      .get(key)
+      .pipe(Effect.mapError(fromStoreError(store.identity, "read after a replace")));
+    if (
+      Option.isNone(afterRight) ||
+      !sameBytes(afterRight.value.body, rightMatchBody) ||
+      afterRight.value.etag !== replaced.value.etag
+    ) {
+      return yield* fail(
+        "NO_CONDITIONAL_REPLACE",
+        "an accepted If-Match replace did not replace the object",
+      );
+    }
+  });
+
+/**
+ * Proves the configured store honours conditional create, read-after-write with
+ * ETag, and conditional replace, under `probe/<uuidv7>`; the probe key is deleted
+ * afterwards, also when a step fails or the probe is interrupted.
+ *
+ * Fails with `DomainError{code: "INCOMPATIBLE_STORE"}` and reason
+ * `NO_CONDITIONAL_CREATE`, `NO_READ_AFTER_WRITE` or `NO_CONDITIONAL_REPLACE` for a
+ * store that breaks a promise, `ACCESS_DENIED` / `BUCKET_MISSING` for a
+ * misconfiguration, and `STORE_UNAVAILABLE` when the store could not be asked
+ * (unreachable, throttled, ambiguous). A failed delete after every step succeeded is
+ * reported the same way (the protocol's cleanup needs delete permission too).
+ */
+export const probeStore: Effect.Effect<void, DomainError, ObjectStore | IdGenerator> = Effect.gen(
+  function* () {
+    const store = yield* ObjectStore;
+    const ids = yield* IdGenerator;
+    const key = `probe/${yield* ids.uuidv7}`;
+    const cleanup = store.delete(key);
+    yield* runSteps(store, key).pipe(Effect.onError(() => Effect.ignore(cleanup)));
+    yield* cleanup.pipe(Effect.mapError(fromStoreError(store.identity, "delete of the probe key")));
+  },
+);
