@@ -1,0 +1,126 @@
+/**
+ * What the two network ObjectStore adapters (S3 via the AWS SDK, MinIO via the minio
+ * client) share: the options shape, key prefixing, ETag normalisation, redacted
+ * identities, timeouts and the retry policy. Keeping these in one place is what
+ * makes `s3://` and `minio://` behave identically on the same bucket.
+ */
+import { Effect, Schedule } from "effect";
+import type { ObjectInfo, StoreError } from "../ports/ObjectStore.js";
+
+/**
+ * Options of a network object store adapter. Credentials are deliberately absent:
+ * they come only from the AWS SDK default chain (environment, shared config files,
+ * SSO, web identity, container/instance metadata), never from flags or options.
+ */
+export interface RemoteStoreOptions {
+  /** The bucket name. */
+  readonly bucket: string;
+  /** `""` or a key prefix such as `a/b`, without leading or trailing slash. */
+  readonly prefix: string;
+  /** An absolute http(s) endpoint for S3-compatible services; AWS S3 when absent. */
+  readonly endpoint?: string;
+  /** The signing region (e.g. `us-east-1`). */
+  readonly region: string;
+  /** Path-style addressing (`<endpoint>/<bucket>/<key>`), needed by most non-AWS stores. */
+  readonly forcePathStyle: boolean;
+  /** Whole-request bound (send + answer + body), default {@link defaultRequestTimeoutMs}. */
+  readonly requestTimeoutMs?: number;
+  /** TCP/TLS connect bound, default {@link defaultConnectTimeoutMs}. */
+  readonly connectTimeoutMs?: number;
+}
+
+/** Default bound on establishing a connection. */
+export const defaultConnectTimeoutMs = 5_000;
+/** Default bound on one whole request, including a body of up to one part. */
+export const defaultRequestTimeoutMs = 20_000;
+/** Attempts per operation for failures proven to have had no effect (Unavailable, Throttled). */
+export const maxAttempts = 3;
+/** Bodies above this size are uploaded in parts when the put is unconditional. */
+export const multipartThreshold = 16 * 1024 * 1024;
+/** The size of every part but the last of a multipart upload. */
+export const partSize = 16 * 1024 * 1024;
+/** Parts uploaded at once. */
+export const partConcurrency = 4;
+
+/** Maps a port key to the bucket key: `current` → `<prefix>/current`. */
+export const toBucketKey = (prefix: string, key: string): string =>
+  prefix === "" ? key : `${prefix}/${key}`;
+
+/** Maps a bucket key back to the port key, or `undefined` when it is outside the prefix. */
+export const fromBucketKey = (prefix: string, bucketKey: string): string | undefined => {
+  if (prefix === "") return bucketKey;
+  const head = `${prefix}/`;
+  return bucketKey.startsWith(head) ? bucketKey.slice(head.length) : undefined;
+};
+
+/**
+ * The unquoted form of an ETag as the port carries it. Stores answer `"abc"` (or a weak
+ * `W/"abc"`); RGW compares `If-Match` against the bare value, AWS accepts both, so the
+ * bare value is the one form that works everywhere.
+ */
+export const bareEtag = (etag: string | undefined): string | undefined => {
+  if (etag === undefined) return undefined;
+  const bare = etag.replace(/^W\//, "").replace(/^"(.*)"$/, "$1");
+  return bare.length === 0 ? undefined : bare;
+};
+
+/**
+ * The redacted identity `<scheme>://<bucket>[/<prefix>][@<host[:port]>]`. Only the
+ * endpoint's host survives: user-info, path, query and fragment are dropped.
+ */
+export const storeIdentity = (scheme: string, options: RemoteStoreOptions): string => {
+  const base = `${scheme}://${options.bucket}${options.prefix === "" ? "" : `/${options.prefix}`}`;
+  if (options.endpoint === undefined) return base;
+  const endpoint = parseEndpoint(options.endpoint);
+  return `${base}@${endpoint === undefined ? "invalid-endpoint" : endpoint.host}`;
+};
+
+/** The endpoint as a URL without user-info, or `undefined` when it is not an http(s) URL. */
+export const parseEndpoint = (endpoint: string): URL | undefined => {
+  if (!URL.canParse(endpoint)) return undefined;
+  const url = new URL(endpoint);
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  url.username = "";
+  url.password = "";
+  url.search = "";
+  url.hash = "";
+  return url;
+};
+
+/**
+ * A vendor error code or errno made safe to print: short tokens only, so a server
+ * cannot smuggle arbitrary text (or an echoed credential) into our messages.
+ */
+export const safeToken = (value: unknown): string | undefined =>
+  typeof value === "string" && /^[A-Za-z0-9_.-]{1,64}$/.test(value) ? value : undefined;
+
+/** Orders listed objects by key, byte-wise on UTF-8 as S3 does. */
+export const byKey = (a: ObjectInfo, b: ObjectInfo): number =>
+  Buffer.compare(Buffer.from(a.key, "utf8"), Buffer.from(b.key, "utf8"));
+
+/**
+ * Retries an operation whose failures are proven to have had no effect
+ * (`Unavailable`, `Throttled`), with exponential backoff from 100 ms, at most
+ * {@link maxAttempts} attempts in all. `Ambiguous` is never retried: resending a
+ * conditional write whose first attempt may have landed could turn our own success
+ * into a false `PreconditionFailed`.
+ */
+export const retryTransient = <A>(
+  effect: Effect.Effect<A, StoreError>,
+): Effect.Effect<A, StoreError> =>
+  effect.pipe(
+    Effect.retry({
+      schedule: Schedule.exponential("100 millis"),
+      times: maxAttempts - 1,
+      while: (error) => error.reason === "Unavailable" || error.reason === "Throttled",
+    }),
+  );
+
+/** Splits a body into the parts of a multipart upload. */
+export const splitParts = (body: Uint8Array): ReadonlyArray<Uint8Array> => {
+  const parts: Array<Uint8Array> = [];
+  for (let offset = 0; offset < body.length; offset += partSize) {
+    parts.push(body.subarray(offset, Math.min(offset + partSize, body.length)));
+  }
+  return parts;
+};
