@@ -1,0 +1,60 @@
+import { describe, expect, it } from "@effect/vitest";
+import { Effect, Option } from "effect";
+import { make } from "../../src/adapters/memFileSystem.js";
+import { FileSystem } from "../../src/ports/FileSystem.js";
+import { layer } from "../../src/adapters/memFileSystem.js";
+import { runFileSystemContract } from "../contract/fileSystemContract.js";
+
+runFileSystemContract(
+  "memfs",
+  async () => {
+    const { service, vol } = make();
+    vol.mkdirSync("/work/root", { recursive: true });
+    return {
+      fs: service,
+      root: "/work/root",
+      umask: 0,
+      cleanup: async () => vol.reset(),
+      modeOf: async (path) => Number(vol.statSync(path).mode) & 0o777,
+      symlink: async (target, path) => vol.symlinkSync(target, path),
+    };
+  },
+  { symlinks: true, fifos: false, crossProcess: false },
+);
+
+describe("memFileSystem", () => {
+  it.effect("layer seeds the volume from its initial files", () =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem;
+      expect(new TextDecoder().decode(yield* fs.readFile("/notes/a.md"))).toBe("alpha");
+      const entries = yield* fs.walk("/notes");
+      expect(entries.map((entry) => entry.relativePath).sort()).toEqual([
+        "a.md",
+        "sub",
+        "sub/b.md",
+      ]);
+      expect(Option.isNone(yield* fs.info("/notes/none"))).toBe(true);
+    }).pipe(Effect.provide(layer({ "/notes/a.md": "alpha", "/notes/sub/b.md": "beta" }))),
+  );
+
+  it.effect("a lock file no fiber holds (a crashed holder) is taken over at once", () =>
+    Effect.gen(function* () {
+      const { service, vol } = make({ "/p/lock": "left-behind-token" });
+      const release = yield* service.lock("/p/lock", 0);
+      expect(vol.readFileSync("/p/lock", "utf8")).not.toBe("left-behind-token");
+      yield* release;
+      expect(vol.existsSync("/p/lock")).toBe(false);
+    }),
+  );
+
+  it.effect("release does not remove a lock file that another holder took", () =>
+    Effect.gen(function* () {
+      const { service, vol } = make({ "/p/x": "" });
+      const release = yield* service.lock("/p/lock", 0);
+      // Simulate the file being replaced behind the holder's back.
+      vol.writeFileSync("/p/lock", "someone-else");
+      yield* release;
+      expect(vol.readFileSync("/p/lock", "utf8")).toBe("someone-else");
+    }),
+  );
+});

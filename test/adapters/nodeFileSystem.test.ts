@@ -1,0 +1,265 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import * as nodeFs from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest";
+import { Effect, Option } from "effect";
+import { make, mapError } from "../../src/adapters/nodeFileSystem.js";
+import { runFileSystemContract, type LockHolder } from "../contract/fileSystemContract.js";
+
+const holderScript = fileURLToPath(new URL("./fixtures/fs-lock-holder.mjs", import.meta.url));
+const compiledAdapter = fileURLToPath(
+  new URL("../../dist/src/adapters/nodeFileSystem.js", import.meta.url),
+);
+
+const freshRoot = (): string =>
+  nodeFs.realpathSync(nodeFs.mkdtempSync(join(tmpdir(), "quire-fs-")));
+
+/** Starts a child process that takes the lock with the compiled adapter and holds it. */
+const spawnLockHolder = (lockPath: string): Promise<LockHolder> => {
+  if (!nodeFs.existsSync(compiledAdapter)) {
+    throw new Error(`${compiledAdapter} is missing: run \`npm run build\` first`);
+  }
+  const child: ChildProcess = spawn(process.execPath, [holderScript, lockPath], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return new Promise<LockHolder>((resolve, reject) => {
+    let output = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+      if (output.includes("locked\n")) {
+        resolve({
+          kill: async () => {
+            child.kill("SIGKILL");
+            await exited;
+          },
+        });
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`lock holder exited early with ${code}`)));
+  });
+};
+
+runFileSystemContract(
+  "node",
+  async () => {
+    const root = freshRoot();
+    return {
+      fs: make(),
+      root,
+      umask: process.umask(),
+      cleanup: () => nodeFs.promises.rm(root, { recursive: true, force: true }),
+      modeOf: async (path) => nodeFs.statSync(path).mode & 0o777,
+      symlink: (target, path) => nodeFs.promises.symlink(target, path),
+      mkfifo: async (path) => {
+        execFileSync("mkfifo", [path]);
+      },
+      spawnLockHolder,
+    };
+  },
+  { symlinks: true, fifos: true, crossProcess: true },
+);
+
+describe("nodeFileSystem", () => {
+  const fs = make();
+  let root = "";
+  beforeAll(() => {
+    root = freshRoot();
+  });
+  afterAll(() => nodeFs.rmSync(root, { recursive: true, force: true }));
+
+  it("mapError classifies errno codes and drops the stack", () => {
+    const errno = (code: string) => Object.assign(new Error(`${code}: boom`), { code });
+    const cases: ReadonlyArray<[string, string]> = [
+      ["ENOENT", "NotFound"],
+      ["ENOTDIR", "NotADirectory"],
+      ["EISDIR", "IsADirectory"],
+      ["EEXIST", "Exists"],
+      ["EACCES", "PermissionDenied"],
+      ["EPERM", "PermissionDenied"],
+      ["EROFS", "ReadOnly"],
+      ["ENOSPC", "NoSpace"],
+      ["EDQUOT", "NoSpace"],
+      ["EMFILE", "TooManyOpenFiles"],
+      ["ENFILE", "TooManyOpenFiles"],
+      ["ENAMETOOLONG", "NameTooLong"],
+      ["ELOOP", "Other"],
+      ["EIO", "Other"],
+    ];
+    for (const [code, reason] of cases) {
+      const error = mapError(errno(code), "/p");
+      expect([code, error.reason]).toEqual([code, reason]);
+      expect(error.path).toBe("/p");
+      expect(error.message).toBe(`${code}: boom`);
+    }
+    expect(mapError(errno("ELOOP"), "/p", true).reason).toBe("NotRegularFile");
+    expect(mapError("weird", "/p").reason).toBe("Other");
+  });
+
+  it.live("reads of a device fail NotRegularFile", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(fs.readFile("/dev/null"));
+      expect(error.reason).toBe("NotRegularFile");
+    }),
+  );
+
+  it.live("walks 10,000 files", () =>
+    Effect.gen(function* () {
+      const tree = join(root, "big");
+      for (let directory = 0; directory < 100; directory++) {
+        nodeFs.mkdirSync(join(tree, `d${directory}`, "sub"), { recursive: true });
+        for (let file = 0; file < 100; file++) {
+          const parent = file % 2 === 0 ? `d${directory}` : `d${directory}/sub`;
+          nodeFs.writeFileSync(join(tree, parent, `f${file}.md`), `note ${file}`);
+        }
+      }
+      const entries = yield* fs.walk(tree);
+      expect(entries.filter((entry) => entry.kind === "file")).toHaveLength(10_000);
+      expect(entries.filter((entry) => entry.kind === "directory")).toHaveLength(200);
+      expect(entries.find((entry) => entry.relativePath === "d7/sub/f13.md")).toMatchObject({
+        size: 7,
+      });
+    }),
+  );
+
+  it.live("walks a deep tree without recursion", () =>
+    Effect.gen(function* () {
+      const deepRoot = join(root, "deep");
+      nodeFs.mkdirSync(deepRoot);
+      let relative = "";
+      for (let level = 0; level < 300; level++) {
+        relative = relative === "" ? "d" : `${relative}/d`;
+        nodeFs.mkdirSync(join(deepRoot, relative));
+      }
+      nodeFs.writeFileSync(join(deepRoot, relative, "leaf.md"), "leaf");
+      const entries = yield* fs.walk(deepRoot);
+      expect(entries).toHaveLength(301);
+      expect(entries.some((entry) => entry.relativePath === `${relative}/leaf.md`)).toBe(true);
+    }),
+  );
+
+  it.live("walk fails for a name that is not valid UTF-8", () =>
+    Effect.gen(function* () {
+      const bad = join(root, "bad-names");
+      nodeFs.mkdirSync(bad);
+      nodeFs.writeFileSync(
+        Buffer.concat([Buffer.from(`${bad}/`), Buffer.from([0x61, 0xff, 0x62])]),
+        "x",
+      );
+      const error = yield* Effect.flip(fs.walk(bad));
+      expect(error.reason).toBe("Other");
+      expect(error.message).toContain("not valid UTF-8");
+    }),
+  );
+
+  it.live("walk keeps a genuine U+FFFD in a name", () =>
+    Effect.gen(function* () {
+      const odd = join(root, "odd-names");
+      nodeFs.mkdirSync(odd);
+      nodeFs.writeFileSync(join(odd, "a\uFFFDb.md"), "x");
+      const entries = yield* fs.walk(odd);
+      expect(entries.map((entry) => entry.relativePath)).toEqual(["a\uFFFDb.md"]);
+    }),
+  );
+
+  it.live("a failed atomic write leaves no temp file behind", () =>
+    Effect.gen(function* () {
+      const directory = join(root, "failed-write");
+      nodeFs.mkdirSync(join(directory, "target"), { recursive: true });
+      const error = yield* Effect.flip(
+        fs.writeFileAtomic(join(directory, "target"), new Uint8Array([1]), {
+          mode: 0o644,
+          durable: true,
+        }),
+      );
+      expect(error.reason).toBe("IsADirectory");
+      expect(nodeFs.readdirSync(directory)).toEqual(["target"]);
+    }),
+  );
+
+  describe("lock files left behind", () => {
+    const writeLock = (path: string, owner: object): void =>
+      nodeFs.writeFileSync(path, JSON.stringify(owner));
+
+    it.live("a lock naming this pid with a token nobody here holds is stale (pid reuse)", () =>
+      Effect.gen(function* () {
+        const path = join(root, "own-pid.lock");
+        writeLock(path, { pid: process.pid, host: hostname(), token: "from-an-earlier-life" });
+        const release = yield* fs.lock(path, 0);
+        expect(nodeFs.readFileSync(path, "utf8")).not.toContain("from-an-earlier-life");
+        yield* release;
+        expect(nodeFs.existsSync(path)).toBe(false);
+      }),
+    );
+
+    it.live("a lock from a previous boot is stale", () =>
+      Effect.gen(function* () {
+        const path = join(root, "old-boot.lock");
+        writeLock(path, { pid: 1, host: hostname(), boot: "not-this-boot", token: "t" });
+        const bootKnown = nodeFs.existsSync("/proc/sys/kernel/random/boot_id");
+        const result = yield* Effect.either(fs.lock(path, 0));
+        // Without a boot id pid 1 is alive, so the lock stays busy.
+        expect(result._tag).toBe(bootKnown ? "Right" : "Left");
+        if (result._tag === "Right") yield* result.right;
+      }),
+    );
+
+    it.live("a lock held by a live pid of this host is respected", () =>
+      Effect.gen(function* () {
+        const path = join(root, "live.lock");
+        writeLock(path, { pid: process.ppid, host: hostname(), token: "parent" });
+        const error = yield* Effect.flip(fs.lock(path, 100));
+        expect(error.reason).toBe("Busy");
+        expect(error.message).toContain(`pid ${process.ppid}`);
+        nodeFs.rmSync(path);
+      }),
+    );
+
+    it.live("a lock from another host is presumed alive", () =>
+      Effect.gen(function* () {
+        const path = join(root, "remote.lock");
+        writeLock(path, { pid: 999_999_999, host: `not-${hostname()}`, token: "remote" });
+        expect((yield* Effect.flip(fs.lock(path, 50))).reason).toBe("Busy");
+        nodeFs.rmSync(path);
+      }),
+    );
+
+    it.live("an unreadable lock file is waited for while young and taken over once old", () =>
+      Effect.gen(function* () {
+        const path = join(root, "garbage.lock");
+        nodeFs.writeFileSync(path, "");
+        expect((yield* Effect.flip(fs.lock(path, 50))).reason).toBe("Busy");
+        const old = new Date(Date.now() - 60_000);
+        nodeFs.utimesSync(path, old, old);
+        const release = yield* fs.lock(path, 0);
+        yield* release;
+        expect(nodeFs.existsSync(path)).toBe(false);
+        // The stale file was moved aside and deleted, not left next to the lock.
+        expect(nodeFs.readdirSync(root).filter((name) => name.startsWith("garbage.lock"))).toEqual(
+          [],
+        );
+      }),
+    );
+
+    it.live("release leaves a lock file that is no longer ours", () =>
+      Effect.gen(function* () {
+        const path = join(root, "replaced.lock");
+        const release = yield* fs.lock(path, 0);
+        writeLock(path, { pid: process.ppid, host: hostname(), token: "someone-else" });
+        yield* release;
+        expect(nodeFs.readFileSync(path, "utf8")).toContain("someone-else");
+        nodeFs.rmSync(path);
+      }),
+    );
+
+    it.live("lock fails NotFound when its directory is missing", () =>
+      Effect.gen(function* () {
+        const error = yield* Effect.flip(fs.lock(join(root, "missing-dir", "x.lock"), 0));
+        expect(error.reason).toBe("NotFound");
+        expect(Option.isNone(yield* fs.info(join(root, "missing-dir")))).toBe(true);
+      }),
+    );
+  });
+});
