@@ -6,6 +6,7 @@
  */
 import { Effect, Schedule } from "effect";
 import type { ObjectInfo, StoreError } from "../ports/ObjectStore.js";
+import { compareKeys } from "./keyOrder.js";
 
 /**
  * Options of a network object store adapter. Credentials are deliberately absent:
@@ -95,8 +96,7 @@ export const safeToken = (value: unknown): string | undefined =>
   typeof value === "string" && /^[A-Za-z0-9_.-]{1,64}$/.test(value) ? value : undefined;
 
 /** Orders listed objects by key, byte-wise on UTF-8 as S3 does. */
-export const byKey = (a: ObjectInfo, b: ObjectInfo): number =>
-  Buffer.compare(Buffer.from(a.key, "utf8"), Buffer.from(b.key, "utf8"));
+export const byKey = (a: ObjectInfo, b: ObjectInfo): number => compareKeys(a.key, b.key);
 
 /**
  * Retries an operation whose failures are proven to have had no effect

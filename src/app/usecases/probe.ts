@@ -6,7 +6,7 @@
  * store is refused with `INCOMPATIBLE_STORE` instead of being used.
  */
 import { Effect, Option } from "effect";
-import { DomainError, type ErrorReason } from "../../domain/errors.js";
+import { domainError, type DomainError, type ReasonOf } from "../../domain/errors.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
 import { ObjectStore, type ObjectStoreService, type StoreError } from "../../ports/ObjectStore.js";
 
@@ -21,15 +21,8 @@ const rightMatchBody = encoder.encode("quire probe 4: right If-Match replaces\n"
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
   a.length === b.length && a.every((byte, index) => byte === b[index]);
 
-const incompatible = (reason: ErrorReason, message: string): DomainError =>
-  new DomainError({
-    code: "INCOMPATIBLE_STORE",
-    reason,
-    action: "CHECK_CONFIGURATION",
-    retryable: false,
-    message,
-    files: [],
-  });
+const incompatible = (reason: ReasonOf<"INCOMPATIBLE_STORE">, message: string): DomainError =>
+  domainError({ code: "INCOMPATIBLE_STORE", reason, message });
 
 /**
  * Maps a store error met during the probe. Configuration problems get their own
@@ -68,7 +61,7 @@ const wrongEtagFor = (etag: string): string => {
 /** The probe's steps on one fresh key; the caller deletes the key. */
 const runSteps = (store: ObjectStoreService, key: string): Effect.Effect<void, DomainError> =>
   Effect.gen(function* () {
-    const fail = (reason: ErrorReason, what: string) =>
+    const fail = (reason: ReasonOf<"INCOMPATIBLE_STORE">, what: string) =>
       Effect.fail(
         incompatible(reason, `store ${store.identity} failed the compatibility probe: ${what}`),
       );
