@@ -1,31 +1,431 @@
 /**
- * The domain error taxonomy (SPEC §3): closed sets of codes, reasons, actions and
- * file reasons, defined once here and documented in docs/errors.md.
- *
- * STUB — the full table is being written; the shapes below are the contract.
+ * The domain error taxonomy (SPEC §3): closed sets of codes, reasons, actions, file
+ * reasons and ENGINE_FAILED details, defined once here and documented in
+ * docs/errors.md (test/domain/errors-doc.test.ts keeps the two identical).
  */
 import { Data } from "effect";
 import type { LineRange } from "./tree.js";
 
-/** A stable error category. */
-export type ErrorCode =
-  | "INVALID_REQUEST"
-  | "INVALID_CONTENT"
-  | "CONTENT_CONFLICT"
-  | "READ_ONLY_PATH"
-  | "REMOTE_BUSY"
-  | "STORAGE_FAILURE"
-  | "STORAGE_INTEGRITY"
-  | "RECOVERY_FAILURE"
-  | "ENGINE_FAILED"
-  | "INCOMPATIBLE_STORE";
+/** Every action token: the caller's next step. */
+export const errorActions = [
+  "FIX_REQUEST",
+  "PULL_FIRST",
+  "EDIT_FILES",
+  "COMMIT_AGAIN",
+  "RETRY_LATER",
+  "CHECK_CONFIGURATION",
+  "PULL_TO_VERIFY",
+  "PULL_AGAIN",
+  "CONTACT_OPERATOR",
+] as const;
 
-/** A stable token one level below the code. */
-export type ErrorReason = string;
 /** A stable token naming the caller's next step. */
-export type ErrorAction = string;
+export type ErrorAction = (typeof errorActions)[number];
+
+/** What each action asks of the caller (documentation; may be reworded). */
+export const actionMeanings: { readonly [A in ErrorAction]: string } = {
+  FIX_REQUEST: "Change the call's arguments (or the working copy it names) and call again.",
+  PULL_FIRST: "Call notes_pull on this working copy, then repeat the call.",
+  EDIT_FILES: "Edit the listed files as their file reasons say, then call notes_commit again.",
+  COMMIT_AGAIN:
+    "The offending files were reset; call notes_commit again to publish the permitted changes.",
+  RETRY_LATER: "Repeat the same call after a short wait.",
+  CHECK_CONFIGURATION: "An operator must fix the store configuration, credentials or permissions.",
+  PULL_TO_VERIFY:
+    "Call notes_pull and check whether the changes were published before committing again.",
+  PULL_AGAIN: "Call notes_pull to resynchronise the working copy, then redo any lost edits.",
+  CONTACT_OPERATOR: "Nothing the caller can do fixes this; report the diagnosticId to an operator.",
+};
+
+/** One row of the taxonomy: what a (code, reason) pair means for the caller. */
+export interface ErrorEntry {
+  /** The caller's next step. */
+  readonly action: ErrorAction;
+  /** Whether repeating the same call can help. */
+  readonly retryable: boolean;
+  /** One line: when this error happens. */
+  readonly when: string;
+  /** One line: what to do about it. */
+  readonly remedy: string;
+}
+
+/**
+ * The single source of truth: code → reason → action, retryable, when, remedy. Every
+ * other export of this module is derived from it.
+ */
+export const errorTable = {
+  INVALID_REQUEST: {
+    INVALID_ARGUMENT: {
+      action: "FIX_REQUEST",
+      retryable: false,
+      when: "The arguments are malformed: an unknown field, an explicit null, a wrong type, a message with U+0000.",
+      remedy: "Send only the documented fields with valid values.",
+    },
+    PATH_OUTSIDE_ROOT: {
+      action: "FIX_REQUEST",
+      retryable: false,
+      when: "The path resolves outside the workspace root, or into the server's private state.",
+      remedy: "Omit path or pass a directory at or below the workspace root.",
+    },
+    PATH_NOT_ABSOLUTE: {
+      action: "FIX_REQUEST",
+      retryable: false,
+      when: "The path is not absolute after expanding a leading ~/.",
+      remedy: "Pass an absolute path, a path starting with ~/, or omit path.",
+    },
+    PATH_TOO_LONG: {
+      action: "FIX_REQUEST",
+      retryable: false,
+      when: "The path is longer than 4,096 UTF-8 bytes.",
+      remedy: "Pass a shorter path or omit path.",
+    },
+    PATH_NOT_DIRECTORY: {
+      action: "FIX_REQUEST",
+      retryable: false,
+      when: "The path exists but is not a directory (a file, a symlink or a special file).",
+      remedy: "Pass the working-copy directory itself, or omit path.",
+    },
+    MESSAGE_BLANK: {
+      action: "FIX_REQUEST",
+      retryable: false,
+      when: "The commit message is empty or only Unicode white space.",
+      remedy: "Write a message with visible text.",
+    },
+    MESSAGE_TOO_LONG: {
+      action: "FIX_REQUEST",
+      retryable: false,
+      when: "The commit message is longer than 16,384 UTF-8 bytes.",
+      remedy: "Shorten the message.",
+    },
+    NOT_PULLED: {
+      action: "PULL_FIRST",
+      retryable: false,
+      when: "notes_commit on a working copy that was never pulled from this store.",
+      remedy: "Call notes_pull on the working copy, then notes_commit.",
+    },
+    NESTED_WORKING_COPY: {
+      action: "FIX_REQUEST",
+      retryable: false,
+      when: "The path is inside, or contains, another working copy already synchronised with this store.",
+      remedy:
+        "Use the enclosing working copy itself, or a directory that does not overlap another copy.",
+    },
+    MASS_DELETE: {
+      action: "FIX_REQUEST",
+      retryable: false,
+      when: "The commit would delete every file of a non-empty notebook, usually the wrong or an emptied directory.",
+      remedy:
+        "Check the path; pull to restore the files, then delete what is meant to go in smaller commits.",
+    },
+  },
+  INVALID_CONTENT: {
+    INVALID_FILES: {
+      action: "EDIT_FILES",
+      retryable: false,
+      when: "The working copy holds something that is not notebook state (see the file reasons).",
+      remedy: "Fix, rename or remove each listed file, then call again.",
+    },
+  },
+  CONTENT_CONFLICT: {
+    MERGE_CONFLICT: {
+      action: "EDIT_FILES",
+      retryable: false,
+      when: "Local and remote changes overlap; conflict blocks were written into the listed files.",
+      remedy: "Resolve each listed block or file, then call notes_commit.",
+    },
+    UNRESOLVED_MARKERS: {
+      action: "EDIT_FILES",
+      retryable: false,
+      when: "notes_commit found complete conflict marker blocks in the listed files; nothing was published.",
+      remedy: "Resolve the blocks at the listed lines, then call notes_commit.",
+    },
+  },
+  READ_ONLY_PATH: {
+    PATH_SET_VIOLATION: {
+      action: "COMMIT_AGAIN",
+      retryable: true,
+      when: "notes_commit changed files this server may not write; nothing was published and they were reset.",
+      remedy:
+        "Call notes_commit again to publish the permitted changes; write only writable paths.",
+    },
+  },
+  REMOTE_BUSY: {
+    CAS_RETRIES_EXHAUSTED: {
+      action: "RETRY_LATER",
+      retryable: true,
+      when: "Other publications won the compare-and-swap more often than the configured retry bound.",
+      remedy: "Call notes_commit again after a short wait; nothing was published.",
+    },
+  },
+  STORAGE_FAILURE: {
+    STORE_UNAVAILABLE: {
+      action: "RETRY_LATER",
+      retryable: true,
+      when: "The object store could not be reached or failed before acting.",
+      remedy: "Call again later; ask an operator if it persists.",
+    },
+    ACCESS_DENIED: {
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      when: "The object store refused the credentials or the request.",
+      remedy: "An operator must fix the credentials or the store permissions.",
+    },
+    TIMEOUT: {
+      action: "RETRY_LATER",
+      retryable: true,
+      when: "A store request timed out before anything was changed.",
+      remedy: "Call again later.",
+    },
+    THROTTLED: {
+      action: "RETRY_LATER",
+      retryable: true,
+      when: "The object store asked the server to slow down.",
+      remedy: "Call again after a pause.",
+    },
+    PUBLICATION_UNKNOWN: {
+      action: "PULL_TO_VERIFY",
+      retryable: false,
+      when: "The manifest write's response was lost and re-reading could not prove whether it was accepted.",
+      remedy: "Call notes_pull; if the changes are not in the notebook, commit them again.",
+    },
+  },
+  STORAGE_INTEGRITY: {
+    CHECKSUM_MISMATCH: {
+      action: "CONTACT_OPERATOR",
+      retryable: false,
+      when: "A stored pack's size or SHA-256 does not match its manifest descriptor.",
+      remedy: "Report the diagnosticId; an operator must repair or restore the store.",
+    },
+    MANIFEST_INVALID: {
+      action: "CONTACT_OPERATOR",
+      retryable: false,
+      when: "The current manifest failed strict validation.",
+      remedy: "Report the diagnosticId; an operator must repair or restore the store.",
+    },
+    PACK_MISSING: {
+      action: "CONTACT_OPERATOR",
+      retryable: false,
+      when: "A pack the unchanged manifest references does not exist.",
+      remedy: "Report the diagnosticId; an operator must restore the missing pack.",
+    },
+    PACK_INVALID: {
+      action: "CONTACT_OPERATOR",
+      retryable: false,
+      when: "A pack with a correct checksum failed to decode.",
+      remedy: "Report the diagnosticId; an operator must repair or restore the store.",
+    },
+    UNSUPPORTED_VERSION: {
+      action: "CONTACT_OPERATOR",
+      retryable: false,
+      when: "The manifest or a pack has a format version this release does not know.",
+      remedy: "An operator must upgrade quire on this host.",
+    },
+    STATE_INVALID: {
+      action: "CONTACT_OPERATOR",
+      retryable: false,
+      when: "This working copy's private state record is corrupt or from an unknown version.",
+      remedy:
+        "An operator may delete the copy's private state; the next pull treats existing files as local additions.",
+    },
+  },
+  RECOVERY_FAILURE: {
+    UNEXPECTED_FAILURE: {
+      action: "PULL_AGAIN",
+      retryable: true,
+      when: "An unexpected failure after the working copy started changing; recovery ran (see recovery).",
+      remedy:
+        "Call notes_pull; if recovery.remoteAccepted is not yes, check whether the changes were published.",
+    },
+    RECOVERY_PENDING: {
+      action: "CONTACT_OPERATOR",
+      retryable: false,
+      when: "The working copy needs recovery and resynchronising it failed again.",
+      remedy: "Report the diagnosticId; an operator must fix the underlying failure.",
+    },
+  },
+  ENGINE_FAILED: {
+    LOCAL_IO: {
+      action: "RETRY_LATER",
+      retryable: true,
+      when: "A local file system operation failed before the working copy was changed (see detail).",
+      remedy: "Fix the cause named in detail (disk space, permissions), then call again.",
+    },
+    BUSY: {
+      action: "RETRY_LATER",
+      retryable: true,
+      when: "Another process holds this working copy's lock.",
+      remedy: "Call again once the other process has finished.",
+    },
+    INTERNAL: {
+      action: "CONTACT_OPERATOR",
+      retryable: false,
+      when: "An unexpected internal failure (a bug).",
+      remedy: "Report the diagnosticId; the log record with the same id has the cause.",
+    },
+  },
+  INCOMPATIBLE_STORE: {
+    NO_CONDITIONAL_CREATE: {
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      when: "Startup probe: a create with If-None-Match * succeeded over an existing key.",
+      remedy:
+        "Use a store that supports conditional create (for S3-compatible services, check the version).",
+    },
+    NO_CONDITIONAL_REPLACE: {
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      when: "Startup probe: a write with a wrong If-Match succeeded, or a right one failed.",
+      remedy: "Use a store that supports conditional replace with If-Match.",
+    },
+    NO_READ_AFTER_WRITE: {
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      when: "Startup probe: a read after a write did not return the written object and ETag.",
+      remedy: "Use a store with strong read-after-write consistency.",
+    },
+    ACCESS_DENIED: {
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      when: "Startup probe: the store refused the credentials or a probe request.",
+      remedy: "Fix the credentials or grant read, write and delete below the prefix.",
+    },
+    BUCKET_MISSING: {
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      when: "Startup probe: the configured bucket does not exist.",
+      remedy: "Create the bucket or fix the --store URL.",
+    },
+    STORE_UNAVAILABLE: {
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      when: "Startup probe: the store could not be reached.",
+      remedy: "Check the endpoint, region and network, then start again.",
+    },
+  },
+} as const satisfies { readonly [code: string]: { readonly [reason: string]: ErrorEntry } };
+
+/** The table's type, with every key and value literal. */
+type ErrorTable = typeof errorTable;
+
+/** A stable error category. */
+export type ErrorCode = keyof ErrorTable;
+
+/** The reasons that belong to `C`. */
+export type ReasonOf<C extends ErrorCode> = keyof ErrorTable[C] & string;
+
+/** A stable token one level below the code (any code's reason). */
+export type ErrorReason = { readonly [C in ErrorCode]: ReasonOf<C> }[ErrorCode];
+
+/** Every error code, in table order. */
+export const errorCodes: ReadonlyArray<ErrorCode> = objectKeys(errorTable);
+
+/** One flattened table row. */
+export interface ErrorRow extends ErrorEntry {
+  readonly code: ErrorCode;
+  readonly reason: ErrorReason;
+}
+
+/** Looks up the table entry of a (code, reason) pair; the types make it total. */
+export const errorEntry = <C extends ErrorCode>(code: C, reason: ReasonOf<C>): ErrorEntry =>
+  errorEntryOf(code, reason);
+
+/** The reasons of one code, in table order. */
+export const reasonsOf = <C extends ErrorCode>(code: C): ReadonlyArray<ReasonOf<C>> => {
+  const keys: ReadonlyArray<ReasonOf<C>> = objectKeys(errorTable[code]);
+  return keys;
+};
+
+/** Every (code, reason) row of the table, in table order (for docs and tests). */
+export const errorRows: ReadonlyArray<ErrorRow> = errorCodes.flatMap((code) =>
+  reasonsOf(code).map((reason) => ({ code, reason, ...errorEntry(code, reason) })),
+);
+
+/** Every reason of any code, de-duplicated (ACCESS_DENIED and STORE_UNAVAILABLE occur twice). */
+export const errorReasons: ReadonlyArray<ErrorReason> = [
+  ...new Set(errorRows.map((row) => row.reason)),
+];
+
+/** What each per-file reason means, and the code it is reported under. */
+export const fileReasonTable = {
+  NOT_UTF8: { code: "INVALID_CONTENT", meaning: "The file's bytes are not valid UTF-8." },
+  CONTAINS_NUL: { code: "INVALID_CONTENT", meaning: "The file contains U+0000." },
+  SYMLINK: { code: "INVALID_CONTENT", meaning: "A symbolic link (never followed), at any depth." },
+  SPECIAL_FILE: {
+    code: "INVALID_CONTENT",
+    meaning: "A socket, FIFO or device instead of a regular file.",
+  },
+  INVALID_NAME: {
+    code: "INVALID_CONTENT",
+    meaning: "The path breaks the notebook path rules (length, characters, reserved names).",
+  },
+  CASE_COLLISION: {
+    code: "INVALID_CONTENT",
+    meaning: "The path equals another path (or one of its directories) under Unicode case folding.",
+  },
+  TOO_LARGE: {
+    code: "INVALID_CONTENT",
+    meaning: "The file is larger than the configured maximum file size.",
+  },
+  TEXT_CONFLICT: {
+    code: "CONTENT_CONFLICT",
+    meaning: "Both sides changed overlapping lines; the ranges are the conflict blocks.",
+  },
+  DELETE_MODIFY: {
+    code: "CONTENT_CONFLICT",
+    meaning: "One side deleted the file, the other modified it.",
+  },
+  ADD_ADD: {
+    code: "CONTENT_CONFLICT",
+    meaning: "Both sides added the file with different content.",
+  },
+  FILE_DIRECTORY: {
+    code: "CONTENT_CONFLICT",
+    meaning: "One side has a file where the other has a directory of files.",
+  },
+  MARKER_BLOCK: {
+    code: "CONTENT_CONFLICT",
+    meaning: "The file holds complete conflict marker blocks; the ranges are the blocks.",
+  },
+  READ_ONLY: {
+    code: "READ_ONLY_PATH",
+    meaning: "The change is under an entry of the read-only set; it was reset.",
+  },
+  NOT_WRITABLE: {
+    code: "READ_ONLY_PATH",
+    meaning: "The change is outside every entry of the writable set; it was reset.",
+  },
+} as const satisfies {
+  readonly [reason: string]: { readonly code: ErrorCode; readonly meaning: string };
+};
+
 /** A stable per-file reason. */
-export type FileReason = string;
+export type FileReason = keyof typeof fileReasonTable;
+
+/** Every file reason, in table order. */
+export const fileReasons: ReadonlyArray<FileReason> = objectKeys(fileReasonTable);
+
+/** Every ENGINE_FAILED `detail`: fixed English descriptions of a classified local cause. */
+export const engineDetails = [
+  "disk full",
+  "permission denied",
+  "read-only file system",
+  "too many open files",
+  "name too long",
+] as const;
+
+/** A classified cause of an ENGINE_FAILED error. */
+export type EngineDetail = (typeof engineDetails)[number];
+
+/** The local failure each detail classifies (documentation). */
+export const engineDetailCauses: { readonly [D in EngineDetail]: string } = {
+  "disk full": "No space left on the device, or a disk quota exceeded (ENOSPC, EDQUOT).",
+  "permission denied":
+    "The process may not read or write a file or directory it needs (EACCES, EPERM).",
+  "read-only file system":
+    "The working copy or private state is on a read-only file system (EROFS).",
+  "too many open files": "The process or the system ran out of file descriptors (EMFILE, ENFILE).",
+  "name too long": "A host path or name is longer than the file system allows (ENAMETOOLONG).",
+};
 
 /** One affected file of an error. */
 export interface FileIssue {
@@ -41,7 +441,11 @@ export interface RecoveryReport {
   readonly resynchronized: boolean;
 }
 
-/** A domain error as every surface reports it. */
+/**
+ * A domain error as every surface reports it. Build it with {@link domainError}, which
+ * fills `action` and `retryable` from the table; `detail` is only meaningful for
+ * ENGINE_FAILED and `recovery` only for RECOVERY_FAILURE.
+ */
 export class DomainError extends Data.TaggedError("DomainError")<{
   readonly code: ErrorCode;
   readonly reason: ErrorReason;
@@ -49,6 +453,58 @@ export class DomainError extends Data.TaggedError("DomainError")<{
   readonly retryable: boolean;
   readonly message: string;
   readonly files: ReadonlyArray<FileIssue>;
-  readonly detail?: string;
+  readonly detail?: EngineDetail;
   readonly recovery?: RecoveryReport;
 }> {}
+
+/**
+ * The arguments of {@link domainError}: a union over codes, so `reason` must belong to
+ * `code`, `detail` is accepted only for ENGINE_FAILED and `recovery` is required for
+ * RECOVERY_FAILURE and refused elsewhere.
+ */
+export type DomainErrorInput = {
+  readonly [C in ErrorCode]: {
+    readonly code: C;
+    readonly reason: ReasonOf<C>;
+    readonly message: string;
+    readonly files?: ReadonlyArray<FileIssue>;
+  } & (C extends "ENGINE_FAILED"
+    ? { readonly detail?: EngineDetail }
+    : { readonly detail?: never }) &
+    (C extends "RECOVERY_FAILURE"
+      ? { readonly recovery: RecoveryReport }
+      : { readonly recovery?: never });
+}[ErrorCode];
+
+/** Builds a {@link DomainError}, taking `action` and `retryable` from the table. Never throws for typed input. */
+export const domainError = (input: DomainErrorInput): DomainError => {
+  const entry = errorEntryOf(input.code, input.reason);
+  return new DomainError({
+    code: input.code,
+    reason: input.reason,
+    action: entry.action,
+    retryable: entry.retryable,
+    message: input.message,
+    files: input.files ?? [],
+    ...(input.detail === undefined ? {} : { detail: input.detail }),
+    ...(input.recovery === undefined ? {} : { recovery: input.recovery }),
+  });
+};
+
+/** Whether `reason` is one of `code`'s reasons (for decoding untrusted tokens). */
+export const isReasonOf = <C extends ErrorCode>(code: C, reason: string): reason is ReasonOf<C> =>
+  Object.prototype.hasOwnProperty.call(errorTable[code], reason);
+
+// The union-typed lookup `domainError` needs: the correlation between code and reason
+// is already enforced by DomainErrorInput, so a string-indexed read is total here.
+function errorEntryOf(code: ErrorCode, reason: string): ErrorEntry {
+  const reasons: { readonly [reason: string]: ErrorEntry } = errorTable[code];
+  const entry = reasons[reason];
+  if (entry === undefined) throw new Error(`unreachable: no error entry for ${code}/${reason}`);
+  return entry;
+}
+
+// Object.keys typed by the literal keys of a table this module defines (no extra keys).
+function objectKeys<T extends object>(table: T): Array<keyof T & string> {
+  return Object.keys(table).filter((key): key is keyof T & string => key in table);
+}

@@ -1,0 +1,106 @@
+/**
+ * The CLI's printed report (SPEC §9): a git-style diffstat on success, the candid error
+ * text on a domain error. Whether to colour is the caller's decision (TTY, NO_COLOR).
+ */
+import type { DomainError } from "./errors.js";
+import { errorTextLines, type SuccessReport } from "./envelope.js";
+import type { PathSets } from "./pathSets.js";
+import { compareCodeUnits } from "./paths.js";
+import type { RedactOptions } from "./redact.js";
+
+/** Rendering options. */
+export interface CliRenderOptions {
+  /** Emit ANSI colour escapes (only on a TTY and when NO_COLOR is empty or unset). */
+  readonly color: boolean;
+}
+
+const ansi = {
+  green: "\u001b[32m",
+  red: "\u001b[31m",
+  boldRed: "\u001b[1;31m",
+  bold: "\u001b[1m",
+  reset: "\u001b[0m",
+} as const;
+
+/**
+ * The success report, every line LF-terminated:
+ *
+ * ```text
+ * OK  generation 18
+ *   archive/old.md  -3
+ *   notes/a.md  +1 -1
+ *   notes/c.md  +2
+ * 3 files changed, 3 insertions(+), 4 deletions(-)
+ * ```
+ *
+ * Files are sorted by path; `+0`/`-0` are omitted, and a file with no line change (an
+ * empty file added or deleted) shows `0`. The summary follows `git diff --shortstat`:
+ * singular forms for 1, a zero count omitted unless both are zero, and just
+ * `0 files changed` for a no-op. Configured path sets follow as `readOnly: …` and
+ * `writable: …` lines. With `color`, `OK` and insertions are green, deletions red.
+ */
+export const renderCliSuccess = (
+  report: SuccessReport,
+  sets: PathSets,
+  options: CliRenderOptions,
+): string => {
+  const paint = painter(options.color);
+  const files = [...report.files].sort((a, b) => compareCodeUnits(a.path, b.path));
+  const lines = [`${paint(ansi.green, "OK")}  generation ${report.generation}`];
+  for (const file of files) {
+    const counts = [
+      ...(file.insertions > 0 ? [paint(ansi.green, `+${file.insertions}`)] : []),
+      ...(file.deletions > 0 ? [paint(ansi.red, `-${file.deletions}`)] : []),
+    ];
+    lines.push(`  ${file.path}  ${counts.length === 0 ? "0" : counts.join(" ")}`);
+  }
+  lines.push(
+    summaryLine(
+      files.length,
+      files.reduce((sum, file) => sum + file.insertions, 0),
+      files.reduce((sum, file) => sum + file.deletions, 0),
+    ),
+  );
+  if (sets.readOnly.length > 0) lines.push(`readOnly: ${sets.readOnly.join(", ")}`);
+  if (sets.writable.length > 0) lines.push(`writable: ${sets.writable.join(", ")}`);
+  return lines.map((line) => `${line}\n`).join("");
+};
+
+/**
+ * The error report: the candid text of the MCP error envelope (same lines, same
+ * redaction), each line LF-terminated. With `color`, the `CODE · REASON` line is bold
+ * red and the action line bold.
+ */
+export const renderCliError = (
+  error: DomainError,
+  diagnosticId: string,
+  sets: PathSets,
+  options: CliRenderOptions,
+  redaction: RedactOptions = {},
+): string => {
+  const paint = painter(options.color);
+  return errorTextLines(error, diagnosticId, sets, redaction)
+    .map((line, index) => {
+      if (index === 0) return paint(ansi.boldRed, line);
+      if (line.startsWith("action: ")) return paint(ansi.bold, line);
+      return line;
+    })
+    .map((line) => `${line}\n`)
+    .join("");
+};
+
+/** `git diff --shortstat`'s summary, without its leading space. */
+export const summaryLine = (files: number, insertions: number, deletions: number): string => {
+  const parts = [`${files} ${files === 1 ? "file" : "files"} changed`];
+  if (files === 0) return parts[0] ?? "";
+  if (insertions > 0 || deletions === 0)
+    parts.push(`${insertions} ${insertions === 1 ? "insertion" : "insertions"}(+)`);
+  if (deletions > 0 || insertions === 0)
+    parts.push(`${deletions} ${deletions === 1 ? "deletion" : "deletions"}(-)`);
+  return parts.join(", ");
+};
+
+const painter =
+  (color: boolean) =>
+  (code: string, text: string): string =>
+    color ? `${code}${text}${ansi.reset}` : text;

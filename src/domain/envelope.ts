@@ -1,0 +1,213 @@
+/**
+ * The MCP result envelopes (SPEC §2.3, §2.4): the one text item and the structured
+ * object of a success or a domain error. Pure; the MCP server only wraps them.
+ */
+import type {
+  DomainError,
+  EngineDetail,
+  ErrorAction,
+  ErrorCode,
+  ErrorReason,
+  FileIssue,
+  RecoveryReport,
+} from "./errors.js";
+import type { PathSets } from "./pathSets.js";
+import { compareCodeUnits } from "./paths.js";
+import { redact, type RedactOptions } from "./redact.js";
+import type { FileStat, LineRange } from "./tree.js";
+
+export type { PathSets } from "./pathSets.js";
+
+/** What a successful pull or commit reports (structurally the app's `SyncReport`). */
+export interface SuccessReport {
+  /** The resolved absolute working-copy directory. */
+  readonly path: string;
+  /** The accepted remote generation after the operation. */
+  readonly generation: number;
+  /** Per-file line counts. */
+  readonly files: ReadonlyArray<FileStat>;
+}
+
+/**
+ * The structured object of a success (SPEC §2.3). A type alias, not an interface, so it
+ * is assignable to MCP's `structuredContent` record type.
+ */
+export type SuccessStructured = {
+  readonly code: "OK";
+  readonly path: string;
+  readonly generation: number;
+  readonly filesChanged: number;
+  readonly insertions: number;
+  readonly deletions: number;
+  readonly files: ReadonlyArray<FileStat>;
+  readonly readOnly: ReadonlyArray<string>;
+  readonly writable: ReadonlyArray<string>;
+};
+
+/** The structured object of a domain error (SPEC §2.4); a type alias for the same reason. */
+export type ErrorStructured = {
+  readonly code: ErrorCode;
+  readonly reason: ErrorReason;
+  readonly action: ErrorAction;
+  readonly diagnosticId: string;
+  readonly retryable: boolean;
+  readonly message: string;
+  /** ENGINE_FAILED only, and only when the cause was classified. */
+  readonly detail?: EngineDetail;
+  readonly files: ReadonlyArray<FileIssue>;
+  /** RECOVERY_FAILURE only. */
+  readonly recovery?: RecoveryReport;
+  readonly readOnly: ReadonlyArray<string>;
+  readonly writable: ReadonlyArray<string>;
+};
+
+/** A result's single text item and its structured object. */
+export interface Envelope<S> {
+  readonly text: string;
+  readonly structured: S;
+}
+
+/**
+ * The success envelope: `structured` per SPEC §2.3 (files sorted by path, totals
+ * summed), `text` the working-copy directory, followed by the configured path sets:
+ * `<dir> (writable: a, b)`, `<dir> (read-only: c)` or
+ * `<dir> (writable: a, b; read-only: c; longest match decides)`.
+ */
+export const successEnvelope = (
+  report: SuccessReport,
+  sets: PathSets,
+): Envelope<SuccessStructured> => {
+  const files = sortedStats(report.files);
+  return {
+    text: successText(report.path, sets),
+    structured: {
+      code: "OK",
+      path: report.path,
+      generation: report.generation,
+      filesChanged: files.length,
+      insertions: files.reduce((sum, file) => sum + file.insertions, 0),
+      deletions: files.reduce((sum, file) => sum + file.deletions, 0),
+      files,
+      readOnly: sets.readOnly,
+      writable: sets.writable,
+    },
+  };
+};
+
+/** The text item of a success: the directory, with the path sets when configured. */
+export const successText = (path: string, sets: PathSets): string => {
+  const writable = sets.writable.join(", ");
+  const readOnly = sets.readOnly.join(", ");
+  if (sets.writable.length > 0 && sets.readOnly.length > 0) {
+    return `${path} (writable: ${writable}; read-only: ${readOnly}; longest match decides)`;
+  }
+  if (sets.writable.length > 0) return `${path} (writable: ${writable})`;
+  if (sets.readOnly.length > 0) return `${path} (read-only: ${readOnly})`;
+  return path;
+};
+
+/**
+ * The error envelope: `structured` carries every field of SPEC §2.4 (`detail` only for
+ * ENGINE_FAILED when present, `recovery` only for RECOVERY_FAILURE), with `message`,
+ * `detail` and the recovery stage redacted; `text` is the candid text
+ * ({@link errorTextLines} joined by LF, no trailing newline).
+ */
+export const errorEnvelope = (
+  error: DomainError,
+  diagnosticId: string,
+  sets: PathSets,
+  redaction: RedactOptions = {},
+): Envelope<ErrorStructured> => {
+  const structured = errorStructured(error, diagnosticId, sets, redaction);
+  return { text: candidLines(structured).join("\n"), structured };
+};
+
+/**
+ * The candid text of a domain error, one line per element, so a client that drops the
+ * structured object loses nothing:
+ *
+ * ```text
+ * CODE · REASON
+ * message
+ * detail: disk full                                   (when present)
+ * file: notes/a.md · TEXT_CONFLICT · lines 12-18, 30   (one per file; `line 5` for one line)
+ * action: EDIT_FILES
+ * retryable: false
+ * diagnosticId: 0011223344556677
+ * recovery: stage S · remoteAccepted yes · resynchronized true   (when present)
+ * readOnly: a, b                                     (when non-empty)
+ * writable: c                                        (when non-empty)
+ * ```
+ */
+export const errorTextLines = (
+  error: DomainError,
+  diagnosticId: string,
+  sets: PathSets,
+  redaction: RedactOptions = {},
+): ReadonlyArray<string> => candidLines(errorStructured(error, diagnosticId, sets, redaction));
+
+/** `lines 12-18, 30-31`, `line 5`, or `` for no range. */
+export const formatRanges = (ranges: ReadonlyArray<LineRange>): string => {
+  const [only, ...rest] = ranges;
+  if (only === undefined) return "";
+  if (rest.length === 0 && only.start === only.end) return `line ${only.start}`;
+  return `lines ${ranges.map((range) => (range.start === range.end ? `${range.start}` : `${range.start}-${range.end}`)).join(", ")}`;
+};
+
+const errorStructured = (
+  error: DomainError,
+  diagnosticId: string,
+  sets: PathSets,
+  redaction: RedactOptions,
+): ErrorStructured => ({
+  code: error.code,
+  reason: error.reason,
+  action: error.action,
+  diagnosticId,
+  retryable: error.retryable,
+  message: redact(error.message, redaction),
+  // The closed detail set needs no redaction; it is re-checked so a hand-built error
+  // cannot smuggle text through.
+  ...(error.code === "ENGINE_FAILED" && error.detail !== undefined ? { detail: error.detail } : {}),
+  files: error.files.map((file) => ({
+    path: file.path,
+    reason: file.reason,
+    ranges: file.ranges.map((range) => ({ start: range.start, end: range.end })),
+  })),
+  ...(error.code === "RECOVERY_FAILURE" && error.recovery !== undefined
+    ? {
+        recovery: {
+          stage: redact(error.recovery.stage, redaction),
+          remoteAccepted: error.recovery.remoteAccepted,
+          resynchronized: error.recovery.resynchronized,
+        },
+      }
+    : {}),
+  readOnly: sets.readOnly,
+  writable: sets.writable,
+});
+
+const candidLines = (structured: ErrorStructured): ReadonlyArray<string> => [
+  `${structured.code} · ${structured.reason}`,
+  structured.message,
+  ...(structured.detail === undefined ? [] : [`detail: ${structured.detail}`]),
+  ...structured.files.map((file) => {
+    const ranges = formatRanges(file.ranges);
+    return `file: ${file.path} · ${file.reason}${ranges === "" ? "" : ` · ${ranges}`}`;
+  }),
+  `action: ${structured.action}`,
+  `retryable: ${structured.retryable}`,
+  `diagnosticId: ${structured.diagnosticId}`,
+  ...(structured.recovery === undefined
+    ? []
+    : [
+        `recovery: stage ${structured.recovery.stage} · remoteAccepted ${structured.recovery.remoteAccepted} · resynchronized ${structured.recovery.resynchronized}`,
+      ]),
+  ...(structured.readOnly.length === 0 ? [] : [`readOnly: ${structured.readOnly.join(", ")}`]),
+  ...(structured.writable.length === 0 ? [] : [`writable: ${structured.writable.join(", ")}`]),
+];
+
+const sortedStats = (files: ReadonlyArray<FileStat>): ReadonlyArray<FileStat> =>
+  [...files]
+    .sort((a, b) => compareCodeUnits(a.path, b.path))
+    .map((file) => ({ path: file.path, insertions: file.insertions, deletions: file.deletions }));

@@ -1,0 +1,92 @@
+/**
+ * Redaction of diagnostic text (SPEC §2.4), as defence in depth: whatever reaches a
+ * result, a log line or stderr passes through {@link redact} so that credentials,
+ * object-store keys, private-state paths and internal ids never leave the process.
+ */
+
+/** What to scrub besides the built-in patterns. */
+export interface RedactOptions {
+  /**
+   * Private-state paths (the private root, state files) to replace with `<private>`.
+   * Entries without a path separator (`/` or `\`) are ignored: they are not paths, and
+   * scrubbing a bare word would mangle ordinary text.
+   */
+  readonly privatePaths?: ReadonlyArray<string>;
+  /**
+   * Exact secret strings (e.g. the AWS secret access key, a session token) to replace
+   * with `<secret>`. Values shorter than {@link minSecretLength} characters are
+   * ignored: they are not credentials, and scrubbing them would shred every message.
+   */
+  readonly secretValues?: ReadonlyArray<string>;
+}
+
+/** The shortest secret value {@link redact} scrubs. */
+export const minSecretLength = 8;
+
+/** The tokens redaction leaves in place of what it removed. */
+export const redactionTokens = {
+  secret: "<secret>",
+  privatePath: "<private>",
+  objectKey: "<object-key>",
+  awsAccessKeyId: "<aws-key-id>",
+  hex: "<hex>",
+  userInfo: "***",
+} as const;
+
+// A character that may belong to an object key or URL: not white space, quotes,
+// brackets or separating punctuation, so the surrounding prose survives.
+const keyChar = "[^\\s\"'`()<>\\[\\]{},;]";
+const keyEnd = "(?=$|[\\s\"'`()<>\\[\\]{},;.:!?])";
+
+// Replacements in order; each replacement token contains none of its own pattern's
+// characters in a matchable arrangement, so applying a rule to its output is a no-op.
+const patterns: ReadonlyArray<readonly [RegExp, string]> = [
+  // scheme://user:pass@host → scheme://***@host (userinfo has no `/`, `@` or space)
+  [/([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/giu, `$1${redactionTokens.userInfo}@`],
+  [
+    new RegExp(`${keyChar}*packs/(?:checkpoints|increments)/${keyChar}+`, "gu"),
+    redactionTokens.objectKey,
+  ],
+  [new RegExp(`${keyChar}*probe/[0-9a-fA-F-]{36}${keyChar}*`, "gu"), redactionTokens.objectKey],
+  [new RegExp(`${keyChar}*/current${keyEnd}`, "gu"), redactionTokens.objectKey],
+  [/(?:AKIA|ASIA)[A-Z0-9]{16}/gu, redactionTokens.awsAccessKeyId],
+  // 40-hex (SHA-1, git ids), 64-hex (SHA-256) and any longer run of them
+  [/[0-9a-fA-F]{40,}/gu, redactionTokens.hex],
+];
+
+// Redaction is iterated to a fixed point so that a match formed by an earlier removal
+// is scrubbed too; every rule shortens or keeps the text stable on realistic input, and
+// the bound keeps adversarial input (a secret spelling a token) from looping.
+const maxPasses = 8;
+
+/**
+ * Scrubs `text`: exact secret values, private paths, URL user-info, object-store keys
+ * (`…packs/checkpoints/…`, `…packs/increments/…`, `…probe/<uuid>`, `…/current`), AWS
+ * access key ids (`AKIA`/`ASIA` + 16 `[A-Z0-9]`, even inside a word) and hex runs of 40
+ * or more characters. Pure and idempotent (`redact(redact(t)) === redact(t)`); secrets
+ * never survive, even embedded in other text. Longer secrets and paths are replaced first.
+ */
+export const redact = (text: string, options: RedactOptions = {}): string => {
+  const literals: ReadonlyArray<readonly [string, string]> = [
+    ...longestFirst(
+      (options.secretValues ?? []).filter((value) => value.length >= minSecretLength),
+    ).map((value) => [value, redactionTokens.secret] as const),
+    ...longestFirst((options.privatePaths ?? []).filter(isPathLike)).map(
+      (value) => [value, redactionTokens.privatePath] as const,
+    ),
+  ];
+  let current = text;
+  for (let pass = 0; pass < maxPasses; pass++) {
+    let next = current;
+    for (const [literal, token] of literals) next = next.split(literal).join(token);
+    for (const [pattern, replacement] of patterns) next = next.replace(pattern, replacement);
+    if (next === current) return current;
+    current = next;
+  }
+  return current;
+};
+
+const isPathLike = (value: string): boolean => value.length > 1 && /[/\\]/u.test(value);
+
+const longestFirst = (values: ReadonlyArray<string>): ReadonlyArray<string> =>
+  [...new Set(values)].sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
