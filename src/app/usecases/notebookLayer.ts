@@ -1,12 +1,21 @@
 /**
- * Wires the pull/commit use cases into the {@link Notebook} service.
- * STUB of the contract; being implemented.
+ * Wires the pull/commit use cases into the {@link Notebook} service: path resolution,
+ * per-copy serialisation inside the process, the cross-process lock on private state,
+ * and the per-call content source.
  */
-import { Layer } from "effect";
-import { Notebook } from "../Notebook.js";
-import type { FileSystem } from "../../ports/FileSystem.js";
-import type { IdGenerator } from "../../ports/IdGenerator.js";
-import type { ObjectStore } from "../../ports/ObjectStore.js";
+import { Effect, Layer } from "effect";
+import { domainError, type DomainError } from "../../domain/errors.js";
+import { FileSystem } from "../../ports/FileSystem.js";
+import { IdGenerator } from "../../ports/IdGenerator.js";
+import { ObjectStore } from "../../ports/ObjectStore.js";
+import { Notebook, type NotebookService, type SyncReport } from "../Notebook.js";
+import { makeBlobSource } from "./blobs.js";
+import { commit, validateMessage } from "./commit.js";
+import type { CopyCall, Services } from "./context.js";
+import { localFailure } from "./failures.js";
+import { copyDirectory, ensureCopyDirectory, loadState, lockFile } from "./privateState.js";
+import { pull } from "./pull.js";
+import { resolveWorkingCopy } from "./workingCopy.js";
 
 /** The settings the use cases need, already validated by configuration. */
 export interface NotebookOptions {
@@ -26,8 +35,120 @@ export interface NotebookOptions {
   readonly retainedCheckpoints: number;
 }
 
+/** How long a call waits for another process holding the same working copy. */
+const lockTimeoutMs = 30_000;
+
+/** Builds the Notebook service from its ports. */
+export const makeNotebook = (services: Services): Effect.Effect<NotebookService> =>
+  Effect.gen(function* () {
+    const { fs, store, options } = services;
+    // One permit per private directory: calls on one copy queue, different copies run in parallel.
+    const permits = new Map<string, Effect.Semaphore>();
+    const permitFor = (copyDir: string): Effect.Effect<Effect.Semaphore> =>
+      Effect.suspend(() => {
+        const existing = permits.get(copyDir);
+        if (existing !== undefined) return Effect.succeed(existing);
+        return Effect.makeSemaphore(1).pipe(
+          Effect.tap((semaphore) => Effect.sync(() => permits.set(copyDir, semaphore))),
+        );
+      });
+
+    const withCopy = <A>(
+      rawPath: string | undefined,
+      create: boolean,
+      body: (call: CopyCall) => Effect.Effect<A, DomainError>,
+    ): Effect.Effect<{ readonly path: string; readonly value: A }, DomainError> =>
+      Effect.gen(function* () {
+        const resolved = yield* resolveWorkingCopy(fs, options, rawPath, create);
+        const copyDir = copyDirectory(options.privateRoot, resolved.path, store.identity);
+        const permit = yield* permitFor(copyDir);
+        const value = yield* permit.withPermits(1)(
+          Effect.acquireUseRelease(
+            ensureCopyDirectory(fs, copyDir).pipe(
+              Effect.zipRight(
+                fs.lock(lockFile(copyDir), lockTimeoutMs).pipe(
+                  Effect.mapError((error) =>
+                    error.reason === "Busy"
+                      ? domainError({
+                          code: "ENGINE_FAILED",
+                          reason: "BUSY",
+                          message:
+                            "Another process is working on this working copy; call again when it has finished.",
+                        })
+                      : localFailure(error, "locking the working copy"),
+                  ),
+                ),
+              ),
+            ),
+            () =>
+              Effect.gen(function* () {
+                const state = yield* loadState(fs, copyDir);
+                return yield* body({
+                  ...services,
+                  dir: resolved.path,
+                  copyDir,
+                  blobs: makeBlobSource(fs, copyDir),
+                  state,
+                });
+              }),
+            (release) => release,
+          ),
+        );
+        return { path: resolved.path, value };
+      });
+
+    const notPulled = domainError({
+      code: "INVALID_REQUEST",
+      reason: "NOT_PULLED",
+      message: "This working copy was never pulled; call notes_pull first.",
+    });
+
+    const service: NotebookService = {
+      notebookDirectory: options.notebookDirectory,
+      pull: (request) =>
+        withCopy(request.path, true, pull).pipe(
+          Effect.map(({ path, value }): SyncReport => ({
+            path,
+            generation: value.generation,
+            files: value.files,
+          })),
+          Effect.withLogSpan("pull"),
+          Effect.annotateLogs("module", "notebook"),
+        ),
+      commit: (request) =>
+        validateMessage(request.message).pipe(
+          Effect.zipRight(
+            resolveWorkingCopy(fs, options, request.path, false).pipe(
+              Effect.flatMap((resolved) =>
+                resolved.exists ? Effect.void : Effect.fail(notPulled),
+              ),
+            ),
+          ),
+          Effect.zipRight(
+            withCopy(request.path, false, (call) => commit(call, request.message, request.author)),
+          ),
+          Effect.map(({ path, value }): SyncReport => ({
+            path,
+            generation: value.generation,
+            files: value.files,
+          })),
+          Effect.withLogSpan("commit"),
+          Effect.annotateLogs("module", "notebook"),
+        ),
+    };
+    return service;
+  });
+
 /** The Notebook service built from the ports. */
 export const notebookLayer = (
-  _options: NotebookOptions,
+  options: NotebookOptions,
 ): Layer.Layer<Notebook, never, ObjectStore | FileSystem | IdGenerator> =>
-  Layer.fail(new Error("not implemented yet")).pipe(Layer.orDie);
+  Layer.effect(
+    Notebook,
+    Effect.gen(function* () {
+      const store = yield* ObjectStore;
+      const fs = yield* FileSystem;
+      const ids = yield* IdGenerator;
+      return yield* makeNotebook({ store, fs, ids, options });
+    }),
+  );

@@ -1,0 +1,96 @@
+/**
+ * The content source of one operation: finds the bytes of a content id wherever they
+ * are — in memory (just read, merged or downloaded), in a cached pack of private
+ * state, or in the working copy — so the rest of a use case deals in ids only.
+ */
+import { Effect } from "effect";
+import { contentId } from "../../domain/content.js";
+import { domainError, type DomainError } from "../../domain/errors.js";
+import type { FileSystemService } from "../../ports/FileSystem.js";
+import { localFailure } from "./failures.js";
+import { packFile, type BlobRef } from "./privateState.js";
+
+/** A per-operation registry of where each content id can be loaded from. */
+export interface BlobSource {
+  /** Registers bytes whose id is `id` (not copied). */
+  readonly addBytes: (id: string, bytes: Uint8Array) => void;
+  /** Registers a blob in a cached pack. */
+  readonly addRef: (ref: BlobRef) => void;
+  /** Registers a pack's bytes held in memory (avoids re-reading the cache file). */
+  readonly addPack: (sha: string, bytes: Uint8Array) => void;
+  /** Registers a working-copy file known (from a scan) to hold content `id`. */
+  readonly addLocal: (id: string, hostPath: string) => void;
+  /**
+   * Loads the bytes of `id`. A working-copy file that no longer hashes to `id` (edited
+   * during the call) fails with ENGINE_FAILED/LOCAL_IO asking to call again.
+   */
+  readonly load: (id: string) => Effect.Effect<Uint8Array, DomainError>;
+}
+
+/** Creates an empty blob source for one operation on the copy whose private dir is `copyDir`. */
+export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSource => {
+  const bytesById = new Map<string, Uint8Array>();
+  const refsById = new Map<string, BlobRef>();
+  const packs = new Map<string, Uint8Array>();
+  const localById = new Map<string, string>();
+
+  const fromRef = (ref: BlobRef): Effect.Effect<Uint8Array, DomainError> => {
+    const pack = packs.get(ref.pack);
+    if (pack !== undefined) return Effect.succeed(pack.subarray(ref.offset, ref.offset + ref.size));
+    return fs.readRange(packFile(copyDir, ref.pack), ref.offset, ref.size).pipe(
+      Effect.mapError((error) =>
+        error.reason === "NotFound"
+          ? domainError({
+              code: "STORAGE_INTEGRITY",
+              reason: "STATE_INVALID",
+              message: "A cached pack of this working copy's private state is missing.",
+            })
+          : localFailure(error, "reading the object cache"),
+      ),
+    );
+  };
+
+  const fromLocal = (id: string, hostPath: string): Effect.Effect<Uint8Array, DomainError> =>
+    fs.readFile(hostPath).pipe(
+      Effect.mapError((error) => localFailure(error, "reading the working copy")),
+      Effect.filterOrFail(
+        (bytes) => contentId(bytes) === id,
+        () =>
+          domainError({
+            code: "ENGINE_FAILED",
+            reason: "LOCAL_IO",
+            message: "A file changed while the call was running; call again.",
+          }),
+      ),
+    );
+
+  return {
+    addBytes: (id, bytes) => {
+      bytesById.set(id, bytes);
+    },
+    addRef: (ref) => {
+      if (!refsById.has(ref.id)) refsById.set(ref.id, ref);
+    },
+    addPack: (sha, bytes) => {
+      packs.set(sha, bytes);
+    },
+    addLocal: (id, hostPath) => {
+      if (!localById.has(id)) localById.set(id, hostPath);
+    },
+    load: (id) => {
+      const bytes = bytesById.get(id);
+      if (bytes !== undefined) return Effect.succeed(bytes);
+      const ref = refsById.get(id);
+      if (ref !== undefined) return fromRef(ref);
+      const local = localById.get(id);
+      if (local !== undefined) return fromLocal(id, local);
+      return Effect.fail(
+        domainError({
+          code: "ENGINE_FAILED",
+          reason: "INTERNAL",
+          message: "Content needed by the merge was not found.",
+        }),
+      );
+    },
+  };
+};

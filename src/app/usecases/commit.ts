@@ -1,0 +1,257 @@
+/** The commit use case (SPEC §6.2): publish a working copy's edits with one compare-and-swap. */
+import { Clock, Duration, Effect, Option, Random } from "effect";
+import { domainError, type DomainError, type FileIssue } from "../../domain/errors.js";
+import { findMarkerBlocks } from "../../domain/markers.js";
+import { packKey, type Manifest, type PackDescriptor } from "../../domain/manifest.js";
+import { encodePack, comparePaths } from "../../domain/pack.js";
+import { diffTrees } from "../../domain/treeDiff.js";
+import type { FileStat, Tree } from "../../domain/tree.js";
+import { utf8Length } from "../../domain/paths.js";
+import { createHash } from "node:crypto";
+import type { Author } from "../Notebook.js";
+import type { CopyCall } from "./context.js";
+import { localFailure } from "./failures.js";
+import { loadText, runMerge } from "./mergeRun.js";
+import { loadStats, packFile, type BlobRef, type CopyState } from "./privateState.js";
+import { conflictError, knownView, synchronise } from "./pull.js";
+import { publishManifest, readRemote, uploadPack, type RemoteView } from "./remote.js";
+import { diffStats, scanTree, settle, viewTree } from "./settle.js";
+import { scanWorkingCopy, type Scan } from "./workingCopy.js";
+
+/** The most bytes a commit message may have. */
+export const maxMessageBytes = 16_384;
+
+/** Validates a commit message (SPEC §2.1): non-blank, no U+0000, at most 16,384 bytes. */
+export const validateMessage = (message: string): Effect.Effect<void, DomainError> => {
+  if (message.includes("\u0000") || /^\p{White_Space}*$/u.test(message)) {
+    return Effect.fail(
+      domainError({
+        code: "INVALID_REQUEST",
+        reason: "MESSAGE_BLANK",
+        message: "The message must contain visible text and no U+0000.",
+      }),
+    );
+  }
+  if (utf8Length(message) > maxMessageBytes) {
+    return Effect.fail(
+      domainError({
+        code: "INVALID_REQUEST",
+        reason: "MESSAGE_TOO_LONG",
+        message: "The message is longer than 16,384 UTF-8 bytes.",
+      }),
+    );
+  }
+  return Effect.void;
+};
+
+/** Refuses complete marker blocks in any file the copy changed (SPEC §6.3). */
+const refuseMarkers = (call: CopyCall, base: Tree, local: Tree): Effect.Effect<void, DomainError> =>
+  Effect.gen(function* () {
+    const changed = diffTrees(base, local).filter((path) => local.has(path));
+    const found: FileIssue[] = [];
+    yield* Effect.forEach(
+      changed,
+      (path) =>
+        loadText(call.blobs, local.get(path) ?? "").pipe(
+          Effect.map((text) => {
+            const ranges = findMarkerBlocks(text);
+            if (ranges.length > 0) found.push({ path, reason: "MARKER_BLOCK", ranges });
+          }),
+        ),
+      { concurrency: 8, discard: true },
+    );
+    if (found.length === 0) return;
+    found.sort((a, b) => comparePaths(a.path, b.path));
+    return yield* Effect.fail(
+      domainError({
+        code: "CONTENT_CONFLICT",
+        reason: "UNRESOLVED_MARKERS",
+        message:
+          "Conflict marker blocks are still in these files; resolve them, then call notes_commit again. Nothing was published.",
+        files: found,
+      }),
+    );
+  });
+
+const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
+
+/** Full-jitter exponential backoff before CAS retry `attempt` (0-based). */
+const backoff = (attempt: number): Effect.Effect<void> =>
+  Random.nextIntBetween(0, Math.min(1000, 10 * 2 ** Math.min(attempt, 10)) + 1).pipe(
+    Effect.flatMap((ms) => Effect.sleep(Duration.millis(ms))),
+  );
+
+/** A publication that was accepted: the tree it published and where its blobs now are. */
+interface Accepted {
+  readonly view: RemoteView;
+  readonly merged: Tree;
+  readonly base: RemoteView;
+}
+
+/**
+ * One publication attempt on top of `remote`: upload the pack (an increment, or the
+ * first checkpoint when `current` is absent), then compare-and-swap `current`.
+ */
+const publishOnce = (
+  call: CopyCall,
+  remote: { view: RemoteView; etag: Option.Option<string>; manifest: Option.Option<Manifest> },
+  merged: Tree,
+  author: Author,
+  message: string,
+): Effect.Effect<Option.Option<Accepted>, DomainError> =>
+  Effect.gen(function* () {
+    const base = remote.view;
+    const first = Option.isNone(remote.manifest);
+    const generation = base.generation + 1;
+    const publicationId = yield* call.ids.uuidv7;
+    const now = yield* Clock.currentTimeMillis;
+    const files = new Map<string, Uint8Array | undefined>();
+    const remoteIds = viewTree(base);
+    const paths = first ? [...merged.keys()] : diffTrees(remoteIds, merged);
+    for (const path of paths) {
+      const id = merged.get(path);
+      files.set(path, id === undefined ? undefined : yield* call.blobs.load(id));
+    }
+    const kind = first ? "checkpoint" : "increment";
+    const { bytes, header, blobStart } = encodePack({
+      kind,
+      generation,
+      publicationId,
+      baseGeneration: base.generation,
+      publication: {
+        message,
+        time: new Date(now).toISOString(),
+        author: { name: author.name, version: author.version },
+      },
+      files,
+    });
+    const key = packKey(kind, generation, publicationId);
+    const sha = sha256(bytes);
+    yield* uploadPack(call.store, key, bytes, {
+      size: String(bytes.length),
+      sha256: sha,
+      kind,
+      generation: String(generation),
+    });
+    const descriptor: PackDescriptor = {
+      key,
+      generation,
+      size: bytes.length,
+      sha256: sha,
+      publicationId,
+    };
+    const next: Manifest = Option.match(remote.manifest, {
+      onNone: () => ({
+        version: 1,
+        generation,
+        head: publicationId,
+        checkpoint: descriptor,
+        increments: [],
+        retained: [],
+      }),
+      onSome: (m) => ({
+        ...m,
+        generation,
+        head: publicationId,
+        increments: [...m.increments, descriptor],
+      }),
+    });
+    const outcome = yield* publishManifest(call.store, next, remote.etag);
+    if (outcome._tag === "LostRace") return Option.none();
+    // Accepted: the pack becomes part of the baseline, so cache it before recording that.
+    yield* call.fs
+      .writeFileAtomic(packFile(call.copyDir, sha), bytes, { mode: 0o600, durable: true })
+      .pipe(Effect.mapError((error) => localFailure(error, "caching the published pack")));
+    call.blobs.addPack(sha, bytes);
+    const tree = new Map<string, BlobRef>(first ? [] : base.tree);
+    for (const path of header.deletes) tree.delete(path);
+    for (const put of header.puts)
+      tree.set(put.path, { id: put.id, pack: sha, offset: blobStart + put.offset, size: put.size });
+    return Option.some({ view: { generation, head: publicationId, tree }, merged, base });
+  });
+
+/** The successful result of a commit. */
+export interface Committed {
+  readonly generation: number;
+  /** What the publication added over the remote state it was based on (empty for a no-op). */
+  readonly files: ReadonlyArray<FileStat>;
+}
+
+/**
+ * Commit (SPEC §6.2): requires a prior pull; refuses marker blocks before any remote
+ * work; merges with `current`; writes conflicts into the working copy without
+ * publishing; publishes nothing when the merge equals `current`; otherwise uploads a
+ * pack and compare-and-swaps `current`, re-merging after each lost race (full-jitter
+ * backoff) up to `commitRetries` → REMOTE_BUSY. OK only once acceptance is proven.
+ */
+export const commit = (
+  call: CopyCall,
+  message: string,
+  author: Author,
+): Effect.Effect<Committed, DomainError> =>
+  Effect.gen(function* () {
+    if (Option.isNone(call.state)) {
+      return yield* Effect.fail(
+        domainError({
+          code: "INVALID_REQUEST",
+          reason: "NOT_PULLED",
+          message: "This working copy was never pulled; call notes_pull first.",
+        }),
+      );
+    }
+    let state: CopyState = call.state.value;
+    if (state.recoveryRequired) {
+      const resynchronised = yield* synchronise(call);
+      if (resynchronised.conflicts.length > 0)
+        return yield* Effect.fail(conflictError(resynchronised.conflicts, "notes_commit"));
+      state = resynchronised.state;
+    }
+    const current: CopyCall = { ...call, state: Option.some(state) };
+    for (const ref of state.baseline.values()) current.blobs.addRef(ref);
+    const stats = yield* loadStats(current.fs, current.copyDir);
+    const scan: Scan = yield* scanWorkingCopy(
+      current.fs,
+      current.dir,
+      stats.stamps,
+      stats.recordedAtMs,
+      current.blobs,
+    );
+    const base = knownView(current.state);
+    const baseIds = viewTree(base);
+    const local = scanTree(scan);
+    yield* refuseMarkers(current, baseIds, local);
+    let known = base;
+    for (let attempt = 0; attempt <= current.options.commitRetries; attempt++) {
+      if (attempt > 0) yield* backoff(attempt - 1);
+      const remote = yield* readRemote(current, known);
+      known = remote.view;
+      const remoteIds = viewTree(remote.view);
+      const { merged, conflicts } = yield* runMerge(baseIds, local, remoteIds, current.blobs);
+      if (conflicts.length > 0) {
+        yield* settle(current, scan, merged, remote.view, "no");
+        return yield* Effect.fail(conflictError(conflicts, "notes_commit"));
+      }
+      if (diffTrees(remoteIds, merged).length === 0) {
+        yield* settle(current, scan, merged, remote.view, "no");
+        return { generation: remote.view.generation, files: [] };
+      }
+      const accepted = yield* publishOnce(current, remote, merged, author, message);
+      if (Option.isSome(accepted)) {
+        yield* settle(current, scan, merged, accepted.value.view, "yes");
+        const changed = diffTrees(remoteIds, merged);
+        const files = yield* diffStats(current.blobs, changed, remoteIds, merged);
+        return { generation: accepted.value.view.generation, files };
+      }
+      yield* Effect.logDebug("lost the race for current; re-merging").pipe(
+        Effect.annotateLogs("attempt", attempt + 1),
+      );
+    }
+    return yield* Effect.fail(
+      domainError({
+        code: "REMOTE_BUSY",
+        reason: "CAS_RETRIES_EXHAUSTED",
+        message:
+          "Other participants kept publishing first; nothing was published. Call notes_commit again later.",
+      }),
+    );
+  });

@@ -1,0 +1,30 @@
+/**
+ * What every use case of one working copy works with during one call: the ports, the
+ * resolved directories, the loaded private state and the operation's content source.
+ */
+import type { Option } from "effect";
+import type { FileSystemService } from "../../ports/FileSystem.js";
+import type { IdGeneratorService } from "../../ports/IdGenerator.js";
+import type { ObjectStoreService } from "../../ports/ObjectStore.js";
+import type { BlobSource } from "./blobs.js";
+import type { CopyState } from "./privateState.js";
+import type { NotebookOptions } from "./notebookLayer.js";
+
+/** The ports and settings a Notebook service was built with. */
+export interface Services {
+  readonly store: ObjectStoreService;
+  readonly fs: FileSystemService;
+  readonly ids: IdGeneratorService;
+  readonly options: NotebookOptions;
+}
+
+/** One call on one locked working copy. */
+export interface CopyCall extends Services {
+  /** Canonical absolute working-copy directory. */
+  readonly dir: string;
+  /** Its private-state directory. */
+  readonly copyDir: string;
+  readonly blobs: BlobSource;
+  /** The private state as loaded at the start of the call (`None`: never pulled). */
+  readonly state: Option.Option<CopyState>;
+}

@@ -1,0 +1,368 @@
+/**
+ * Private state P of one working copy (SPEC §8): the accepted baseline, the object
+ * cache (verified packs) and the state record, below the private root.
+ *
+ * Layout of `<privateRoot>/copies/<key>/`:
+ * - `state.json` — the strict versioned state record (small; rewritten to flip
+ *   `recoveryRequired` without touching the baseline);
+ * - `baseline-<generation>-<n>.json` — the baseline index: path → blob in a cached pack;
+ * - `stats.json` — a best-effort stat cache of the working copy (losing it only costs re-reads);
+ * - `packs/<sha256>.pack` — verified packs the baseline's blobs live in;
+ * - `lock` — the cross-process lock.
+ */
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { Effect, Either, Option, ParseResult, Schema } from "effect";
+import { domainError, type DomainError } from "../../domain/errors.js";
+import { encodeText } from "../../domain/content.js";
+import { parseStrictJson } from "../../domain/strictJson.js";
+import type { FileSystemService } from "../../ports/FileSystem.js";
+import { localFailure } from "./failures.js";
+
+/** Where one blob of the baseline lives: `size` bytes at `offset` of cached pack `pack`. */
+export interface BlobRef {
+  readonly id: string;
+  readonly pack: string;
+  readonly offset: number;
+  readonly size: number;
+}
+
+/** What `lstat` said about a working-copy file whose content id is known. */
+export interface StatStamp {
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly ctimeMs: number;
+  readonly ino: number;
+  readonly id: string;
+}
+
+/** The decoded private state of a working copy. */
+export interface CopyState {
+  /** The accepted manifest generation the baseline belongs to (0 = empty notebook). */
+  readonly generation: number;
+  /** The head publication id at that generation ("" at generation 0). */
+  readonly head: string;
+  /** The accepted tree, with where each blob is cached. */
+  readonly baseline: ReadonlyMap<string, BlobRef>;
+  /** The name of the baseline file `baseline` was read from. */
+  readonly baselineFile: string;
+  /** Set before the working copy is rewritten, cleared once it and the baseline are durable. */
+  readonly recoveryRequired: boolean;
+}
+
+const stateVersion = 1;
+const privateFileMode = 0o600;
+const privateDirMode = 0o700;
+
+/**
+ * The private directory of a working copy: keyed by a SHA-256 of a length-prefixed
+ * encoding of (canonical working-copy path, store identity), so two stores never
+ * share state and no path can collide with another by concatenation.
+ */
+export const copyDirectory = (
+  privateRoot: string,
+  canonicalPath: string,
+  storeIdentity: string,
+): string => {
+  const hash = createHash("sha256");
+  for (const part of [canonicalPath, storeIdentity]) {
+    const bytes = encodeText(part);
+    hash.update(`${bytes.length}:`);
+    hash.update(bytes);
+  }
+  return join(privateRoot, "copies", hash.digest("hex"));
+};
+
+/** The cached pack file of a pack with SHA-256 `sha`. */
+export const packFile = (copyDir: string, sha: string): string =>
+  join(copyDir, "packs", `${sha}.pack`);
+
+/** The lock file of a working copy's private state. */
+export const lockFile = (copyDir: string): string => join(copyDir, "lock");
+
+const StateRecord = Schema.Struct({
+  version: Schema.Literal(stateVersion),
+  generation: Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(0)),
+  head: Schema.String,
+  baseline: Schema.String.pipe(Schema.pattern(/^baseline-[0-9]+-[0-9a-z]+\.json$/)),
+  recoveryRequired: Schema.Boolean,
+});
+const decodeStateRecord = ParseResult.decodeUnknownEither(StateRecord, {
+  onExcessProperty: "error",
+});
+
+const invalidState = (problem: string): DomainError =>
+  domainError({
+    code: "STORAGE_INTEGRITY",
+    reason: "STATE_INVALID",
+    message: `This working copy's private state is unreadable (${problem}).`,
+  });
+
+const readJson = (
+  fs: FileSystemService,
+  path: string,
+): Effect.Effect<Option.Option<unknown>, DomainError> =>
+  fs.readFile(path).pipe(
+    Effect.map((bytes) => Option.some(new TextDecoder().decode(bytes))),
+    Effect.catchTag("FsError", (error) =>
+      error.reason === "NotFound"
+        ? Effect.succeed(Option.none<string>())
+        : Effect.fail(localFailure(error, "reading private state")),
+    ),
+    Effect.flatMap((text) => {
+      if (Option.isNone(text)) return Effect.succeed(Option.none());
+      const parsed = parseStrictJson(text.value);
+      return parsed.ok
+        ? Effect.succeed(Option.some(parsed.value))
+        : Effect.fail(invalidState(parsed.problem));
+    }),
+  );
+
+const isSha = (value: unknown): value is string =>
+  typeof value === "string" && /^[0-9a-f]{64}$/.test(value);
+const isCount = (value: unknown): value is number =>
+  typeof value === "number" && Number.isInteger(value) && value >= 0;
+
+const decodeBaseline = (raw: unknown): Either.Either<Map<string, BlobRef>, string> => {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    return Either.left("baseline is not an object");
+  if (!("version" in raw) || raw.version !== stateVersion)
+    return Either.left("unknown baseline version");
+  if (!("packs" in raw) || !Array.isArray(raw.packs) || !raw.packs.every(isSha))
+    return Either.left("bad pack list");
+  if (!("files" in raw) || !Array.isArray(raw.files)) return Either.left("bad file list");
+  if (Object.keys(raw).length !== 3) return Either.left("unknown baseline field");
+  const packs: ReadonlyArray<string> = raw.packs;
+  const files = new Map<string, BlobRef>();
+  for (const entry of raw.files) {
+    if (!Array.isArray(entry) || entry.length !== 5) return Either.left("bad file entry");
+    const [path, packIndex, offset, size, id] = entry;
+    if (
+      typeof path !== "string" ||
+      !isCount(packIndex) ||
+      !isCount(offset) ||
+      !isCount(size) ||
+      !isSha(id)
+    ) {
+      return Either.left("bad file entry");
+    }
+    const pack = packs[packIndex];
+    if (pack === undefined) return Either.left("file entry names a missing pack");
+    if (files.has(path)) return Either.left("duplicate path");
+    files.set(path, { id, pack, offset, size });
+  }
+  return Either.right(files);
+};
+
+/**
+ * Loads the state of a working copy: `None` if it was never pulled. A corrupt or
+ * unknown-version record is STORAGE_INTEGRITY/STATE_INVALID.
+ */
+export const loadState = (
+  fs: FileSystemService,
+  copyDir: string,
+): Effect.Effect<Option.Option<CopyState>, DomainError> =>
+  Effect.gen(function* () {
+    const rawState = yield* readJson(fs, join(copyDir, "state.json"));
+    if (Option.isNone(rawState)) return Option.none();
+    const record = decodeStateRecord(rawState.value);
+    if (Either.isLeft(record)) return yield* Effect.fail(invalidState("bad state record"));
+    const rawBaseline = yield* readJson(fs, join(copyDir, record.right.baseline));
+    if (Option.isNone(rawBaseline))
+      return yield* Effect.fail(invalidState("baseline file missing"));
+    const baseline = decodeBaseline(rawBaseline.value);
+    if (Either.isLeft(baseline)) return yield* Effect.fail(invalidState(baseline.left));
+    return Option.some({
+      generation: record.right.generation,
+      head: record.right.head,
+      baseline: baseline.right,
+      baselineFile: record.right.baseline,
+      recoveryRequired: record.right.recoveryRequired,
+    });
+  });
+
+const writeDurable = (
+  fs: FileSystemService,
+  path: string,
+  text: string,
+): Effect.Effect<void, DomainError> =>
+  fs
+    .writeFileAtomic(path, encodeText(text), { mode: privateFileMode, durable: true })
+    .pipe(Effect.mapError((error) => localFailure(error, "writing private state")));
+
+/** Creates the private directory of a copy (and its pack cache) with mode 0700. */
+export const ensureCopyDirectory = (
+  fs: FileSystemService,
+  copyDir: string,
+): Effect.Effect<void, DomainError> =>
+  fs
+    .makeDirectory(join(copyDir, "packs"), privateDirMode)
+    .pipe(Effect.mapError((error) => localFailure(error, "creating private state")));
+
+const writeRecord = (
+  fs: FileSystemService,
+  copyDir: string,
+  record: { generation: number; head: string; baselineFile: string; recoveryRequired: boolean },
+): Effect.Effect<void, DomainError> =>
+  writeDurable(
+    fs,
+    join(copyDir, "state.json"),
+    JSON.stringify({
+      version: stateVersion,
+      generation: record.generation,
+      head: record.head,
+      baseline: record.baselineFile,
+      recoveryRequired: record.recoveryRequired,
+    }),
+  );
+
+/** Durably marks the copy as needing recovery before its working copy is rewritten. */
+export const markRecoveryRequired = (
+  fs: FileSystemService,
+  copyDir: string,
+  state: CopyState,
+): Effect.Effect<CopyState, DomainError> =>
+  writeRecord(fs, copyDir, { ...state, recoveryRequired: true }).pipe(
+    Effect.as({ ...state, recoveryRequired: true }),
+  );
+
+/**
+ * Durably records a new baseline (baseline file first, then the state record pointing
+ * at it, with `recoveryRequired` cleared), then removes the previous baseline file and
+ * cached packs no longer referenced (best effort).
+ */
+export const saveBaseline = (
+  fs: FileSystemService,
+  copyDir: string,
+  previous: Option.Option<CopyState>,
+  next: {
+    readonly generation: number;
+    readonly head: string;
+    readonly baseline: ReadonlyMap<string, BlobRef>;
+  },
+  uniqueSuffix: string,
+): Effect.Effect<CopyState, DomainError> =>
+  Effect.gen(function* () {
+    const packIndex = new Map<string, number>();
+    const files: Array<[string, number, number, number, string]> = [];
+    for (const [path, ref] of next.baseline) {
+      let index = packIndex.get(ref.pack);
+      if (index === undefined) {
+        index = packIndex.size;
+        packIndex.set(ref.pack, index);
+      }
+      files.push([path, index, ref.offset, ref.size, ref.id]);
+    }
+    const baselineFile = `baseline-${next.generation}-${uniqueSuffix}.json`;
+    yield* writeDurable(
+      fs,
+      join(copyDir, baselineFile),
+      JSON.stringify({ version: stateVersion, packs: [...packIndex.keys()], files }),
+    );
+    yield* writeRecord(fs, copyDir, {
+      generation: next.generation,
+      head: next.head,
+      baselineFile,
+      recoveryRequired: false,
+    });
+    if (Option.isSome(previous) && previous.value.baselineFile !== baselineFile) {
+      yield* fs.removeFile(join(copyDir, previous.value.baselineFile)).pipe(Effect.ignore);
+    }
+    yield* prunePacks(fs, copyDir, new Set(packIndex.keys()));
+    return {
+      generation: next.generation,
+      head: next.head,
+      baseline: next.baseline,
+      baselineFile,
+      recoveryRequired: false,
+    };
+  });
+
+/** Deletes cached packs the baseline no longer references; never fails. */
+const prunePacks = (
+  fs: FileSystemService,
+  copyDir: string,
+  keep: ReadonlySet<string>,
+): Effect.Effect<void> =>
+  fs.walk(join(copyDir, "packs")).pipe(
+    Effect.flatMap((entries) =>
+      Effect.forEach(
+        entries.filter((entry) => {
+          const match = /^([0-9a-f]{64})\.pack$/.exec(entry.relativePath);
+          return match !== null && match[1] !== undefined && !keep.has(match[1]);
+        }),
+        (entry) => fs.removeFile(join(copyDir, "packs", entry.relativePath)),
+        { discard: true },
+      ),
+    ),
+    Effect.ignore,
+  );
+
+/** The best-effort stat cache and when it was recorded. */
+export interface StatCache {
+  readonly stamps: ReadonlyMap<string, StatStamp>;
+  readonly recordedAtMs: number;
+}
+
+const emptyStats: StatCache = { stamps: new Map(), recordedAtMs: 0 };
+
+/** Reads the best-effort stat cache; anything unreadable is an empty cache. */
+export const loadStats = (fs: FileSystemService, copyDir: string): Effect.Effect<StatCache> =>
+  readJson(fs, join(copyDir, "stats.json")).pipe(
+    Effect.map((raw): StatCache => {
+      if (Option.isNone(raw)) return emptyStats;
+      const value = raw.value;
+      if (
+        typeof value !== "object" ||
+        value === null ||
+        !("entries" in value) ||
+        !Array.isArray(value.entries)
+      )
+        return emptyStats;
+      if (!("recordedAtMs" in value) || typeof value.recordedAtMs !== "number") return emptyStats;
+      const stamps = new Map<string, StatStamp>();
+      for (const entry of value.entries) {
+        if (!Array.isArray(entry) || entry.length !== 6) continue;
+        const [path, size, mtimeMs, ctimeMs, ino, id] = entry;
+        if (
+          typeof path !== "string" ||
+          !isCount(size) ||
+          typeof mtimeMs !== "number" ||
+          typeof ctimeMs !== "number" ||
+          !isCount(ino) ||
+          !isSha(id)
+        )
+          continue;
+        stamps.set(path, { size, mtimeMs, ctimeMs, ino, id });
+      }
+      return { stamps, recordedAtMs: value.recordedAtMs };
+    }),
+    Effect.orElseSucceed(() => emptyStats),
+  );
+
+/** Writes the stat cache without fsync; a failure only costs re-reads later. */
+export const saveStats = (
+  fs: FileSystemService,
+  copyDir: string,
+  stats: StatCache,
+): Effect.Effect<void> =>
+  fs
+    .writeFileAtomic(
+      join(copyDir, "stats.json"),
+      encodeText(
+        JSON.stringify({
+          version: stateVersion,
+          recordedAtMs: stats.recordedAtMs,
+          entries: [...stats.stamps].map(([path, s]) => [
+            path,
+            s.size,
+            s.mtimeMs,
+            s.ctimeMs,
+            s.ino,
+            s.id,
+          ]),
+        }),
+      ),
+      { mode: privateFileMode, durable: false },
+    )
+    .pipe(Effect.ignore);

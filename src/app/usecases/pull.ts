@@ -1,0 +1,84 @@
+/** The pull use case (SPEC §6.1): bring the accepted notebook into a working copy. */
+import { Effect, Option } from "effect";
+import { domainError, type DomainError, type FileIssue } from "../../domain/errors.js";
+import type { FileStat } from "../../domain/tree.js";
+import type { CopyCall } from "./context.js";
+import { runMerge } from "./mergeRun.js";
+import { loadStats, type CopyState } from "./privateState.js";
+import { emptyView, readRemote, type RemoteView } from "./remote.js";
+import { diffStats, scanTree, settle, viewTree } from "./settle.js";
+import { scanWorkingCopy } from "./workingCopy.js";
+
+/** The view a private state describes (the empty notebook when never pulled). */
+export const knownView = (state: Option.Option<CopyState>): RemoteView =>
+  Option.match(state, {
+    onNone: () => emptyView,
+    onSome: (s) => ({ generation: s.generation, head: s.head, tree: s.baseline }),
+  });
+
+/** The outcome of synchronising a working copy with the accepted state. */
+export interface Synchronised {
+  readonly state: CopyState;
+  readonly generation: number;
+  /** The on-disk delta of the working copy. */
+  readonly files: ReadonlyArray<FileStat>;
+  /** Conflicts written into the working copy (empty when the merge was clean). */
+  readonly conflicts: ReadonlyArray<FileIssue>;
+}
+
+/**
+ * Scans the working copy, merges it with `current` on the recorded baseline, writes
+ * the result (clean merges and conflict blocks alike) and records `current` as the new
+ * baseline. Never publishes. Also the resynchronisation a flagged copy runs first.
+ */
+export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainError> =>
+  Effect.gen(function* () {
+    const known = knownView(call.state);
+    for (const ref of known.tree.values()) call.blobs.addRef(ref);
+    const stats = yield* loadStats(call.fs, call.copyDir);
+    const scan = yield* scanWorkingCopy(
+      call.fs,
+      call.dir,
+      stats.stamps,
+      stats.recordedAtMs,
+      call.blobs,
+    );
+    const remote = yield* readRemote(call, known);
+    const local = scanTree(scan);
+    const { merged, conflicts } = yield* runMerge(
+      viewTree(known),
+      local,
+      viewTree(remote.view),
+      call.blobs,
+    );
+    const settled = yield* settle(call, scan, merged, remote.view, "no");
+    const files = yield* diffStats(call.blobs, settled.changed, local, merged);
+    return { state: settled.state, generation: remote.view.generation, files, conflicts };
+  });
+
+/** The conflict error of a merge that left marker blocks or structural conflicts. */
+export const conflictError = (
+  conflicts: ReadonlyArray<FileIssue>,
+  tool: "notes_pull" | "notes_commit",
+): DomainError =>
+  domainError({
+    code: "CONTENT_CONFLICT",
+    reason: "MERGE_CONFLICT",
+    message:
+      tool === "notes_commit"
+        ? "Concurrent changes conflict with yours; nothing was published. Resolve the conflict blocks, then call notes_commit again."
+        : "Your unpublished changes conflict with the accepted notebook. Resolve the conflict blocks before notes_commit.",
+    files: conflicts,
+  });
+
+/** Pull (SPEC §6.1): OK with the on-disk delta, or CONTENT_CONFLICT with every conflicted path and range. */
+export const pull = (
+  call: CopyCall,
+): Effect.Effect<{ generation: number; files: ReadonlyArray<FileStat> }, DomainError> =>
+  synchronise(call).pipe(
+    Effect.flatMap((done) =>
+      done.conflicts.length > 0
+        ? Effect.fail(conflictError(done.conflicts, "notes_pull"))
+        : Effect.succeed(done),
+    ),
+  );

@@ -1,0 +1,325 @@
+/**
+ * The accepted remote state R (SPEC §7): reading `current`, bringing a known tree up
+ * to date with only the packs it lacks (verified, cached), uploading packs and
+ * publishing a manifest with one compare-and-swap.
+ */
+import { createHash } from "node:crypto";
+import { Effect, Either, Option } from "effect";
+import { domainError, type DomainError } from "../../domain/errors.js";
+import {
+  allDescriptors,
+  decodeManifest,
+  encodeManifest,
+  manifestKey,
+  type Manifest,
+  type PackDescriptor,
+} from "../../domain/manifest.js";
+import { decodePack, type DecodedPack } from "../../domain/pack.js";
+import { encodeText } from "../../domain/content.js";
+import type { FileSystemService } from "../../ports/FileSystem.js";
+import type { ObjectStoreService } from "../../ports/ObjectStore.js";
+import type { BlobSource } from "./blobs.js";
+import { localFailure, storeFailure } from "./failures.js";
+import { packFile, type BlobRef } from "./privateState.js";
+
+/** A tree at an accepted generation, with where every blob is cached. */
+export interface RemoteView {
+  readonly generation: number;
+  readonly head: string;
+  readonly tree: ReadonlyMap<string, BlobRef>;
+}
+
+/** The empty notebook at generation 0. */
+export const emptyView: RemoteView = { generation: 0, head: "", tree: new Map() };
+
+/** A read of `current`: the view it names, and the ETag to replace it conditionally. */
+export interface RemoteRead {
+  readonly view: RemoteView;
+  /** `None` when `current` does not exist (the first publication creates it). */
+  readonly etag: Option.Option<string>;
+  readonly manifest: Option.Option<Manifest>;
+}
+
+/** What the remote operations need. */
+export interface RemoteContext {
+  readonly store: ObjectStoreService;
+  readonly fs: FileSystemService;
+  readonly copyDir: string;
+  readonly blobs: BlobSource;
+}
+
+const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
+
+const integrity = (
+  reason:
+    | "CHECKSUM_MISMATCH"
+    | "MANIFEST_INVALID"
+    | "PACK_MISSING"
+    | "PACK_INVALID"
+    | "UNSUPPORTED_VERSION",
+  message: string,
+): DomainError => domainError({ code: "STORAGE_INTEGRITY", reason, message });
+
+/** Reads and strictly decodes `current`. */
+export const readManifest = (
+  store: ObjectStoreService,
+): Effect.Effect<
+  { readonly manifest: Option.Option<Manifest>; readonly etag: Option.Option<string> },
+  DomainError
+> =>
+  store.get(manifestKey).pipe(
+    Effect.mapError((error) => storeFailure(error, "reading the manifest")),
+    Effect.flatMap((object) => {
+      if (Option.isNone(object))
+        return Effect.succeed({ manifest: Option.none(), etag: Option.none() });
+      let text: string;
+      try {
+        text = new TextDecoder("utf-8", { fatal: true }).decode(object.value.body);
+      } catch {
+        return Effect.fail(integrity("MANIFEST_INVALID", "The manifest is not UTF-8."));
+      }
+      const decoded = decodeManifest(text);
+      return Either.isLeft(decoded)
+        ? Effect.fail(
+            integrity(decoded.left.reason, `The manifest is invalid: ${decoded.left.problem}`),
+          )
+        : Effect.succeed({
+            manifest: Option.some(decoded.right),
+            etag: Option.some(object.value.etag),
+          });
+    }),
+  );
+
+interface LoadedPack {
+  readonly descriptor: PackDescriptor;
+  readonly bytes: Uint8Array;
+  readonly pack: DecodedPack;
+}
+
+/** Fetches one pack (from the private cache or the store), verified; `None` if missing from the store. */
+const fetchPack = (
+  ctx: RemoteContext,
+  descriptor: PackDescriptor,
+): Effect.Effect<Option.Option<LoadedPack>, DomainError> =>
+  Effect.gen(function* () {
+    const cachePath = packFile(ctx.copyDir, descriptor.sha256);
+    const cached = yield* ctx.fs.readFile(cachePath).pipe(
+      Effect.map(Option.some),
+      Effect.catchTag("FsError", (error) =>
+        error.reason === "NotFound"
+          ? Effect.succeed(Option.none<Uint8Array>())
+          : Effect.fail(localFailure(error, "reading the object cache")),
+      ),
+    );
+    let bytes: Uint8Array;
+    if (
+      Option.isSome(cached) &&
+      cached.value.length === descriptor.size &&
+      sha256(cached.value) === descriptor.sha256
+    ) {
+      bytes = cached.value;
+    } else {
+      const object = yield* ctx.store
+        .get(descriptor.key)
+        .pipe(Effect.mapError((error) => storeFailure(error, "downloading a pack")));
+      if (Option.isNone(object)) return Option.none();
+      bytes = object.value.body;
+      if (bytes.length !== descriptor.size || sha256(bytes) !== descriptor.sha256) {
+        return yield* Effect.fail(
+          integrity(
+            "CHECKSUM_MISMATCH",
+            "A pack does not match its size and SHA-256 in the manifest.",
+          ),
+        );
+      }
+      yield* ctx.fs
+        .writeFileAtomic(cachePath, bytes, { mode: 0o600, durable: true })
+        .pipe(Effect.mapError((error) => localFailure(error, "caching a pack")));
+    }
+    const decoded = decodePack(bytes);
+    if (Either.isLeft(decoded))
+      return yield* Effect.fail(integrity("PACK_INVALID", `A pack is malformed: ${decoded.left}`));
+    const header = decoded.right.header;
+    if (
+      header.publicationId !== descriptor.publicationId ||
+      header.generation !== descriptor.generation
+    ) {
+      return yield* Effect.fail(
+        integrity("PACK_INVALID", "A pack's header does not match its manifest descriptor."),
+      );
+    }
+    const expectedKind = descriptor.key.startsWith("packs/checkpoints/")
+      ? "checkpoint"
+      : "increment";
+    if (header.kind !== expectedKind)
+      return yield* Effect.fail(integrity("PACK_INVALID", "A pack's kind does not match its key."));
+    ctx.blobs.addPack(descriptor.sha256, bytes);
+    return Option.some({ descriptor, bytes, pack: decoded.right });
+  });
+
+/** Applies a verified pack to a mutable tree, registering its blobs. */
+const applyPack = (tree: Map<string, BlobRef>, loaded: LoadedPack, blobs: BlobSource): void => {
+  const { header, blobStart } = loaded.pack;
+  if (header.kind === "checkpoint") tree.clear();
+  for (const path of header.deletes) tree.delete(path);
+  for (const put of header.puts) {
+    const ref: BlobRef = {
+      id: put.id,
+      pack: loaded.descriptor.sha256,
+      offset: blobStart + put.offset,
+      size: put.size,
+    };
+    tree.set(put.path, ref);
+    blobs.addRef(ref);
+  }
+};
+
+const sameEtag = (a: Option.Option<string>, b: Option.Option<string>): boolean =>
+  Option.getEquivalence((x: string, y: string) => x === y)(a, b);
+
+/**
+ * Reads `current` and brings `known` up to its generation, downloading only the packs
+ * `known` lacks: the increments after it when the active checkpoint is not newer,
+ * otherwise the checkpoint and its tail. Refuses a manifest older than `known` or
+ * naming a different history at the same generation (STORAGE_INTEGRITY). A referenced
+ * pack that is missing makes it re-read `current`; the same manifest again is
+ * PACK_MISSING.
+ */
+export const readRemote = (
+  ctx: RemoteContext,
+  known: RemoteView,
+): Effect.Effect<RemoteRead, DomainError> =>
+  Effect.gen(function* () {
+    let previousEtag: Option.Option<string> | undefined;
+    for (;;) {
+      const { manifest, etag } = yield* readManifest(ctx.store);
+      if (Option.isNone(manifest)) {
+        if (known.generation > 0) {
+          return yield* Effect.fail(
+            integrity(
+              "MANIFEST_INVALID",
+              `The manifest is missing, but this copy already saw generation ${known.generation}.`,
+            ),
+          );
+        }
+        return { view: emptyView, etag, manifest };
+      }
+      const m = manifest.value;
+      if (
+        m.generation < known.generation ||
+        (m.generation === known.generation && m.head !== known.head)
+      ) {
+        return yield* Effect.fail(
+          integrity(
+            "MANIFEST_INVALID",
+            "The manifest does not continue the history this copy has seen (rolled back or replaced).",
+          ),
+        );
+      }
+      if (m.generation === known.generation) return { view: known, etag, manifest };
+      const incremental = known.generation > 0 && m.checkpoint.generation <= known.generation;
+      const needed: PackDescriptor[] = incremental
+        ? m.increments.filter((d) => d.generation > known.generation)
+        : [m.checkpoint, ...m.increments];
+      const loaded = yield* Effect.forEach(needed, (d) => fetchPack(ctx, d), { concurrency: 8 });
+      if (loaded.some(Option.isNone)) {
+        if (previousEtag !== undefined && sameEtag(previousEtag, etag)) {
+          return yield* Effect.fail(
+            integrity("PACK_MISSING", "A pack named by the manifest is missing from the store."),
+          );
+        }
+        previousEtag = etag;
+        continue;
+      }
+      const tree = new Map(incremental ? known.tree : []);
+      for (const pack of loaded) if (Option.isSome(pack)) applyPack(tree, pack.value, ctx.blobs);
+      return { view: { generation: m.generation, head: m.head, tree }, etag, manifest };
+    }
+  });
+
+/**
+ * Uploads an immutable pack under its unique key (create-only). A lost response is
+ * resolved by reading the key back: the same size and SHA-256 means it landed.
+ */
+export const uploadPack = (
+  store: ObjectStoreService,
+  key: string,
+  bytes: Uint8Array,
+  metadata: Readonly<Record<string, string>>,
+): Effect.Effect<void, DomainError> => {
+  const verify = store.get(key).pipe(
+    Effect.mapError((error) => storeFailure(error, "verifying an uploaded pack")),
+    Effect.flatMap((object) =>
+      Option.isSome(object) &&
+      object.value.body.length === bytes.length &&
+      sha256(object.value.body) === sha256(bytes)
+        ? Effect.void
+        : Effect.fail(
+            domainError({
+              code: "STORAGE_FAILURE",
+              reason: "TIMEOUT",
+              message: "Uploading a pack did not complete; nothing was published.",
+            }),
+          ),
+    ),
+  );
+  return store.put(key, bytes, { _tag: "IfNoneMatch" }, metadata).pipe(
+    Effect.asVoid,
+    Effect.catchTag("StoreError", (error) =>
+      error.reason === "Ambiguous" || error.reason === "PreconditionFailed"
+        ? verify
+        : Effect.fail(storeFailure(error, "uploading a pack")),
+    ),
+  );
+};
+
+/** The outcome of one compare-and-swap of `current`. */
+export type PublishOutcome =
+  { readonly _tag: "Accepted"; readonly generation: number } | { readonly _tag: "LostRace" };
+
+/**
+ * Replaces `current` with `next` if it still has `etag` (creates it if `etag` is
+ * `None`). A lost response is resolved by re-reading `current` and looking for the
+ * publication id in every descriptor: found → accepted; not found →
+ * STORAGE_FAILURE/PUBLICATION_UNKNOWN (never an automatic republish).
+ */
+export const publishManifest = (
+  store: ObjectStoreService,
+  next: Manifest,
+  etag: Option.Option<string>,
+): Effect.Effect<PublishOutcome, DomainError> =>
+  store
+    .put(
+      manifestKey,
+      encodeText(encodeManifest(next)),
+      Option.isSome(etag) ? { _tag: "IfMatch", etag: etag.value } : { _tag: "IfNoneMatch" },
+    )
+    .pipe(
+      Effect.as<PublishOutcome>({ _tag: "Accepted", generation: next.generation }),
+      Effect.catchTag("StoreError", (error) => {
+        if (error.reason === "PreconditionFailed")
+          return Effect.succeed<PublishOutcome>({ _tag: "LostRace" });
+        if (error.reason !== "Ambiguous")
+          return Effect.fail(storeFailure(error, "publishing the manifest"));
+        return readManifest(store).pipe(
+          Effect.catchAll(() =>
+            Effect.succeed({ manifest: Option.none<Manifest>(), etag: Option.none<string>() }),
+          ),
+          Effect.flatMap(({ manifest }) => {
+            const found = Option.isSome(manifest)
+              ? allDescriptors(manifest.value).find((d) => d.publicationId === next.head)
+              : undefined;
+            return found !== undefined
+              ? Effect.succeed<PublishOutcome>({ _tag: "Accepted", generation: next.generation })
+              : Effect.fail(
+                  domainError({
+                    code: "STORAGE_FAILURE",
+                    reason: "PUBLICATION_UNKNOWN",
+                    message:
+                      "The store did not confirm the publication and it is not visible; pull to see whether it landed.",
+                  }),
+                );
+          }),
+        );
+      }),
+    );

@@ -1,0 +1,111 @@
+/**
+ * Settling a working copy on an accepted state: rewrite L to the merged tree under the
+ * `recoveryRequired` guard, then record the accepted tree as the new baseline
+ * (SPEC §6.1 step 4, §6.2 step 7, §8).
+ */
+import { Clock, Effect, Option } from "effect";
+import { domainError, type DomainError } from "../../domain/errors.js";
+import type { Tree } from "../../domain/tree.js";
+import { countChanges } from "../../domain/diffstat.js";
+import type { FileStat } from "../../domain/tree.js";
+import type { BlobSource } from "./blobs.js";
+import type { CopyCall } from "./context.js";
+import { loadText } from "./mergeRun.js";
+import { markRecoveryRequired, saveBaseline, saveStats, type CopyState } from "./privateState.js";
+import type { RemoteView } from "./remote.js";
+import { changedPaths, materialise, type Scan } from "./workingCopy.js";
+
+/** Line counts of every path whose content differs between two trees (sorted paths given). */
+export const diffStats = (
+  blobs: BlobSource,
+  paths: ReadonlyArray<string>,
+  before: Tree,
+  after: Tree,
+): Effect.Effect<ReadonlyArray<FileStat>, DomainError> =>
+  Effect.forEach(
+    paths,
+    (path) =>
+      Effect.gen(function* () {
+        const from = before.get(path);
+        const to = after.get(path);
+        const fromText = from === undefined ? undefined : yield* loadText(blobs, from);
+        const toText = to === undefined ? undefined : yield* loadText(blobs, to);
+        return { path, ...countChanges(fromText, toText) };
+      }),
+    { concurrency: 8 },
+  );
+
+/** The ids of a scan. */
+export const scanTree = (scan: Scan): Tree =>
+  new Map([...scan].map(([path, file]) => [path, file.id]));
+
+/** The ids of a view's tree. */
+export const viewTree = (view: RemoteView): Tree =>
+  new Map([...view.tree].map(([path, ref]) => [path, ref.id]));
+
+/** The result of settling: the new state and the working copy's on-disk delta. */
+export interface Settled {
+  readonly state: CopyState;
+  /** Paths of the working copy whose content changed, sorted. */
+  readonly changed: ReadonlyArray<string>;
+}
+
+/**
+ * Rewrites the working copy from `scan` to `merged` and records `accepted` as the
+ * baseline. When files must change, `recoveryRequired` is persisted first. A failure
+ * after that point is RECOVERY_FAILURE: recovery re-runs the rewrite once and reports
+ * whether it succeeded; the flag stays set if not, so the next call resynchronises.
+ */
+export const settle = (
+  call: CopyCall,
+  scan: Scan,
+  merged: Tree,
+  accepted: RemoteView,
+  remoteAccepted: "yes" | "no",
+): Effect.Effect<Settled, DomainError> =>
+  Effect.gen(function* () {
+    const changed = changedPaths(scan, merged);
+    const guarded = Option.isSome(call.state) && changed.length > 0;
+    if (guarded && Option.isSome(call.state))
+      yield* markRecoveryRequired(call.fs, call.copyDir, call.state.value);
+    const rewrite = Effect.gen(function* () {
+      const done = yield* materialise(call.fs, call.dir, scan, merged, changed, call.blobs);
+      const now = yield* Clock.currentTimeMillis;
+      const suffix = (yield* call.ids.uuidv7).slice(-12);
+      const state = yield* saveBaseline(
+        call.fs,
+        call.copyDir,
+        call.state,
+        { generation: accepted.generation, head: accepted.head, baseline: accepted.tree },
+        suffix,
+      );
+      yield* saveStats(call.fs, call.copyDir, { stamps: done.stamps, recordedAtMs: now });
+      return { state, changed };
+    });
+    return yield* rewrite.pipe(
+      Effect.catchAll((failure) =>
+        guarded
+          ? Effect.logError("rewriting the working copy failed; recovering", failure).pipe(
+              Effect.zipRight(
+                rewrite.pipe(
+                  Effect.as(true),
+                  Effect.orElseSucceed(() => false),
+                ),
+              ),
+              Effect.flatMap((resynchronized) =>
+                Effect.fail(
+                  domainError({
+                    code: "RECOVERY_FAILURE",
+                    reason: resynchronized ? "UNEXPECTED_FAILURE" : "RECOVERY_PENDING",
+                    message: resynchronized
+                      ? "Rewriting the working copy failed and was repaired; call notes_pull to check it."
+                      : "Rewriting the working copy failed and could not be repaired; the next call resynchronises it.",
+                    recovery: { stage: "rewrite-working-copy", remoteAccepted, resynchronized },
+                  }),
+                ),
+              ),
+            )
+          : Effect.fail(failure),
+      ),
+    );
+  });

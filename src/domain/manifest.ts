@@ -1,0 +1,172 @@
+/**
+ * The `current` manifest, version 1 (SPEC §7): the sole authority on the accepted
+ * notebook. A strict codec: unknown fields, duplicate keys, missing fields, `null`,
+ * inconsistent chains and unknown versions are refused before any pack is read.
+ */
+import { Either, ParseResult, Schema } from "effect";
+import { parseStrictJson } from "./strictJson.js";
+
+const Sha256Hex = Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/));
+const Uuidv7 = Schema.String.pipe(
+  Schema.pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+);
+const PackKey = Schema.String.pipe(
+  Schema.pattern(
+    /^packs\/(checkpoints|increments)\/[1-9][0-9]*-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.pack$/,
+  ),
+);
+const Generation = Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1));
+const ByteSize = Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(0));
+
+/** A pack descriptor: where a pack is, how to verify it, and which publication made it. */
+export const PackDescriptor = Schema.Struct({
+  key: PackKey,
+  generation: Generation,
+  size: ByteSize,
+  sha256: Sha256Hex,
+  publicationId: Uuidv7,
+});
+/** A pack descriptor. */
+export type PackDescriptor = typeof PackDescriptor.Type;
+
+/** A chain: one complete-state checkpoint and the ordered increments after it. */
+export const PackChain = Schema.Struct({
+  checkpoint: PackDescriptor,
+  increments: Schema.Array(PackDescriptor),
+});
+/** A chain of packs. */
+export type PackChain = typeof PackChain.Type;
+
+/** The manifest, version 1. */
+export const ManifestV1 = Schema.Struct({
+  version: Schema.Literal(1),
+  /** Monotonic: the first publication creates 1, every replacement adds exactly 1. */
+  generation: Generation,
+  /** The publication id of the latest accepted publication. */
+  head: Uuidv7,
+  checkpoint: PackDescriptor,
+  increments: Schema.Array(PackDescriptor),
+  /** Older chains kept so stale readers can finish (newest first). */
+  retained: Schema.Array(PackChain),
+});
+/** A decoded manifest. */
+export type Manifest = typeof ManifestV1.Type;
+
+/** Why a manifest was refused. */
+export interface ManifestProblem {
+  readonly reason: "MANIFEST_INVALID" | "UNSUPPORTED_VERSION";
+  readonly problem: string;
+}
+
+const decodeShape = ParseResult.decodeUnknownEither(ManifestV1, {
+  onExcessProperty: "error",
+  errors: "first",
+});
+
+/**
+ * Decodes and validates manifest text. Checks, beyond the shape: the checkpoint key
+ * is a checkpoint and increment keys are increments; generations strictly increase
+ * along each chain and never exceed the manifest's; `head` names a descriptor of the
+ * active chain; no pack key or publication id appears twice.
+ */
+export const decodeManifest = (text: string): Either.Either<Manifest, ManifestProblem> => {
+  const parsed = parseStrictJson(text);
+  if (!parsed.ok) return Either.left({ reason: "MANIFEST_INVALID", problem: parsed.problem });
+  const raw = parsed.value;
+  if (typeof raw === "object" && raw !== null && !Array.isArray(raw) && "version" in raw) {
+    if (raw.version !== 1) {
+      return Either.left({
+        reason: "UNSUPPORTED_VERSION",
+        problem: `manifest version ${JSON.stringify(raw.version)} is not supported (this build reads version 1)`,
+      });
+    }
+  }
+  const shaped = decodeShape(raw);
+  if (Either.isLeft(shaped)) {
+    return Either.left({
+      reason: "MANIFEST_INVALID",
+      problem: ParseResult.TreeFormatter.formatIssueSync(shaped.left),
+    });
+  }
+  const problem = consistencyProblem(shaped.right);
+  return problem === undefined
+    ? Either.right(shaped.right)
+    : Either.left({ reason: "MANIFEST_INVALID", problem });
+};
+
+const chainProblem = (chain: PackChain, limit: number): string | undefined => {
+  if (!chain.checkpoint.key.startsWith("packs/checkpoints/"))
+    return "checkpoint descriptor names an increment pack";
+  let previous = chain.checkpoint.generation;
+  if (previous > limit) return "checkpoint generation exceeds the manifest generation";
+  for (const increment of chain.increments) {
+    if (!increment.key.startsWith("packs/increments/"))
+      return "increment descriptor names a checkpoint pack";
+    if (increment.generation <= previous) return "increment generations do not strictly increase";
+    if (increment.generation > limit) return "increment generation exceeds the manifest generation";
+    previous = increment.generation;
+  }
+  return undefined;
+};
+
+const consistencyProblem = (manifest: Manifest): string | undefined => {
+  const active: PackChain = { checkpoint: manifest.checkpoint, increments: manifest.increments };
+  const activeProblem = chainProblem(active, manifest.generation);
+  if (activeProblem !== undefined) return activeProblem;
+  for (const chain of manifest.retained) {
+    const problem = chainProblem(chain, manifest.generation);
+    if (problem !== undefined) return `retained chain: ${problem}`;
+  }
+  const keys = new Set<string>();
+  const ids = new Set<string>();
+  for (const descriptor of allDescriptors(manifest)) {
+    if (keys.has(descriptor.key)) return "a pack key appears twice";
+    if (ids.has(descriptor.publicationId)) return "a publication id appears twice";
+    keys.add(descriptor.key);
+    ids.add(descriptor.publicationId);
+  }
+  const activeIds = [manifest.checkpoint, ...manifest.increments].map((d) => d.publicationId);
+  if (!activeIds.includes(manifest.head))
+    return "head does not name a publication of the active chain";
+  return undefined;
+};
+
+/** Every descriptor of the manifest: active chain first, then retained chains. */
+export const allDescriptors = (manifest: Manifest): ReadonlyArray<PackDescriptor> => [
+  manifest.checkpoint,
+  ...manifest.increments,
+  ...manifest.retained.flatMap((chain) => [chain.checkpoint, ...chain.increments]),
+];
+
+/** Encodes a manifest as canonical JSON (fixed key order). Never fails. */
+export const encodeManifest = (manifest: Manifest): string => {
+  const descriptor = (d: PackDescriptor) => ({
+    key: d.key,
+    generation: d.generation,
+    size: d.size,
+    sha256: d.sha256,
+    publicationId: d.publicationId,
+  });
+  return JSON.stringify({
+    version: 1,
+    generation: manifest.generation,
+    head: manifest.head,
+    checkpoint: descriptor(manifest.checkpoint),
+    increments: manifest.increments.map(descriptor),
+    retained: manifest.retained.map((chain) => ({
+      checkpoint: descriptor(chain.checkpoint),
+      increments: chain.increments.map(descriptor),
+    })),
+  });
+};
+
+/** The key of the manifest object below the store prefix. */
+export const manifestKey = "current";
+
+/** The store key of a new pack. */
+export const packKey = (
+  kind: "checkpoint" | "increment",
+  generation: number,
+  publicationId: string,
+): string =>
+  `packs/${kind === "checkpoint" ? "checkpoints" : "increments"}/${generation}-${publicationId}.pack`;
