@@ -93,9 +93,16 @@ const walkSync = (root: string, skipNames: ReadonlySet<string>): Array<WalkEntry
         throw mapError(error, absolute);
       }
       if (stats === undefined) continue;
-      const info = toPathInfo(stats);
-      entries.push({ relativePath: entryPath, ...info });
-      if (info.kind === "directory" && !skipNames.has(name)) pending.push(entryPath);
+      const kind = kindOf(stats);
+      entries.push({
+        relativePath: entryPath,
+        kind,
+        size: kind === "file" ? stats.size : 0,
+        mtimeMs: stats.mtimeMs,
+        ctimeMs: stats.ctimeMs,
+        ino: stats.ino,
+      });
+      if (kind === "directory" && !skipNames.has(name)) pending.push(entryPath);
     }
   }
   return entries;
