@@ -1,0 +1,75 @@
+import { Either } from "effect";
+import { describe, expect, it } from "vitest";
+import {
+  decodeManifest,
+  encodeManifest,
+  packKey,
+  type Manifest,
+} from "../../src/domain/manifest.js";
+
+const id = (n: number) => `0190a5b4-0000-7000-8000-${n.toString(16).padStart(12, "0")}`;
+const sha = (n: number) => n.toString(16).padStart(64, "0");
+const descriptor = (kind: "checkpoint" | "increment", generation: number, n: number) => ({
+  key: packKey(kind, generation, id(n)),
+  generation,
+  size: 10 * n,
+  sha256: sha(n),
+  publicationId: id(n),
+});
+
+const valid: Manifest = {
+  version: 1,
+  generation: 3,
+  head: id(3),
+  checkpoint: descriptor("checkpoint", 1, 1),
+  increments: [descriptor("increment", 2, 2), descriptor("increment", 3, 3)],
+  retained: [],
+};
+
+const problem = (text: string) => {
+  const result = decodeManifest(text);
+  return Either.isLeft(result) ? result.left : undefined;
+};
+
+describe("manifest v1 codec", () => {
+  it("round-trips canonical JSON", () => {
+    const text = encodeManifest(valid);
+    expect(decodeManifest(text)).toEqual(Either.right(valid));
+    expect(encodeManifest(Either.getOrThrow(decodeManifest(text)))).toBe(text);
+  });
+
+  it("refuses unknown fields, missing fields, null and duplicates", () => {
+    const raw = JSON.parse(encodeManifest(valid));
+    expect(problem(JSON.stringify({ ...raw, extra: 1 }))?.reason).toBe("MANIFEST_INVALID");
+    const { head: _head, ...missing } = raw;
+    expect(problem(JSON.stringify(missing))?.reason).toBe("MANIFEST_INVALID");
+    expect(problem(JSON.stringify({ ...raw, retained: null }))?.reason).toBe("MANIFEST_INVALID");
+    expect(
+      problem(JSON.stringify({ ...raw, checkpoint: { ...raw.checkpoint, size: null } }))?.reason,
+    ).toBe("MANIFEST_INVALID");
+    const duplicated = encodeManifest(valid).replace(
+      '"generation":3,',
+      '"generation":3,"generation":3,',
+    );
+    expect(problem(duplicated)?.problem).toMatch(/duplicate key/);
+    expect(problem("{not json")?.reason).toBe("MANIFEST_INVALID");
+  });
+
+  it("refuses an unknown version as UNSUPPORTED_VERSION", () => {
+    const raw = JSON.parse(encodeManifest(valid));
+    expect(problem(JSON.stringify({ ...raw, version: 2 }))?.reason).toBe("UNSUPPORTED_VERSION");
+  });
+
+  it("refuses inconsistent chains", () => {
+    const bad = (m: Manifest) => problem(encodeManifest(m))?.reason;
+    expect(bad({ ...valid, head: id(9) })).toBe("MANIFEST_INVALID");
+    expect(bad({ ...valid, generation: 2 })).toBe("MANIFEST_INVALID");
+    expect(
+      bad({ ...valid, increments: [descriptor("increment", 3, 3), descriptor("increment", 2, 2)] }),
+    ).toBe("MANIFEST_INVALID");
+    expect(bad({ ...valid, checkpoint: descriptor("increment", 1, 1) })).toBe("MANIFEST_INVALID");
+    expect(
+      bad({ ...valid, retained: [{ checkpoint: descriptor("checkpoint", 1, 1), increments: [] }] }),
+    ).toBe("MANIFEST_INVALID");
+  });
+});

@@ -1,0 +1,50 @@
+import { Either } from "effect";
+import { describe, expect, it } from "vitest";
+import { contentId, encodeText } from "../../src/domain/content.js";
+import { blobOf, decodePack, encodePack } from "../../src/domain/pack.js";
+
+describe("pack codec", () => {
+  it("round-trips puts and deletes, storing equal contents once", () => {
+    const same = encodeText("same\n");
+    const { bytes, header } = encodePack({
+      kind: "increment",
+      generation: 4,
+      publicationId: "0190a5b4-0000-7000-8000-000000000001",
+      baseGeneration: 3,
+      publication: {
+        message: "m\u00e9",
+        time: "2026-01-01T00:00:00.000Z",
+        author: { name: "cli", version: "u" },
+      },
+      files: new Map<string, Uint8Array | undefined>([
+        ["b.md", same],
+        ["a.md", same],
+        ["gone.md", undefined],
+        ["c.md", encodeText("")],
+      ]),
+    });
+    const decoded = Either.getOrThrow(decodePack(bytes));
+    expect(decoded.header).toEqual(header);
+    expect(decoded.header.puts.map((p) => p.path)).toEqual(["a.md", "b.md", "c.md"]);
+    expect(decoded.header.deletes).toEqual(["gone.md"]);
+    const [a, b] = decoded.header.puts;
+    expect(a?.offset).toBe(b?.offset);
+    for (const put of decoded.header.puts)
+      expect(contentId(blobOf(bytes, decoded, put))).toBe(put.id);
+  });
+
+  it("refuses truncated or malformed packs", () => {
+    const { bytes } = encodePack({
+      kind: "checkpoint",
+      generation: 1,
+      publicationId: "0190a5b4-0000-7000-8000-000000000001",
+      baseGeneration: 0,
+      files: new Map([["x.md", encodeText("hello\n")]]),
+    });
+    expect(Either.isLeft(decodePack(bytes.subarray(0, bytes.length - 1)))).toBe(true);
+    expect(Either.isLeft(decodePack(encodeText("nope")))).toBe(true);
+    const tampered = new Uint8Array(bytes);
+    tampered[0] = 0x58;
+    expect(Either.isLeft(decodePack(tampered))).toBe(true);
+  });
+});
