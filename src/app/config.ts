@@ -1,0 +1,441 @@
+/**
+ * Configuration (SPEC §9): a pure function from the command line and the environment
+ * to what the process should do. Precedence per setting: flags > environment > defaults.
+ * An environment variable set to the empty string counts as unset.
+ */
+import * as NodePath from "node:path";
+import { Either } from "effect";
+import { type PathSets, normalizePathSets } from "../domain/pathSets.js";
+import { type OptionSpec, splitArgv } from "./config/argv.js";
+import { ConfigError } from "./config/error.js";
+import { isAtOrBelow, resolveHostPath } from "./config/paths.js";
+import {
+  type StoreConfig,
+  type StoreSpec,
+  parseBucket,
+  parseEndpoint,
+  parsePrefix,
+  parseStoreSpec,
+} from "./config/store.js";
+
+export { ConfigError } from "./config/error.js";
+export type { BucketStoreConfig, StoreConfig } from "./config/store.js";
+
+/** What the parser may know about the host; tests pass a fixed one. */
+export interface Host {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Absolute current directory. */
+  readonly cwd: string;
+  readonly homeDirectory: string;
+  /** The temp directory (`os.tmpdir()`, which honours `TMPDIR`). */
+  readonly tmpDirectory: string;
+}
+
+/** The subcommands. */
+export type Command = "serve" | "pull" | "commit" | "version";
+
+/** What a help request is about. */
+export type HelpTopic = "quire" | Command;
+
+/**
+ * Where working copies live. `session`: `serve` without a workspace root creates
+ * `<tmpDirectory>/quire-<random>/notebook` at startup and uses it as both the workspace
+ * root and the notebook directory. `root`: the given absolute directory.
+ */
+export type WorkspaceConfig =
+  | { readonly kind: "session"; readonly tmpDirectory: string }
+  | { readonly kind: "root"; readonly root: string };
+
+/** Everything serve/pull/commit need, validated and with defaults applied. */
+export interface RuntimeConfig {
+  readonly store: StoreConfig;
+  readonly workspace: WorkspaceConfig;
+  /** Absolute private root; lexically never at or below a `root` workspace. */
+  readonly privateRoot: string;
+  readonly homeDirectory: string;
+  /** 0..100. */
+  readonly commitRetries: number;
+  /** 1..1,000,000. */
+  readonly checkpointPacks: number;
+  /** 0..64. */
+  readonly retainedCheckpoints: number;
+  readonly pathSets: PathSets;
+  /** Secret environment values (AWS keys, tokens) every diagnostic is scrubbed of. */
+  readonly secretValues: ReadonlyArray<string>;
+}
+
+/** What the process was asked to do. */
+export type Invocation =
+  | { readonly _tag: "Help"; readonly topic: HelpTopic }
+  | { readonly _tag: "Version" }
+  | { readonly _tag: "Serve"; readonly config: RuntimeConfig }
+  | { readonly _tag: "Pull"; readonly config: RuntimeConfig; readonly path: string }
+  | {
+      readonly _tag: "Commit";
+      readonly config: RuntimeConfig;
+      readonly path: string;
+      readonly message: string;
+    };
+
+const runtimeOptions: ReadonlyArray<OptionSpec> = [
+  { name: "store", takesValue: true },
+  { name: "bucket", takesValue: true },
+  { name: "prefix", takesValue: true },
+  { name: "endpoint", takesValue: true },
+  { name: "region", takesValue: true },
+  { name: "path-style", takesValue: false },
+  { name: "workspace-root", takesValue: true },
+  { name: "private-root", takesValue: true },
+  { name: "commit-retries", takesValue: true },
+  { name: "checkpoint-packs", takesValue: true },
+  { name: "retained-checkpoints", takesValue: true },
+  { name: "writable", takesValue: true },
+  { name: "read-only", takesValue: true },
+];
+const messageOption: OptionSpec = { name: "message", short: "m", takesValue: true };
+const helpOption: OptionSpec = { name: "help", short: "h", takesValue: false };
+const allOptions: ReadonlyArray<OptionSpec> = [...runtimeOptions, messageOption, helpOption];
+
+const commands: ReadonlyArray<Command> = ["serve", "pull", "commit", "version"];
+const isCommand = (word: string | undefined): word is Command =>
+  commands.some((command) => command === word);
+
+const fail = (message: string) => Either.left(new ConfigError({ message }));
+
+/**
+ * Parses a command line (`argv` without node and the script) against the host.
+ *
+ * `-h`/`--help` anywhere (or `quire help [command]`) wins over everything else and is
+ * never an error. `quire version` / `quire --version` reads no configuration at all.
+ * Fails with {@link ConfigError} for an unknown command or option, a missing or extra
+ * PATH, an option the command does not take, or any invalid setting.
+ */
+export const parseInvocation = (
+  argv: ReadonlyArray<string>,
+  host: Host,
+): Either.Either<Invocation, ConfigError> => {
+  if (argv.length === 1 && argv[0] === "--version") return Either.right({ _tag: "Version" });
+  return Either.gen(function* () {
+    const split = splitArgv(argv, allOptions);
+    if (Either.isLeft(split)) {
+      // Help still wins over a malformed line: `quire pull --typo -h` shows pull's help.
+      const beforeEnd = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : argv.length);
+      if (beforeEnd.some((token) => token === "-h" || token === "--help")) {
+        const about = beforeEnd.find((token) => isCommand(token));
+        return { _tag: "Help", topic: about ?? "quire" } satisfies Invocation;
+      }
+      return yield* Either.left(split.left);
+    }
+    const { positionals, options } = split.right;
+    const [first, ...rest] = positionals;
+
+    if (options.has("help") || first === "help") {
+      const about = first === "help" ? rest[0] : first;
+      return { _tag: "Help", topic: isCommand(about) ? about : "quire" } satisfies Invocation;
+    }
+    if (first === undefined) return yield* fail("missing command (try quire -h)");
+    if (!isCommand(first)) {
+      return yield* fail(`unknown command ${JSON.stringify(first)} (try quire -h)`);
+    }
+    if (first === "version") {
+      if (positionals.length > 1 || options.size > 0) {
+        return yield* fail("quire version takes no arguments");
+      }
+      return { _tag: "Version" } satisfies Invocation;
+    }
+    if (first !== "commit" && options.has("message")) {
+      return yield* fail("-m/--message applies only to quire commit");
+    }
+
+    const config = yield* parseRuntimeConfig(first, options, host);
+    if (first === "serve") {
+      if (rest.length > 0) return yield* fail("quire serve takes no PATH");
+      return { _tag: "Serve", config } satisfies Invocation;
+    }
+    const path = yield* parseCliPath(first, rest, host);
+    if (first === "pull") return { _tag: "Pull", config, path } satisfies Invocation;
+
+    const messages = options.get("message") ?? [];
+    const [message] = messages;
+    if (message === undefined) return yield* fail("quire commit needs -m MESSAGE");
+    if (messages.length > 1) return yield* fail("-m/--message given more than once");
+    return { _tag: "Commit", config, path, message } satisfies Invocation;
+  });
+};
+
+const parseCliPath = (
+  command: "pull" | "commit",
+  rest: ReadonlyArray<string>,
+  host: Host,
+): Either.Either<string, ConfigError> => {
+  const [path, ...extra] = rest;
+  if (path === undefined) return fail(`quire ${command} needs a PATH`);
+  if (extra.length > 0) return fail(`quire ${command} takes exactly one PATH`);
+  if (path === "") return fail("PATH must not be empty");
+  if (path.includes("\u0000")) return fail("PATH contains U+0000");
+  return Either.right(resolveHostPath(path, host.cwd, host.homeDirectory));
+};
+
+/** One setting's value from the flags (last use wins) or the environment, with its origin. */
+interface Sourced {
+  readonly value: string;
+  /** How to name the setting in a message: `--flag` or `ENV_VAR`. */
+  readonly origin: string;
+}
+
+const envValue = (host: Host, name: string): string | undefined => {
+  const value = host.env[name];
+  return value === undefined || value === "" ? undefined : value;
+};
+
+const fromFlag = (
+  options: ReadonlyMap<string, ReadonlyArray<string>>,
+  flag: string,
+): Sourced | undefined => {
+  const values = options.get(flag);
+  const value = values?.[values.length - 1];
+  return value === undefined ? undefined : { value, origin: `--${flag}` };
+};
+
+const fromEnv = (host: Host, ...names: ReadonlyArray<string>): Sourced | undefined => {
+  for (const name of names) {
+    const value = envValue(host, name);
+    if (value !== undefined) return { value, origin: name };
+  }
+  return undefined;
+};
+
+const parseInteger = (
+  setting: Sourced | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): Either.Either<number, ConfigError> => {
+  if (setting === undefined) return Either.right(fallback);
+  const number = /^\d{1,9}$/.test(setting.value) ? Number(setting.value) : Number.NaN;
+  return number >= min && number <= max
+    ? Either.right(number)
+    : fail(`${setting.origin} must be an integer from ${min} to ${max}`);
+};
+
+const parseDirectory = (setting: Sourced, host: Host): Either.Either<string, ConfigError> => {
+  if (setting.value === "") return fail(`${setting.origin} must not be empty`);
+  if (setting.value.includes("\u0000")) return fail(`${setting.origin} contains U+0000`);
+  return Either.right(resolveHostPath(setting.value, host.cwd, host.homeDirectory));
+};
+
+/** An XDG base directory if set to an absolute path (the XDG spec says to ignore relative ones). */
+const xdgBase = (host: Host, name: string, fallback: ReadonlyArray<string>): string => {
+  const value = envValue(host, name);
+  return value !== undefined && NodePath.isAbsolute(value)
+    ? value
+    : NodePath.join(host.homeDirectory, ...fallback);
+};
+
+/** Default private root: `$XDG_CACHE_HOME/quire` or `~/.cache/quire`. */
+export const defaultPrivateRoot = (host: Host): string =>
+  NodePath.join(xdgBase(host, "XDG_CACHE_HOME", [".cache"]), "quire");
+
+/** Default file store: `$XDG_DATA_HOME/quire/store` or `~/.local/share/quire/store`. */
+export const defaultStoreRoot = (host: Host): string =>
+  NodePath.join(xdgBase(host, "XDG_DATA_HOME", [".local", "share"]), "quire", "store");
+
+/** Environment variables whose values are credentials, scrubbed from every diagnostic. */
+const secretNamePattern = /SECRET|TOKEN|PASSWORD|ACCESS_KEY|CREDENTIAL/i;
+
+/** The secret values found in `env` (values shorter than 8 characters are too common to scrub). */
+export const secretValuesOf = (env: Host["env"]): ReadonlyArray<string> =>
+  Object.entries(env).flatMap(([name, value]) =>
+    value !== undefined && value.length >= 8 && secretNamePattern.test(name) ? [value] : [],
+  );
+
+const parseRuntimeConfig = (
+  command: "serve" | "pull" | "commit",
+  options: ReadonlyMap<string, ReadonlyArray<string>>,
+  host: Host,
+): Either.Either<RuntimeConfig, ConfigError> =>
+  Either.gen(function* () {
+    const store = yield* parseStore(options, host);
+
+    const workspaceSetting =
+      fromFlag(options, "workspace-root") ?? fromEnv(host, "QUIRE_WORKSPACE_ROOT");
+    const workspace: WorkspaceConfig =
+      workspaceSetting !== undefined
+        ? { kind: "root", root: yield* parseDirectory(workspaceSetting, host) }
+        : command === "serve"
+          ? { kind: "session", tmpDirectory: host.tmpDirectory }
+          : { kind: "root", root: host.cwd };
+
+    const privateSetting = fromFlag(options, "private-root") ?? fromEnv(host, "QUIRE_PRIVATE_ROOT");
+    const privateRoot =
+      privateSetting === undefined
+        ? defaultPrivateRoot(host)
+        : yield* parseDirectory(privateSetting, host);
+    if (workspace.kind === "root" && isAtOrBelow(privateRoot, workspace.root)) {
+      return yield* fail(
+        `the private root ${privateRoot} is at or below the workspace root ${workspace.root}; ` +
+          "choose another --private-root or --workspace-root",
+      );
+    }
+
+    const commitRetries = yield* parseInteger(
+      fromFlag(options, "commit-retries") ?? fromEnv(host, "QUIRE_COMMIT_RETRIES"),
+      8,
+      0,
+      100,
+    );
+    const checkpointPacks = yield* parseInteger(
+      fromFlag(options, "checkpoint-packs") ?? fromEnv(host, "QUIRE_CHECKPOINT_PACKS"),
+      1024,
+      1,
+      1_000_000,
+    );
+    const retainedCheckpoints = yield* parseInteger(
+      fromFlag(options, "retained-checkpoints") ?? fromEnv(host, "QUIRE_RETAINED_CHECKPOINTS"),
+      1,
+      0,
+      64,
+    );
+    const pathSets = yield* parsePathSets(options, host);
+
+    return {
+      store,
+      workspace,
+      privateRoot,
+      homeDirectory: host.homeDirectory,
+      commitRetries,
+      checkpointPacks,
+      retainedCheckpoints,
+      pathSets,
+      secretValues: secretValuesOf(host.env),
+    };
+  });
+
+/** Entries of a path-set option: every flag use (comma-separated) or else the environment list. */
+const pathSetEntries = (
+  options: ReadonlyMap<string, ReadonlyArray<string>>,
+  flag: string,
+  envName: string,
+  host: Host,
+): ReadonlyArray<string> => {
+  const raw = options.get(flag) ?? [envValue(host, envName) ?? ""];
+  return raw.flatMap((value) => value.split(",")).filter((entry) => entry !== "");
+};
+
+const parsePathSets = (
+  options: ReadonlyMap<string, ReadonlyArray<string>>,
+  host: Host,
+): Either.Either<PathSets, ConfigError> =>
+  Either.mapLeft(
+    normalizePathSets({
+      writable: pathSetEntries(options, "writable", "QUIRE_WRITABLE", host),
+      readOnly: pathSetEntries(options, "read-only", "QUIRE_READ_ONLY", host),
+    }),
+    (error) => new ConfigError({ message: `invalid path set: ${error.message}` }),
+  );
+
+/** The store-selecting settings given at one precedence level (flags or environment). */
+interface StoreLevel {
+  readonly name: "flags" | "environment";
+  readonly store?: Sourced | undefined;
+  readonly bucket?: Sourced | undefined;
+  readonly prefix?: Sourced | undefined;
+}
+
+/**
+ * Picks the store named at one level: `--store`, or `--bucket` alone meaning
+ * `s3://<bucket>`. Both at one level must agree (same bucket of an s3/minio store).
+ */
+const storeAtLevel = (
+  level: StoreLevel,
+  host: Host,
+): Either.Either<StoreSpec | undefined, ConfigError> =>
+  Either.gen(function* () {
+    const bucket = level.bucket === undefined ? undefined : yield* parseBucket(level.bucket.value);
+    if (level.store === undefined) {
+      return bucket === undefined ? undefined : { kind: "s3", bucket, prefix: "" };
+    }
+    const spec = yield* parseStoreSpec(level.store.value, (dir) =>
+      resolveHostPath(dir, host.cwd, host.homeDirectory),
+    );
+    if (
+      bucket !== undefined &&
+      (spec.kind === "file" || spec.kind === "memory" || spec.bucket !== bucket)
+    ) {
+      return yield* fail(
+        `${level.bucket?.origin ?? "the bucket"} conflicts with ${level.store.origin}`,
+      );
+    }
+    return spec;
+  });
+
+const parseStore = (
+  options: ReadonlyMap<string, ReadonlyArray<string>>,
+  host: Host,
+): Either.Either<StoreConfig, ConfigError> =>
+  Either.gen(function* () {
+    const flags: StoreLevel = {
+      name: "flags",
+      store: fromFlag(options, "store"),
+      bucket: fromFlag(options, "bucket"),
+      prefix: fromFlag(options, "prefix"),
+    };
+    const env: StoreLevel = {
+      name: "environment",
+      store: fromEnv(host, "QUIRE_STORE"),
+      bucket: fromEnv(host, "QUIRE_BUCKET"),
+      prefix: fromEnv(host, "QUIRE_PREFIX"),
+    };
+    const fromFlags = yield* storeAtLevel(flags, host);
+    const fromEnvironment = fromFlags === undefined ? yield* storeAtLevel(env, host) : undefined;
+    const spec: StoreSpec = fromFlags ??
+      fromEnvironment ?? { kind: "file", root: defaultStoreRoot(host) };
+    const endpointFlag = fromFlag(options, "endpoint");
+    const regionFlag = fromFlag(options, "region");
+    const pathStyleFlag = options.has("path-style");
+
+    if (spec.kind === "file" || spec.kind === "memory") {
+      const stray = ["bucket", "prefix", "endpoint", "region", "path-style"].find((flag) =>
+        options.has(flag),
+      );
+      return stray === undefined
+        ? spec
+        : yield* fail(`--${stray} applies only to s3:// and minio:// stores`);
+    }
+
+    // The prefix: the first explicit one from the highest level; at one level an
+    // explicit prefix and a prefix in the store URL must agree.
+    const selected = fromFlags !== undefined ? flags : env;
+    const candidates: Array<string> = [];
+    for (const level of [flags, env]) {
+      const explicit =
+        level.prefix === undefined ? undefined : yield* parsePrefix(level.prefix.value);
+      const inUrl = level === selected && spec.prefix !== "" ? spec.prefix : undefined;
+      if (explicit !== undefined && inUrl !== undefined && explicit !== inUrl) {
+        return yield* fail(
+          `${level.prefix?.origin ?? "the prefix"} conflicts with the store URL's prefix`,
+        );
+      }
+      const chosen = explicit ?? inUrl;
+      if (chosen !== undefined) candidates.push(chosen);
+    }
+
+    const endpointSetting =
+      endpointFlag ?? fromEnv(host, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
+    const endpoint =
+      endpointSetting === undefined ? undefined : yield* parseEndpoint(endpointSetting.value);
+    const regionSetting = regionFlag ?? fromEnv(host, "AWS_REGION", "AWS_DEFAULT_REGION");
+    const region = regionSetting?.value ?? "us-east-1";
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(region)) {
+      return yield* fail(`${regionSetting?.origin ?? "the region"} is not a region name`);
+    }
+    return {
+      kind: spec.kind,
+      bucket: spec.bucket,
+      prefix: candidates[0] ?? "",
+      ...(endpoint === undefined ? {} : { endpoint }),
+      region,
+      // Custom endpoints (MinIO, Ceph RGW, s3rver) rarely resolve virtual-host buckets.
+      forcePathStyle: pathStyleFlag || endpoint !== undefined,
+    };
+  });
