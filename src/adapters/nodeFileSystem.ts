@@ -514,7 +514,9 @@ const lock = (path: string, timeoutMs: number) =>
  * - `readFile` of a directory fails `IsADirectory`; of a FIFO, socket, device or final
  *   symlink `NotRegularFile`. Symlinked parent directories are followed (O_NOFOLLOW
  *   covers the last component only); walks never produce such paths.
- * - `walk` fails `Other` if a name is not valid UTF-8 (it could not be named again).
+ * - `walk` fails `Other` if a name is not valid UTF-8 (it could not be named again), and
+ *   skips entries that vanish while it runs.
+ * - `info` is `None` also when a parent is a file (ENOTDIR): such a path cannot exist.
  * - `writeFileAtomic` names its temp file `.<name>.quire-<12 hex>.tmp` (the name part cut
  *   to 200 bytes); modes are subject to the umask.
  * - `lock` writes `{pid, host, boot, token}` JSON; a holder on another host is always
