@@ -1,0 +1,600 @@
+/**
+ * The file object store: the embedded default store, one directory on the local host.
+ *
+ * Conditional writes are atomic across processes without any lock: every key is a
+ * directory of immutable, numbered versions, and a write commits by hard-linking a
+ * fully written, fsynced temp file to the next free number — `link(2)` fails with
+ * EEXIST when another writer took that number first. A SIGKILL at any instant leaves at
+ * most an orphaned temp file, never a lock. The design and its crash-safety argument
+ * are in docs/file-store.md.
+ */
+import { randomUUID } from "node:crypto";
+import type { Dirent } from "node:fs";
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+import { Data, Duration, Effect, Either, Layer, Option } from "effect";
+import {
+  ObjectStore,
+  StoreError,
+  type ObjectInfo,
+  type ObjectMetadata,
+  type ObjectStoreService,
+  type PutCondition,
+  type StoreErrorReason,
+  type StoredObject,
+} from "../ports/ObjectStore.js";
+import {
+  KEY_DIRECTORY_SUFFIX,
+  decodeSegment,
+  formatEtag,
+  isTorn,
+  keySegments,
+  latestVersion,
+  markerName,
+  parseEtag,
+  parseKeyDirectory,
+  pruneFloor,
+  versionName,
+  type EntryType,
+  type KeyDirectoryState,
+  type Version,
+} from "./fileStoreLayout.js";
+import { compareKeys } from "./keyOrder.js";
+
+/** Configuration of the file object store. */
+export interface FileObjectStoreConfig {
+  /** The store directory; created (mode 0700) with missing parents if absent. */
+  readonly root: string;
+  /**
+   * Versions kept per key when old ones are pruned (default 4, at least 1). Pruning
+   * starts once a key has more than twice this many. Only tests need to change it.
+   */
+  readonly retainVersions?: number;
+  /**
+   * Test seam: runs after a writer has observed the key directory and chosen version
+   * `n`, right before it claims `n`. Tests use it to hold a writer inside that window
+   * while others write and prune. Production code leaves it unset.
+   */
+  readonly beforeClaim?: (key: string, n: number) => Effect.Effect<void>;
+}
+
+const DIRECTORY_MODE = 0o700;
+const FILE_MODE = 0o600;
+const OBJECTS = "objects";
+const TMP = "tmp";
+// Temp files older than this belong to a writer that died (a live write takes at most
+// seconds), so opening a store removes them.
+const ORPHAN_AGE = Duration.hours(1);
+// A read or unconditional write that keeps losing races this often gives up (Throttled)
+// rather than spinning forever.
+const MAX_ATTEMPTS = 1000;
+
+/** A failed file system call, before it is mapped to a StoreError. Never crosses the port. */
+class FsFault extends Data.TaggedError("FsFault")<{
+  readonly op: string;
+  readonly code: string;
+}> {}
+
+const errnoOf = (cause: unknown): string =>
+  cause instanceof Error && "code" in cause && typeof cause.code === "string"
+    ? cause.code
+    : "UNKNOWN";
+
+const call = <A>(op: string, f: () => Promise<A>): Effect.Effect<A, FsFault> =>
+  Effect.tryPromise({ try: f, catch: (cause) => new FsFault({ op, code: errnoOf(cause) }) });
+
+/** Whether the write being mapped had already reached its commit point (the link). */
+export type WritePhase = "beforeCommit" | "afterCommit";
+
+/**
+ * The single mapping of node errno codes to store reasons. After the commit point
+ * every failure is `Ambiguous` (the new version may be visible already); before it:
+ * ENOENT → NotFound, EACCES/EPERM/EROFS → AccessDenied, ENOTDIR/EISDIR/ELOOP (something
+ * foreign in the store tree) → Corrupt, anything else (ENOSPC, EDQUOT, EIO, EMFILE,
+ * ENAMETOOLONG, …) → Unavailable. The message names the operation and the code, never
+ * the path or key.
+ */
+export const mapError = (op: string, code: string, phase: WritePhase): StoreError => {
+  const reason: StoreErrorReason =
+    phase === "afterCommit"
+      ? "Ambiguous"
+      : code === "ENOENT"
+        ? "NotFound"
+        : code === "EACCES" || code === "EPERM" || code === "EROFS"
+          ? "AccessDenied"
+          : code === "ENOTDIR" || code === "EISDIR" || code === "ELOOP"
+            ? "Corrupt"
+            : "Unavailable";
+  const suffix = phase === "afterCommit" ? " after the write was committed" : "";
+  return new StoreError({ reason, message: `file store: ${op} failed (${code})${suffix}` });
+};
+
+const toStoreError =
+  (phase: WritePhase) =>
+  (e: FsFault | StoreError): StoreError =>
+    e._tag === "FsFault"
+      ? mapError(e.op, e.code, phase)
+      : phase === "afterCommit"
+        ? new StoreError({
+            reason: "Ambiguous",
+            message: `${e.message} after the write was committed`,
+          })
+        : e;
+
+const preconditionFailed = (message: string): StoreError =>
+  new StoreError({ reason: "PreconditionFailed", message: `file store: ${message}` });
+
+const entryType = (d: Dirent): EntryType =>
+  d.isFile() ? "file" : d.isDirectory() ? "directory" : "other";
+
+const isCode =
+  (...codes: ReadonlyArray<string>) =>
+  (e: FsFault): boolean =>
+    codes.includes(e.code);
+
+/**
+ * Opens the file object store at `config.root`: creates the directory tree if needed,
+ * removes temp files orphaned by dead writers, and returns the service. Its identity is
+ * `file:<real absolute root>`. Fails with the mapped StoreError when the root cannot be
+ * created or resolved (e.g. AccessDenied, Corrupt when it is a file).
+ *
+ * Service errors: an invalid key (empty, `.`/`..`/empty segments, over 1,024 bytes,
+ * ill-formed Unicode) is `Unavailable` without touching the disk; lost conditions are
+ * `PreconditionFailed`; file system failures follow {@link mapError}.
+ */
+export const make = (
+  config: FileObjectStoreConfig,
+): Effect.Effect<ObjectStoreService, StoreError> =>
+  Effect.gen(function* () {
+    const retain = Math.max(1, Math.floor(config.retainVersions ?? 4));
+    const requested = path.resolve(config.root);
+    yield* call("create store directory", () =>
+      fs.mkdir(path.join(requested, OBJECTS), { recursive: true, mode: DIRECTORY_MODE }),
+    );
+    yield* call("create store directory", () =>
+      fs.mkdir(path.join(requested, TMP), { recursive: true, mode: DIRECTORY_MODE }),
+    );
+    const root = yield* call("resolve store directory", () => fs.realpath(requested));
+    const objectsDir = path.join(root, OBJECTS);
+    const tmpDir = path.join(root, TMP);
+    yield* removeOrphans(tmpDir);
+    return makeService(root, objectsDir, tmpDir, retain, config.beforeClaim);
+  }).pipe(Effect.mapError(toStoreError("beforeCommit")));
+
+/**
+ * A layer providing the file {@link ObjectStore} at `config.root` (see {@link make}).
+ * It never fails to build: when the store cannot be opened, every operation of the
+ * provided service fails with the opening error, so the startup probe reports it the
+ * same way as an unreachable bucket.
+ */
+export const layer = (config: FileObjectStoreConfig): Layer.Layer<ObjectStore> =>
+  Layer.effect(
+    ObjectStore,
+    make(config).pipe(
+      Effect.catchAll((error) =>
+        Effect.succeed(refusingService(`file:${path.resolve(config.root)}`, error)),
+      ),
+    ),
+  );
+
+const refusingService = (identity: string, error: StoreError): ObjectStoreService => ({
+  identity,
+  get: () => Effect.fail(error),
+  head: () => Effect.fail(error),
+  put: () => Effect.fail(error),
+  delete: () => Effect.fail(error),
+  list: () => Effect.fail(error),
+});
+
+// Best effort: a temp file we cannot remove only wastes space.
+const removeOrphans = (tmpDir: string): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const names = yield* call("list temp files", () => fs.readdir(tmpDir));
+    const cutoff = Date.now() - Duration.toMillis(ORPHAN_AGE);
+    for (const name of names) {
+      const file = path.join(tmpDir, name);
+      const stat = yield* call("stat temp file", () => fs.lstat(file)).pipe(Effect.option);
+      if (Option.isSome(stat) && stat.value.isFile() && stat.value.mtimeMs < cutoff) {
+        yield* call("remove temp file", () => fs.unlink(file)).pipe(Effect.ignore);
+      }
+    }
+  }).pipe(Effect.ignore);
+
+const syncDirectory = (dir: string): Effect.Effect<void, FsFault> =>
+  // Windows cannot open a directory for fsync; its directory updates are journaled.
+  process.platform === "win32"
+    ? Effect.void
+    : Effect.acquireUseRelease(
+        call("open directory", () => fs.open(dir, "r")),
+        (handle) => call("sync directory", () => handle.sync()),
+        (handle) => call("close directory", () => handle.close()).pipe(Effect.ignore),
+      );
+
+const makeService = (
+  root: string,
+  objectsDir: string,
+  tmpDir: string,
+  retain: number,
+  beforeClaim: ((key: string, n: number) => Effect.Effect<void>) | undefined,
+): ObjectStoreService => {
+  const keyDirectory = (key: string): Effect.Effect<string, StoreError> =>
+    Either.match(keySegments(key), {
+      onLeft: (message) =>
+        Effect.fail(new StoreError({ reason: "Unavailable", message: `file store: ${message}` })),
+      onRight: (segments) => {
+        const last = segments.length - 1;
+        const names = segments.map((s, i) => (i === last ? s + KEY_DIRECTORY_SUFFIX : s));
+        return Effect.succeed(path.join(objectsDir, ...names));
+      },
+    });
+
+  /** One readdir of a key directory; `None` when the key directory does not exist. */
+  const readKeyDirectory = (
+    keyDir: string,
+  ): Effect.Effect<Option.Option<KeyDirectoryState>, FsFault> =>
+    call("list key directory", () => fs.readdir(keyDir, { withFileTypes: true })).pipe(
+      Effect.map((entries) =>
+        Option.some(parseKeyDirectory(entries.map((d) => ({ name: d.name, type: entryType(d) })))),
+      ),
+      Effect.catchIf(isCode("ENOENT"), () => Effect.succeed(Option.none())),
+    );
+
+  /** A consistent view of a key directory: re-reads a torn listing (see `isTorn`). */
+  const observe = (
+    keyDir: string,
+  ): Effect.Effect<Option.Option<KeyDirectoryState>, FsFault | StoreError> =>
+    Effect.gen(function* () {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const state = yield* readKeyDirectory(keyDir);
+        if (Option.isNone(state) || !isTorn(state.value)) return state;
+      }
+      return yield* throttled("the key directory kept changing while it was read");
+    });
+
+  /**
+   * Reads the current version of a key with `read`, re-observing when the version is
+   * pruned between the listing and the read (ENOENT). `None` when absent or deleted.
+   */
+  const readCurrent = <A>(
+    key: string,
+    read: (file: string, version: Version) => Effect.Effect<A, FsFault>,
+  ): Effect.Effect<Option.Option<A>, StoreError> =>
+    Effect.gen(function* () {
+      const keyDir = yield* keyDirectory(key);
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const state = yield* observe(keyDir);
+        const latest = Option.flatMap(state, latestVersion);
+        if (Option.isNone(latest) || latest.value.kind === "tombstone") return Option.none();
+        if (latest.value.kind === "other") {
+          return yield* new StoreError({
+            reason: "Corrupt",
+            message: "file store: the current version is neither a file nor a tombstone",
+          });
+        }
+        const file = path.join(keyDir, versionName(latest.value.n));
+        const result = yield* read(file, latest.value).pipe(
+          Effect.map(Option.some),
+          Effect.catchIf(isCode("ENOENT"), () => Effect.succeed(Option.none())),
+        );
+        if (Option.isSome(result)) return result;
+      }
+      return yield* throttled("the key kept changing while it was read");
+    }).pipe(Effect.mapError(toStoreError("beforeCommit")));
+
+  const get = (key: string): Effect.Effect<Option.Option<StoredObject>, StoreError> =>
+    readCurrent(key, (file, version) =>
+      call("read object", () => fs.readFile(file)).pipe(
+        Effect.map((buffer) => ({
+          // A fresh Uint8Array, not a view into Node's Buffer pool.
+          body: new Uint8Array(buffer),
+          etag: formatEtag(version.n),
+        })),
+      ),
+    );
+
+  const head = (key: string): Effect.Effect<Option.Option<ObjectInfo>, StoreError> =>
+    readCurrent(key, (file, version) =>
+      call("stat object", () => fs.lstat(file)).pipe(
+        Effect.map((stat) => ({ key, size: stat.size, etag: formatEtag(version.n) })),
+      ),
+    );
+
+  /**
+   * Creates the key directory and any missing parents, making each new directory entry
+   * durable in its parent (the key directory itself is synced after the commit).
+   */
+  const ensureKeyDirectory = (keyDir: string): Effect.Effect<void, FsFault> =>
+    Effect.gen(function* () {
+      const first = yield* call("create key directory", () =>
+        fs.mkdir(keyDir, { recursive: true, mode: DIRECTORY_MODE }),
+      );
+      if (first === undefined) return;
+      const created: string[] = [];
+      for (let d = keyDir; d.length >= first.length; d = path.dirname(d)) created.unshift(d);
+      yield* syncDirectory(path.dirname(first));
+      for (const dir of created.slice(0, -1)) yield* syncDirectory(dir);
+    });
+
+  /** Writes `body` to a fresh temp file and fsyncs it; the caller removes it. */
+  const writeTemp = (file: string, body: Uint8Array): Effect.Effect<void, FsFault> =>
+    Effect.acquireUseRelease(
+      call("create temp file", () => fs.open(file, "wx", FILE_MODE)).pipe(
+        // The temp directory was removed under us: recreate it once.
+        Effect.catchIf(isCode("ENOENT"), () =>
+          call("create temp directory", () =>
+            fs.mkdir(tmpDir, { recursive: true, mode: DIRECTORY_MODE }),
+          ).pipe(Effect.zipRight(call("create temp file", () => fs.open(file, "wx", FILE_MODE)))),
+        ),
+      ),
+      (handle) =>
+        call("write temp file", () => handle.writeFile(body)).pipe(
+          Effect.zipRight(call("sync temp file", () => handle.sync())),
+        ),
+      (handle) => call("close temp file", () => handle.close()).pipe(Effect.ignore),
+    );
+
+  type Claim = "committed" | "taken" | "noKeyDirectory";
+
+  /** The commit point: claims version number `n` atomically, or learns it is taken. */
+  const claim = (
+    keyDir: string,
+    n: number,
+    payload: { readonly tmpFile: string } | "tombstone",
+  ): Effect.Effect<Claim, FsFault> => {
+    const target = path.join(keyDir, versionName(n));
+    const attempt =
+      payload === "tombstone"
+        ? call("create tombstone", () => fs.mkdir(target, { mode: DIRECTORY_MODE }))
+        : call("commit version", () => fs.link(payload.tmpFile, target));
+    return attempt.pipe(
+      Effect.as<Claim>("committed"),
+      Effect.catchIf(isCode("EEXIST"), () => Effect.succeed<Claim>("taken")),
+      Effect.catchIf(isCode("ENOENT"), () => Effect.succeed<Claim>("noKeyDirectory")),
+    );
+  };
+
+  /**
+   * After a successful claim of `n`: was the number genuinely free, or did we link into a
+   * slot that pruning had vacated (only possible for a writer whose observation is stale
+   * by more than `retain` versions)? Pruners raise the floor durably before removing
+   * anything, so a slot below the floor is invisible to readers and must count as lost.
+   */
+  const verifyClaim = (
+    keyDir: string,
+    n: number,
+  ): Effect.Effect<
+    { readonly fresh: boolean; readonly state: KeyDirectoryState },
+    FsFault | StoreError
+  > =>
+    observe(keyDir).pipe(
+      Effect.map((state) => {
+        const s = Option.getOrElse(state, () => parseKeyDirectory([]));
+        return { fresh: n >= s.floor, state: s };
+      }),
+    );
+
+  /**
+   * Best-effort removal of old versions after committing `committed`. The floor marker
+   * is made durable before anything is removed; failures are ignored because pruning
+   * only reclaims space.
+   */
+  const prune = (
+    keyDir: string,
+    state: KeyDirectoryState,
+    committed: Version,
+  ): Effect.Effect<void> =>
+    Option.match(pruneFloor(state, committed, retain), {
+      onNone: () => Effect.void,
+      onSome: (floor) =>
+        Effect.gen(function* () {
+          const marker = path.join(keyDir, markerName(floor));
+          yield* call("create prune marker", () =>
+            fs.writeFile(marker, "", { flag: "wx", mode: FILE_MODE }),
+          ).pipe(Effect.catchIf(isCode("EEXIST"), () => Effect.void));
+          yield* syncDirectory(keyDir);
+          for (const v of state.versions) {
+            if (v.n >= floor) break;
+            const file = path.join(keyDir, versionName(v.n));
+            yield* (
+              v.kind === "tombstone"
+                ? call("remove old tombstone", () => fs.rmdir(file))
+                : call("remove old version", () => fs.unlink(file))
+            ).pipe(Effect.ignore);
+          }
+          for (const f of state.markers) {
+            if (f >= floor) break;
+            yield* call("remove old marker", () =>
+              fs.unlink(path.join(keyDir, markerName(f))),
+            ).pipe(Effect.ignore);
+          }
+        }).pipe(Effect.ignore),
+    });
+
+  /**
+   * The write loop shared by put and delete: observe, plan, claim, verify, sync.
+   * `retryWhenTaken` says whether losing a number to another writer means "observe
+   * again" (unconditional writes, deletes) or "the condition failed".
+   */
+  const write = (
+    key: string,
+    keyDir: string,
+    payload: { readonly tmpFile: string } | "tombstone",
+    plan: (state: Option.Option<KeyDirectoryState>) => Plan,
+    createsKey: boolean,
+    retryWhenTaken: boolean,
+  ): Effect.Effect<Option.Option<number>, StoreError> =>
+    Effect.gen(function* () {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const state = yield* observe(keyDir).pipe(Effect.mapError(toStoreError("beforeCommit")));
+        const decided = plan(state);
+        if (decided._tag === "Done") return Option.none();
+        if (decided._tag === "Lost") return yield* preconditionFailed(decided.message);
+        if (Option.isNone(state) && createsKey) {
+          yield* ensureKeyDirectory(keyDir).pipe(Effect.mapError(toStoreError("beforeCommit")));
+        }
+        if (beforeClaim !== undefined) yield* beforeClaim(key, decided.n);
+        const claimed = yield* claim(keyDir, decided.n, payload).pipe(
+          Effect.mapError(toStoreError("beforeCommit")),
+        );
+        if (claimed === "noKeyDirectory") {
+          // Only If-Match neither creates the key nor retries: the key is gone.
+          if (createsKey || retryWhenTaken) continue;
+          return yield* preconditionFailed("the key does not exist");
+        }
+        if (claimed === "taken") {
+          if (retryWhenTaken) continue;
+          return yield* preconditionFailed("another write won the race");
+        }
+        const committed = yield* Effect.gen(function* () {
+          const verified = yield* verifyClaim(keyDir, decided.n);
+          if (!verified.fresh) return Option.none();
+          yield* syncDirectory(keyDir);
+          const kind = payload === "tombstone" ? "tombstone" : "data";
+          yield* prune(keyDir, verified.state, { n: decided.n, kind });
+          return Option.some(decided.n);
+        }).pipe(Effect.mapError(toStoreError("afterCommit")));
+        if (Option.isSome(committed)) return committed;
+        // Our version landed below the prune floor: nobody will ever read it.
+        if (!retryWhenTaken) return yield* preconditionFailed("another write won the race");
+      }
+      return yield* throttled("the key kept changing while it was written");
+    });
+
+  const put = (
+    key: string,
+    body: Uint8Array,
+    condition: PutCondition,
+    _metadata?: ObjectMetadata,
+  ): Effect.Effect<{ readonly etag: string }, StoreError> =>
+    Effect.gen(function* () {
+      const keyDir = yield* keyDirectory(key);
+      const plan = planPut(condition);
+      if (Either.isLeft(plan)) return yield* plan.left;
+      // The temp file is written before observing, so the window between reading the
+      // current version and claiming the next one is as short as possible.
+      const tmpFile = path.join(tmpDir, `${process.pid}-${randomUUID()}`);
+      const n = yield* Effect.acquireUseRelease(
+        writeTemp(tmpFile, body).pipe(Effect.mapError(toStoreError("beforeCommit"))),
+        () =>
+          write(
+            key,
+            keyDir,
+            { tmpFile },
+            plan.right,
+            condition._tag !== "IfMatch",
+            condition._tag === "Unconditional",
+          ),
+        () => call("remove temp file", () => fs.unlink(tmpFile)).pipe(Effect.ignore),
+      );
+      // Put plans always claim a number; only delete plans "Done".
+      if (Option.isNone(n)) return yield* Effect.dieMessage("file store: a put planned nothing");
+      return { etag: formatEtag(n.value) };
+    });
+
+  const del = (key: string): Effect.Effect<void, StoreError> =>
+    Effect.gen(function* () {
+      const keyDir = yield* keyDirectory(key);
+      yield* write(
+        key,
+        keyDir,
+        "tombstone",
+        (state) =>
+          Option.match(Option.flatMap(state, latestVersion), {
+            onNone: (): Plan => ({ _tag: "Done" }),
+            onSome: (v): Plan =>
+              v.kind === "data" ? { _tag: "Claim", n: v.n + 1 } : { _tag: "Done" },
+          }),
+        false,
+        true,
+      );
+    });
+
+  const list = (prefix: string): Effect.Effect<ReadonlyArray<ObjectInfo>, StoreError> =>
+    Effect.gen(function* () {
+      const found: ObjectInfo[] = [];
+      const walk = (dir: string, keyPrefix: string): Effect.Effect<void, StoreError> =>
+        Effect.gen(function* () {
+          const entries = yield* call("list directory", () =>
+            fs.readdir(dir, { withFileTypes: true }),
+          ).pipe(
+            Effect.catchIf(isCode("ENOENT"), () => Effect.succeed<Dirent[]>([])),
+            Effect.mapError(toStoreError("beforeCommit")),
+          );
+          for (const entry of entries) {
+            if (!entry.isDirectory()) continue;
+            if (entry.name.endsWith(KEY_DIRECTORY_SUFFIX)) {
+              const segment = decodeSegment(entry.name.slice(0, -KEY_DIRECTORY_SUFFIX.length));
+              if (Option.isNone(segment)) continue;
+              const key = keyPrefix + segment.value;
+              // A foreign directory deep enough to exceed the key length is not a key.
+              if (!key.startsWith(prefix) || Either.isLeft(keySegments(key))) continue;
+              const info = yield* head(key);
+              if (Option.isSome(info)) found.push(info.value);
+            } else {
+              const segment = decodeSegment(entry.name);
+              if (Option.isNone(segment)) continue;
+              const sub = `${keyPrefix}${segment.value}/`;
+              if (sub.startsWith(prefix) || prefix.startsWith(sub)) {
+                yield* walk(path.join(dir, entry.name), sub);
+              }
+            }
+          }
+        });
+      yield* walk(objectsDir, "");
+      return found.sort((a, b) => compareKeys(a.key, b.key));
+    });
+
+  return { identity: `file:${root}`, get, head, put, delete: del, list };
+};
+
+/**
+ * What a writer does with the key directory it observed: claim version `n`, do nothing
+ * (deleting an absent key), or report the lost condition.
+ */
+type Plan =
+  | { readonly _tag: "Claim"; readonly n: number }
+  | { readonly _tag: "Done" }
+  | { readonly _tag: "Lost"; readonly message: string };
+
+/** How a put decides, from the observed key directory, which version number to claim. */
+const planPut = (
+  condition: PutCondition,
+): Either.Either<(state: Option.Option<KeyDirectoryState>) => Plan, StoreError> => {
+  switch (condition._tag) {
+    case "Unconditional":
+      return Either.right((state) => ({
+        _tag: "Claim",
+        n: Option.match(Option.flatMap(state, latestVersion), {
+          onNone: () => 1,
+          onSome: (v) => v.n + 1,
+        }),
+      }));
+    case "IfNoneMatch":
+      return Either.right((state) =>
+        Option.match(Option.flatMap(state, latestVersion), {
+          onNone: (): Plan => ({ _tag: "Claim", n: 1 }),
+          onSome: (v): Plan =>
+            v.kind === "data"
+              ? { _tag: "Lost", message: "the key exists" }
+              : { _tag: "Claim", n: v.n + 1 },
+        }),
+      );
+    case "IfMatch":
+      return Option.match(parseEtag(condition.etag), {
+        onNone: () => Either.left(preconditionFailed("the ETag does not match")),
+        onSome: (expected) =>
+          Either.right((state) =>
+            Option.match(Option.flatMap(state, latestVersion), {
+              onNone: (): Plan => ({ _tag: "Lost", message: "the key does not exist" }),
+              onSome: (v): Plan =>
+                v.kind === "data" && v.n === expected
+                  ? { _tag: "Claim", n: v.n + 1 }
+                  : { _tag: "Lost", message: "the ETag does not match" },
+            }),
+          ),
+      });
+  }
+};
+
+const throttled = (message: string): StoreError =>
+  new StoreError({ reason: "Throttled", message: `file store: ${message}` });
