@@ -1,0 +1,288 @@
+/**
+ * The MCP server (SPEC §2): the SDK's low-level `Server` with exactly two tools over the
+ * {@link Notebook} use cases. A thin shell: decode, call, wrap in an envelope, log.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { Cause, Clock, Effect, Either, Exit, Fiber, FiberId, LogLevel, Runtime } from "effect";
+import { errorEnvelope, successEnvelope } from "../../domain/envelope.js";
+import { type DomainError, domainError } from "../../domain/errors.js";
+import type { PathSets } from "../../domain/pathSets.js";
+import type { RedactOptions } from "../../domain/redact.js";
+import { IdGenerator } from "../../ports/IdGenerator.js";
+import { type Author, Notebook, type SyncReport } from "../Notebook.js";
+import { describeCommit, describePull, instructions } from "./descriptions.js";
+import { decodeCommitArguments, decodePullArguments } from "./toolInput.js";
+
+/** What the server needs besides the services. */
+export interface McpServerSettings {
+  /** The release version advertised as `serverInfo.version`. */
+  readonly version: string;
+  /** The path sets this server enforces, advertised on every surface. */
+  readonly pathSets: PathSets;
+  /** Extra scrubbing of error text (private root, secret values). */
+  readonly redaction?: RedactOptions;
+}
+
+/** A built server and the way to stop it gracefully. */
+export interface McpServerHandle {
+  readonly server: Server;
+  /**
+   * Stops taking tool calls (new ones get a protocol error), waits up to `graceMs` for
+   * the calls in flight, then interrupts whatever is left and waits for it to unwind.
+   * Does not close the transport; never fails.
+   */
+  readonly drain: (graceMs: number) => Effect.Effect<void>;
+}
+
+const objectSchema = (
+  properties: Record<string, { type: "string"; description: string }>,
+  required: ReadonlyArray<string>,
+): Tool["inputSchema"] => ({
+  type: "object",
+  properties,
+  ...(required.length === 0 ? {} : { required: [...required] }),
+  additionalProperties: false,
+});
+
+const pathProperty = {
+  type: "string",
+  description:
+    "Absolute path (or ~/…) of the working copy, at or below the workspace root. Omit it or pass an empty string for the server's notebook directory.",
+} as const;
+
+/** The two tools, with hand-written input schemas and no output schema (SPEC §2.3). */
+export const toolDefinitions = (sets: PathSets): ReadonlyArray<Tool> => [
+  {
+    name: "notes_pull",
+    description: describePull(sets),
+    inputSchema: objectSchema({ path: pathProperty }, []),
+  },
+  {
+    name: "notes_commit",
+    description: describeCommit(sets),
+    inputSchema: objectSchema(
+      {
+        message: {
+          type: "string",
+          description:
+            "What changed and why: non-blank UTF-8 without U+0000, at most 16,384 bytes.",
+        },
+        path: pathProperty,
+      },
+      ["message"],
+    ),
+  },
+];
+
+/** The result of one call and the facts its completion record carries. */
+interface Outcome {
+  readonly result: CallToolResult;
+  readonly code: string;
+  readonly reason?: string;
+  readonly generation?: number;
+}
+
+const unknownAuthor: Author = { name: "unknown", version: "unknown" };
+
+/** Codes an operator should notice; the rest are ordinary outcomes of agents' work. */
+const noteworthy = new Set([
+  "STORAGE_FAILURE",
+  "STORAGE_INTEGRITY",
+  "RECOVERY_FAILURE",
+  "ENGINE_FAILED",
+  "REMOTE_BUSY",
+]);
+
+/**
+ * Runs one `tools/call`: a fresh diagnosticId, one start record, the decoded call, one
+ * completion record (`code`, `durationMs`, and `generation` on success or `reason` on an
+ * error; `code=CANCELLED` when interrupted). Never fails: a domain error or a defect
+ * becomes the error envelope (a defect as ENGINE_FAILED/INTERNAL, its cause logged with
+ * the same diagnosticId). The use cases' own log records carry the diagnosticId too.
+ */
+export const callTool = (
+  name: string,
+  args: unknown,
+  author: Author,
+  settings: McpServerSettings,
+): Effect.Effect<CallToolResult, never, Notebook | IdGenerator> =>
+  Effect.gen(function* () {
+    const diagnosticId = yield* (yield* IdGenerator).diagnosticId;
+    const tool = name.length > 64 ? `${name.slice(0, 64)}…` : name;
+    const startedAt = yield* Clock.currentTimeMillis;
+    const record = (level: LogLevel.LogLevel, message: string, fields: object) =>
+      Effect.logWithLevel(level, message).pipe(
+        Effect.annotateLogs({ module: "mcp", tool, ...fields }),
+      );
+
+    const failure = (error: DomainError): Outcome => {
+      const envelope = errorEnvelope(error, diagnosticId, settings.pathSets, settings.redaction);
+      return {
+        result: {
+          isError: true,
+          content: [{ type: "text", text: envelope.text }],
+          structuredContent: { ...envelope.structured },
+        },
+        code: error.code,
+        reason: error.reason,
+      };
+    };
+    const success = (report: SyncReport): Outcome => {
+      const envelope = successEnvelope(report, settings.pathSets);
+      return {
+        result: {
+          content: [{ type: "text", text: envelope.text }],
+          structuredContent: { ...envelope.structured },
+        },
+        code: "OK",
+        generation: report.generation,
+      };
+    };
+
+    const dispatch: Effect.Effect<Outcome, never, Notebook> = Effect.gen(function* () {
+      const notebook = yield* Notebook;
+      const run = (operation: Effect.Effect<SyncReport, DomainError>) =>
+        operation.pipe(Effect.match({ onFailure: failure, onSuccess: success }));
+      if (name === "notes_pull") {
+        const decoded = decodePullArguments(args);
+        if (Either.isLeft(decoded)) return failure(decoded.left);
+        return yield* run(notebook.pull(decoded.right));
+      }
+      if (name === "notes_commit") {
+        const decoded = decodeCommitArguments(args);
+        if (Either.isLeft(decoded)) return failure(decoded.left);
+        return yield* run(notebook.commit({ ...decoded.right, author }));
+      }
+      return failure(
+        domainError({
+          code: "INVALID_REQUEST",
+          reason: "INVALID_ARGUMENT",
+          message: `Unknown tool ${JSON.stringify(tool)}; the tools are notes_pull and notes_commit.`,
+        }),
+      );
+    }).pipe(
+      Effect.catchAllDefect((defect) =>
+        record(LogLevel.Error, "tool call failed unexpectedly", {}).pipe(
+          Effect.annotateLogs("cause", Cause.pretty(Cause.die(defect))),
+          Effect.as(
+            failure(
+              domainError({
+                code: "ENGINE_FAILED",
+                reason: "INTERNAL",
+                message: `An unexpected internal error occurred; the log record with diagnosticId ${diagnosticId} has the cause.`,
+              }),
+            ),
+          ),
+        ),
+      ),
+    );
+
+    const outcome = yield* record(LogLevel.Info, "tool call started", {}).pipe(
+      Effect.zipRight(dispatch),
+      Effect.onExit((exit) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const durationMs = now - startedAt;
+          if (Exit.isFailure(exit)) {
+            return record(LogLevel.Info, "tool call completed", { code: "CANCELLED", durationMs });
+          }
+          const { code, reason, generation } = exit.value;
+          return record(
+            noteworthy.has(code) ? LogLevel.Warning : LogLevel.Info,
+            "tool call completed",
+            {
+              code,
+              ...(reason === undefined ? {} : { reason }),
+              durationMs,
+              ...(generation === undefined ? {} : { generation }),
+            },
+          );
+        }),
+      ),
+      Effect.annotateLogs("diagnosticId", diagnosticId),
+    );
+    return outcome.result;
+  });
+
+/**
+ * Builds the server over the {@link Notebook} and {@link IdGenerator} services of the
+ * calling context: name `quire`, capabilities `{ tools: {} }` only, the session
+ * instructions naming the notebook directory, and the two tool handlers. Connect it to
+ * any transport (stdio in `quire serve`, in-memory in tests). A cancelled request
+ * interrupts its call and stays a protocol-level cancellation (no result is sent).
+ */
+export const makeMcpServer = (
+  settings: McpServerSettings,
+): Effect.Effect<McpServerHandle, never, Notebook | IdGenerator> =>
+  Effect.gen(function* () {
+    const notebook = yield* Notebook;
+    const runtime = yield* Effect.runtime<Notebook | IdGenerator>();
+    const server = new Server(
+      { name: "quire", version: settings.version },
+      {
+        capabilities: { tools: {} },
+        instructions: instructions(notebook.notebookDirectory, settings.pathSets),
+      },
+    );
+    const tools = toolDefinitions(settings.pathSets);
+    const inFlight = new Set<Fiber.RuntimeFiber<CallToolResult>>();
+    let accepting = true;
+
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...tools] }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      if (!accepting) throw new McpError(ErrorCode.InternalError, "quire is shutting down");
+      const client = server.getClientVersion();
+      const author =
+        client === undefined ? unknownAuthor : { name: client.name, version: client.version };
+      const fiber = Runtime.runFork(runtime)(
+        callTool(request.params.name, request.params.arguments, author, settings),
+      );
+      inFlight.add(fiber);
+      const cancel = () => fiber.unsafeInterruptAsFork(FiberId.none);
+      extra.signal.addEventListener("abort", cancel, { once: true });
+      try {
+        const exit = await Runtime.runPromise(runtime)(Fiber.await(fiber));
+        if (Exit.isSuccess(exit)) return exit.value;
+        // Interrupted: by the client's cancellation (the SDK then sends nothing) or by
+        // shutdown. Either way not a domain error.
+        throw new McpError(ErrorCode.InternalError, "the call was cancelled");
+      } finally {
+        extra.signal.removeEventListener("abort", cancel);
+        inFlight.delete(fiber);
+      }
+    });
+
+    const drain = (graceMs: number): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        accepting = false;
+        const pending = [...inFlight];
+        if (pending.length === 0) return;
+        yield* Effect.logInfo("waiting for calls in flight").pipe(
+          Effect.annotateLogs({ module: "mcp", calls: pending.length }),
+        );
+        const finished = yield* Effect.forEach(pending, (fiber) => Fiber.await(fiber), {
+          concurrency: "unbounded",
+          discard: true,
+        }).pipe(
+          Effect.timeoutTo({ duration: graceMs, onSuccess: () => true, onTimeout: () => false }),
+        );
+        if (!finished) {
+          yield* Effect.logWarning("interrupting calls still in flight").pipe(
+            Effect.annotateLogs({ module: "mcp", calls: inFlight.size }),
+          );
+          yield* Effect.forEach([...inFlight], (fiber) => Fiber.interrupt(fiber), {
+            concurrency: "unbounded",
+            discard: true,
+          });
+        }
+      });
+
+    return { server, drain };
+  });

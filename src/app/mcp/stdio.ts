@@ -1,0 +1,76 @@
+/**
+ * `quire serve`'s transport loop: the MCP server on stdio until the host closes stdin
+ * or the process gets SIGINT/SIGTERM, then a graceful stop. Stdout carries only
+ * JSON-RPC (the SDK's transport writes nothing else; logs go to stderr).
+ */
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { Deferred, Effect } from "effect";
+import type { IdGenerator } from "../../ports/IdGenerator.js";
+import type { Notebook } from "../Notebook.js";
+import { type McpServerSettings, makeMcpServer } from "./server.js";
+
+/** How long calls in flight may take to finish after a stop was requested. */
+export const defaultGraceMs = 10_000;
+
+/**
+ * Serves MCP over the process's stdin/stdout until stopped. On the first SIGINT,
+ * SIGTERM, end of stdin, stdout failure or transport close: stop taking calls, let the
+ * calls in flight finish for up to `graceMs` (then interrupt them; the use cases keep
+ * their critical sections uninterruptible), close the server and succeed. A second
+ * SIGINT/SIGTERM during that wait exits at once with 130/143.
+ */
+export const serveStdio = (
+  settings: McpServerSettings,
+  graceMs: number = defaultGraceMs,
+): Effect.Effect<void, never, Notebook | IdGenerator> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const { server, drain } = yield* makeMcpServer(settings);
+      const stop = yield* Deferred.make<string>();
+      const requestStop = (why: string) => Effect.runSync(Deferred.succeed(stop, why));
+
+      const onSigint = () => requestStop("SIGINT");
+      const onSigterm = () => requestStop("SIGTERM");
+      const onStdinEnd = () => requestStop("stdin closed");
+      const onStdoutError = () => requestStop("stdout failed");
+      yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          process.on("SIGINT", onSigint);
+          process.on("SIGTERM", onSigterm);
+          process.stdin.on("end", onStdinEnd);
+          process.stdout.on("error", onStdoutError);
+        }),
+        () =>
+          Effect.sync(() => {
+            process.off("SIGINT", onSigint);
+            process.off("SIGTERM", onSigterm);
+            process.stdin.off("end", onStdinEnd);
+            process.stdout.off("error", onStdoutError);
+          }),
+      );
+      server.onclose = () => requestStop("transport closed");
+
+      yield* Effect.promise(() => server.connect(new StdioServerTransport()));
+      yield* Effect.logInfo("serving MCP on stdio").pipe(Effect.annotateLogs({ module: "mcp" }));
+
+      const why = yield* Deferred.await(stop);
+      yield* Effect.logInfo("stopping").pipe(Effect.annotateLogs({ module: "mcp", why }));
+      const forceExit = (code: number) => () => process.exit(code);
+      const forceOnSigint = forceExit(130);
+      const forceOnSigterm = forceExit(143);
+      yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          process.once("SIGINT", forceOnSigint);
+          process.once("SIGTERM", forceOnSigterm);
+        }),
+        () =>
+          Effect.sync(() => {
+            process.off("SIGINT", forceOnSigint);
+            process.off("SIGTERM", forceOnSigterm);
+          }),
+      );
+      yield* drain(graceMs);
+      server.onclose = () => undefined;
+      yield* Effect.promise(() => server.close());
+    }),
+  );
