@@ -237,9 +237,14 @@ export const commit = (
       }
       const accepted = yield* publishOnce(current, remote, merged, author, message);
       if (Option.isSome(accepted)) {
+        // Line counts read the replaced contents, so they are taken before the rewrite.
+        const files = yield* diffStats(
+          current.blobs,
+          diffTrees(remoteIds, merged),
+          remoteIds,
+          merged,
+        );
         yield* settle(current, scan, merged, accepted.value.view, "yes");
-        const changed = diffTrees(remoteIds, merged);
-        const files = yield* diffStats(current.blobs, changed, remoteIds, merged);
         return { generation: accepted.value.view.generation, files };
       }
       yield* Effect.logDebug("lost the race for current; re-merging").pipe(

@@ -7,7 +7,7 @@ import { runMerge } from "./mergeRun.js";
 import { loadStats, type CopyState } from "./privateState.js";
 import { emptyView, readRemote, type RemoteView } from "./remote.js";
 import { diffStats, scanTree, settle, viewTree } from "./settle.js";
-import { scanWorkingCopy } from "./workingCopy.js";
+import { changedPaths, scanWorkingCopy } from "./workingCopy.js";
 
 /** The view a private state describes (the empty notebook when never pulled). */
 export const knownView = (state: Option.Option<CopyState>): RemoteView =>
@@ -51,8 +51,9 @@ export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainE
       viewTree(remote.view),
       call.blobs,
     );
+    // Line counts read the old contents, so they are taken before the rewrite.
+    const files = yield* diffStats(call.blobs, changedPaths(scan, merged), local, merged);
     const settled = yield* settle(call, scan, merged, remote.view, "no");
-    const files = yield* diffStats(call.blobs, settled.changed, local, merged);
     return { state: settled.state, generation: remote.view.generation, files, conflicts };
   });
 

@@ -1,0 +1,181 @@
+import { Effect, Exit, Cause, Option } from "effect";
+import { describe, expect, it } from "vitest";
+import * as memFs from "../../src/adapters/memFileSystem.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import * as ids from "../../src/adapters/idGenerator.js";
+import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
+import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
+import type { DomainError } from "../../src/domain/errors.js";
+import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
+
+const author = { name: "test", version: "1" };
+
+const setup = (store: ObjectStoreService = memoryStore.make()) => {
+  const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
+  vol.unlinkSync("/ws/.keep");
+  const notebook = Effect.runSync(
+    makeNotebook({
+      store,
+      fs,
+      ids: ids.make(),
+      options: {
+        workspaceRoot: "/ws",
+        notebookDirectory: "/ws/a",
+        privateRoot: "/private",
+        homeDirectory: "/home/u",
+        commitRetries: 8,
+        checkpointPacks: 1024,
+        retainedCheckpoints: 1,
+      },
+    }),
+  );
+  const read = (path: string) => vol.readFileSync(path, "utf8").toString();
+  const write = (path: string, text: string) => {
+    vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    vol.writeFileSync(path, text);
+  };
+  return { notebook, vol, read, write, store };
+};
+
+const ok = (effect: Effect.Effect<SyncReport, DomainError>): Promise<SyncReport> =>
+  Effect.runPromise(effect);
+const fails = async (effect: Effect.Effect<SyncReport, DomainError>): Promise<DomainError> => {
+  const exit = await Effect.runPromiseExit(effect);
+  if (Exit.isSuccess(exit))
+    throw new Error(`expected a failure, got ${JSON.stringify(exit.value)}`);
+  const failure = Cause.failureOption(exit.cause);
+  if (Option.isNone(failure))
+    throw new Error(`expected a domain error, got ${Cause.pretty(exit.cause)}`);
+  return failure.value;
+};
+
+const pull = (nb: NotebookService, path?: string) =>
+  ok(nb.pull(path === undefined ? {} : { path }));
+const commit = (nb: NotebookService, path: string, message = "m") =>
+  ok(nb.commit({ path, message, author }));
+
+describe("notebook use cases (memfs + in-memory store)", () => {
+  it("publishes from one copy and pulls into another", async () => {
+    const { notebook, read, write } = setup();
+    const first = await pull(notebook);
+    expect(first).toEqual({ path: "/ws/a", generation: 0, files: [] });
+    write("/ws/a/notes/x.md", "one\ntwo\n");
+    const committed = await commit(notebook, "/ws/a");
+    expect(committed.generation).toBe(1);
+    expect(committed.files).toEqual([{ path: "notes/x.md", insertions: 2, deletions: 0 }]);
+    const other = await pull(notebook, "/ws/b");
+    expect(other.generation).toBe(1);
+    expect(other.files).toEqual([{ path: "notes/x.md", insertions: 2, deletions: 0 }]);
+    expect(read("/ws/b/notes/x.md")).toBe("one\ntwo\n");
+  });
+
+  it("does not write remotely for a no-change commit", async () => {
+    const { notebook, write, store } = setup();
+    await pull(notebook);
+    write("/ws/a/x.md", "x\n");
+    await commit(notebook, "/ws/a");
+    const before = await Effect.runPromise(store.get("current"));
+    const again = await commit(notebook, "/ws/a");
+    expect(again).toEqual({ path: "/ws/a", generation: 1, files: [] });
+    const after = await Effect.runPromise(store.get("current"));
+    expect(Option.getOrThrow(after).etag).toBe(Option.getOrThrow(before).etag);
+  });
+
+  it("merges concurrent edits of different lines and converges", async () => {
+    const { notebook, read, write } = setup();
+    await pull(notebook, "/ws/a");
+    write("/ws/a/f.md", "1\n2\n3\n4\n5\n");
+    await commit(notebook, "/ws/a");
+    await pull(notebook, "/ws/b");
+    write("/ws/a/f.md", "1 local\n2\n3\n4\n5\n");
+    write("/ws/b/f.md", "1\n2\n3\n4\n5 remote\n");
+    write("/ws/b/g.md", "new\n");
+    await commit(notebook, "/ws/b");
+    const merged = await commit(notebook, "/ws/a");
+    expect(merged.generation).toBe(3);
+    expect(merged.files).toEqual([{ path: "f.md", insertions: 1, deletions: 1 }]);
+    expect(read("/ws/a/f.md")).toBe("1 local\n2\n3\n4\n5 remote\n");
+    expect(read("/ws/a/g.md")).toBe("new\n");
+    await pull(notebook, "/ws/b");
+    expect(read("/ws/b/f.md")).toBe("1 local\n2\n3\n4\n5 remote\n");
+  });
+
+  it("reports overlapping edits as a conflict, refuses markers, then publishes the resolution", async () => {
+    const { notebook, read, write, store } = setup();
+    await pull(notebook, "/ws/a");
+    write("/ws/a/f.md", "a\nb\nc\n");
+    await commit(notebook, "/ws/a");
+    await pull(notebook, "/ws/b");
+    write("/ws/a/f.md", "a\nLOCAL\nc\n");
+    write("/ws/b/f.md", "a\nREMOTE\nc\n");
+    await commit(notebook, "/ws/b");
+    const conflict = await fails(notebook.commit({ path: "/ws/a", message: "m", author }));
+    expect(conflict.code).toBe("CONTENT_CONFLICT");
+    expect(conflict.reason).toBe("MERGE_CONFLICT");
+    expect(conflict.files).toEqual([
+      { path: "f.md", reason: "TEXT_CONFLICT", ranges: [{ start: 2, end: 6 }] },
+    ]);
+    expect(read("/ws/a/f.md")).toBe(
+      "a\n<<<<<<< local\nLOCAL\n=======\nREMOTE\n>>>>>>> remote\nc\n",
+    );
+    const current = Option.getOrThrow(await Effect.runPromise(store.get("current"))).etag;
+    const refused = await fails(notebook.commit({ path: "/ws/a", message: "m", author }));
+    expect(refused.reason).toBe("UNRESOLVED_MARKERS");
+    expect(refused.files).toEqual([
+      { path: "f.md", reason: "MARKER_BLOCK", ranges: [{ start: 2, end: 6 }] },
+    ]);
+    expect(Option.getOrThrow(await Effect.runPromise(store.get("current"))).etag).toBe(current);
+    write("/ws/a/f.md", "a\nBOTH\nc\n");
+    const resolved = await commit(notebook, "/ws/a");
+    expect(resolved.generation).toBe(3);
+    expect(resolved.files).toEqual([{ path: "f.md", insertions: 1, deletions: 1 }]);
+  });
+
+  it("refuses a commit before any pull and bad messages", async () => {
+    const { notebook, write } = setup();
+    write("/ws/c/x.md", "x\n");
+    expect((await fails(notebook.commit({ path: "/ws/c", message: "m", author }))).reason).toBe(
+      "NOT_PULLED",
+    );
+    expect(
+      (await fails(notebook.commit({ path: "/ws/c", message: " \n\u3000", author }))).reason,
+    ).toBe("MESSAGE_BLANK");
+    expect(
+      (await fails(notebook.commit({ path: "/ws/c", message: "é".repeat(8193), author }))).reason,
+    ).toBe("MESSAGE_TOO_LONG");
+    expect((await fails(notebook.pull({ path: "relative" }))).reason).toBe("PATH_NOT_ABSOLUTE");
+    expect((await fails(notebook.pull({ path: "/elsewhere" }))).reason).toBe("PATH_OUTSIDE_ROOT");
+  });
+
+  it("refuses invalid content, naming each file, and publishes nothing", async () => {
+    const { notebook, vol, write, store } = setup();
+    await pull(notebook);
+    write("/ws/a/ok.md", "fine\n");
+    vol.writeFileSync("/ws/a/bin.dat", Buffer.from([0xff, 0xfe, 0x00]));
+    vol.writeFileSync("/ws/a/zero.md", "a\u0000b");
+    vol.symlinkSync("/ws/a/ok.md", "/ws/a/link.md");
+    const error = await fails(notebook.commit({ path: "/ws/a", message: "m", author }));
+    expect(error.code).toBe("INVALID_CONTENT");
+    expect(error.files.map((f) => [f.path, f.reason])).toEqual([
+      ["bin.dat", "CONTAINS_NUL"],
+      ["link.md", "SYMLINK"],
+      ["zero.md", "CONTAINS_NUL"],
+    ]);
+    expect(Option.isNone(await Effect.runPromise(store.get("current")))).toBe(true);
+  });
+
+  it("deletes propagate and emptied directories disappear", async () => {
+    const { notebook, vol, write } = setup();
+    await pull(notebook, "/ws/a");
+    write("/ws/a/d/e/x.md", "x\ny\n");
+    write("/ws/a/keep.md", "k\n");
+    await commit(notebook, "/ws/a");
+    await pull(notebook, "/ws/b");
+    vol.unlinkSync("/ws/a/d/e/x.md");
+    const published = await commit(notebook, "/ws/a");
+    expect(published.files).toEqual([{ path: "d/e/x.md", insertions: 0, deletions: 2 }]);
+    const pulled = await pull(notebook, "/ws/b");
+    expect(pulled.files).toEqual([{ path: "d/e/x.md", insertions: 0, deletions: 2 }]);
+    expect(vol.existsSync("/ws/b/d")).toBe(false);
+  });
+});
