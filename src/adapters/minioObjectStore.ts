@@ -33,11 +33,14 @@ import {
   multipartThreshold,
   parseEndpoint,
   partConcurrency,
+  ifMatchValue,
   retryTransient,
   safeToken,
+  settleServerError,
   splitParts,
   storeIdentity,
   toBucketKey,
+  unmatchableEtag,
   type RemoteStoreOptions,
 } from "./remoteStoreSupport.js";
 
@@ -93,14 +96,20 @@ const clientSideNames = new Set([
 const field = (value: unknown, key: string): unknown =>
   typeof value === "object" && value !== null && key in value ? Reflect.get(value, key) : undefined;
 
+/** A classified failure: the port error, and whether the server answered with a 5xx (it finished processing). */
+interface Mapped {
+  readonly error: StoreError;
+  readonly serverError: boolean;
+}
+
 /**
  * The single classification of every failure of a minio request into the port's
  * closed set. minio-js turns retryable HTTP statuses into a plain Error naming the
- * status (its retries are off here), S3 error bodies into `S3Error` with `code`, and
- * credential failures into "Unable to get credentials". Messages carry only the
- * operation, the port key and sanitized tokens.
+ * status (its retries are off here) and S3 error bodies into `S3Error` with `code`;
+ * the AWS SDK credential chain fails with `CredentialsProviderError`. Messages carry
+ * only the operation, the port key and sanitized tokens.
  */
-const mapError = (error: unknown, request: Request): StoreError => {
+const mapError = (error: unknown, request: Request): Mapped => {
   const rawMessage = field(error, "message");
   const message = typeof rawMessage === "string" ? rawMessage : "";
   const s3Code = error instanceof S3Error ? safeToken(error.code) : undefined;
@@ -114,11 +123,13 @@ const mapError = (error: unknown, request: Request): StoreError => {
   ]
     .filter((part) => part !== undefined)
     .join(", ");
-  const fail = (reason: StoreErrorReason, what: string) =>
-    new StoreError({
+  const fail = (reason: StoreErrorReason, what: string, serverError = false): Mapped => ({
+    error: new StoreError({
       reason,
       message: `MinIO ${request.operation} ${request.key}: ${what}${detail === "" ? "" : ` (${detail})`}`,
-    });
+    }),
+    serverError,
+  });
   const lost = request.write ? "Ambiguous" : "Unavailable";
 
   if (error instanceof S3Error) {
@@ -141,7 +152,7 @@ const mapError = (error: unknown, request: Request): StoreError => {
   if (status !== undefined) {
     if (status === 503 || status === 429)
       return fail("Throttled", "the store asked us to slow down");
-    return fail(lost, "the store failed while handling the request");
+    return fail(lost, "the store failed while handling the request", status >= 500);
   }
   if (name === "CredentialsProviderError")
     return fail("AccessDenied", "no credentials could be resolved");
@@ -236,7 +247,10 @@ const makeService = (
     request: Request,
     run: (client: Client) => Promise<A>,
   ): Effect.Effect<A, StoreError> =>
-    Effect.tryPromise({ try: () => withClient(run), catch: (error) => mapError(error, request) });
+    Effect.tryPromise({
+      try: () => withClient(run),
+      catch: (error) => mapError(error, request).error,
+    });
 
   const get: ObjectStoreService["get"] = (key) =>
     call({ operation: "GetObject", key, write: false }, async (client) => {
@@ -298,31 +312,48 @@ const makeService = (
     body: Uint8Array,
     condition: PutCondition,
     metadata: ObjectMetadata | undefined,
-  ) =>
-    call(
-      { operation: "PutObject", key, write: true, ifMatch: condition._tag === "IfMatch" },
-      (client) =>
-        client.putObject(bucket, keyOf(key), asBuffer(body), body.length, {
-          ...metadataHeaders(metadata),
-          ...(condition._tag === "IfNoneMatch" ? { "If-None-Match": "*" } : {}),
-          ...(condition._tag === "IfMatch"
-            ? { "If-Match": bareEtag(condition.etag) ?? condition.etag }
-            : {}),
-        }),
-    ).pipe(
+  ): Effect.Effect<{ readonly etag: string }, StoreError> => {
+    const ifMatch = condition._tag === "IfMatch" ? ifMatchValue(condition.etag) : undefined;
+    if (condition._tag === "IfMatch" && ifMatch === undefined) {
+      return Effect.fail(unmatchableEtag("MinIO", key));
+    }
+    const request: Request = {
+      operation: "PutObject",
+      key,
+      write: true,
+      ifMatch: ifMatch !== undefined,
+    };
+    return Effect.tryPromise({
+      try: () =>
+        withClient((client) =>
+          client.putObject(bucket, keyOf(key), asBuffer(body), body.length, {
+            ...metadataHeaders(metadata),
+            ...(condition._tag === "IfNoneMatch" ? { "If-None-Match": "*" } : {}),
+            ...(ifMatch === undefined ? {} : { "If-Match": ifMatch }),
+          }),
+        ),
+      catch: (error) => mapError(error, request),
+    }).pipe(
       Effect.flatMap((answer) => {
         const etag = bareEtag(answer.etag);
         return etag === undefined
-          ? Effect.fail(
-              new StoreError({
+          ? Effect.fail<Mapped>({
+              error: new StoreError({
                 reason: "Corrupt",
                 message: `MinIO PutObject ${key}: the answer has no ETag`,
               }),
-            )
+              serverError: false,
+            })
           : Effect.succeed({ etag });
       }),
+      Effect.catchAll(({ error, serverError }) =>
+        serverError && condition._tag !== "Unconditional"
+          ? settleServerError(get, key, body, condition, error)
+          : Effect.fail(error),
+      ),
       retryTransient,
     );
+  };
 
   /** Same contract as the S3 adapter's multipart path: abort on failure, HEAD for the real ETag. */
   const putMultipart = (key: string, body: Uint8Array, metadata: ObjectMetadata | undefined) =>

@@ -4,8 +4,13 @@
  * identities, timeouts and the retry policy. Keeping these in one place is what
  * makes `s3://` and `minio://` behave identically on the same bucket.
  */
-import { Effect, Schedule } from "effect";
-import type { ObjectInfo, StoreError } from "../ports/ObjectStore.js";
+import { Effect, Option, Schedule } from "effect";
+import {
+  StoreError,
+  type ObjectInfo,
+  type PutCondition,
+  type StoredObject,
+} from "../ports/ObjectStore.js";
 import { compareKeys } from "./keyOrder.js";
 
 /**
@@ -124,3 +129,84 @@ export const splitParts = (body: Uint8Array): ReadonlyArray<Uint8Array> => {
   }
   return parts;
 };
+
+/**
+ * The `If-Match` value to send for `etag`, or `undefined` when no object can have that
+ * ETag. `*` would match any existing object and an empty value would be dropped (an
+ * unconditional write), a `,` would make it a list, so none of them may be sent.
+ */
+export const ifMatchValue = (etag: string): string | undefined => {
+  const bare = bareEtag(etag);
+  return bare !== undefined && bare !== "*" && /^[\x21\x23-\x2b\x2d-\x7e]+$/.test(bare)
+    ? bare
+    : undefined;
+};
+
+/** The failure of an `If-Match` put whose ETag cannot match anything (see {@link ifMatchValue}). */
+export const unmatchableEtag = (vendor: string, key: string): StoreError =>
+  new StoreError({
+    reason: "PreconditionFailed",
+    message: `${vendor} PutObject ${key}: condition not met (the If-Match ETag matches no object)`,
+  });
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
+  a.length === b.length &&
+  Buffer.from(a.buffer, a.byteOffset, a.length).equals(
+    Buffer.from(b.buffer, b.byteOffset, b.length),
+  );
+
+/**
+ * Settles a conditional put the store answered with a server error (5xx other than
+ * 503): the store finished processing, so one read tells what happened. Ceph RGW
+ * answers the losers of concurrent `If-Match` replaces this way (HTTP 500
+ * `UnknownError`, internally ECANCELED: "object replaced under us", nothing written),
+ * where AWS would answer 412 or 409.
+ *
+ * - the object is exactly as the condition expected (same ETag / still absent) →
+ *   nothing changed: `Unavailable`, so the retry policy may resend;
+ * - our bytes are current → `Ambiguous`: our write or an identical competing one
+ *   landed, and bytes cannot tell which (callers with unique bodies can);
+ * - other bytes are current → `PreconditionFailed`: the condition is false now and
+ *   a resend could only fail. (Residual risk, documented in docs/s3.md: a store that
+ *   applied our write, answered 5xx anyway, and was overwritten by a writer that had
+ *   read our version in between.)
+ * - the read fails → the original `Ambiguous` error.
+ */
+export const settleServerError = (
+  get: (key: string) => Effect.Effect<Option.Option<StoredObject>, StoreError>,
+  key: string,
+  body: Uint8Array,
+  condition: PutCondition,
+  original: StoreError,
+): Effect.Effect<never, StoreError> =>
+  get(key).pipe(
+    Effect.mapError(() => original),
+    Effect.flatMap((current) => {
+      const unchanged =
+        condition._tag === "IfMatch"
+          ? Option.isSome(current) && current.value.etag === bareEtag(condition.etag)
+          : Option.isNone(current);
+      if (unchanged) {
+        return Effect.fail(
+          new StoreError({
+            reason: "Unavailable",
+            message: `${original.message}; verified: nothing changed`,
+          }),
+        );
+      }
+      if (Option.isSome(current) && sameBytes(current.value.body, body)) {
+        return Effect.fail(
+          new StoreError({
+            reason: "Ambiguous",
+            message: `${original.message}; our bytes are current`,
+          }),
+        );
+      }
+      return Effect.fail(
+        new StoreError({
+          reason: "PreconditionFailed",
+          message: `${original.message}; verified: a competing write is current`,
+        }),
+      );
+    }),
+  );

@@ -43,11 +43,14 @@ import {
   multipartThreshold,
   parseEndpoint,
   partConcurrency,
+  ifMatchValue,
   retryTransient,
   safeToken,
+  settleServerError,
   splitParts,
   storeIdentity,
   toBucketKey,
+  unmatchableEtag,
   type RemoteStoreOptions,
 } from "./remoteStoreSupport.js";
 
@@ -96,12 +99,18 @@ const throttledNames = new Set([
 const field = (value: unknown, key: string): unknown =>
   typeof value === "object" && value !== null && key in value ? Reflect.get(value, key) : undefined;
 
+/** A classified failure: the port error, and whether the server answered with a 5xx (it finished processing). */
+interface Mapped {
+  readonly error: StoreError;
+  readonly serverError: boolean;
+}
+
 /**
  * The single classification of every failure of an S3 request (SDK exceptions, node
  * errno errors, timeouts) into the port's closed set. Messages are built from the
  * operation, the port key and sanitized vendor tokens only, never from vendor text.
  */
-const mapError = (error: unknown, request: Request): StoreError => {
+const mapError = (error: unknown, request: Request): Mapped => {
   const status = error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;
   const name = safeToken(field(error, "name"));
   const code = safeToken(field(error, "code")) ?? safeToken(field(field(error, "cause"), "code"));
@@ -110,11 +119,13 @@ const mapError = (error: unknown, request: Request): StoreError => {
   const detail = [name, code, status === undefined ? undefined : `HTTP ${status}`]
     .filter((part) => part !== undefined)
     .join(", ");
-  const fail = (reason: StoreErrorReason, what: string) =>
-    new StoreError({
+  const fail = (reason: StoreErrorReason, what: string, serverError = false): Mapped => ({
+    error: new StoreError({
       reason,
       message: `S3 ${request.operation} ${request.key}: ${what}${detail === "" ? "" : ` (${detail})`}`,
-    });
+    }),
+    serverError,
+  });
   const lost = request.write ? "Ambiguous" : "Unavailable";
 
   if (status === 412 || name === "PreconditionFailed" || name === "ConditionalRequestConflict") {
@@ -132,8 +143,9 @@ const mapError = (error: unknown, request: Request): StoreError => {
   if (status === 503 || status === 429 || (name !== undefined && throttledNames.has(name))) {
     return fail("Throttled", "the store asked us to slow down");
   }
-  if (status !== undefined && status >= 500)
-    return fail(lost, "the store failed while handling the request");
+  if (status !== undefined && status >= 500) {
+    return fail(lost, "the store failed while handling the request", true);
+  }
   if (status !== undefined) return fail("Unavailable", "the store rejected the request");
   if (code !== undefined && notSentCodes.has(code))
     return fail("Unavailable", "the store could not be reached");
@@ -160,7 +172,7 @@ const makeService = (client: S3Client, options: S3StoreOptions): ObjectStoreServ
     request: Request,
     run: (signal: AbortSignal) => Promise<A>,
   ): Effect.Effect<A, StoreError> =>
-    Effect.tryPromise({ try: run, catch: (error) => mapError(error, request) });
+    Effect.tryPromise({ try: run, catch: (error) => mapError(error, request).error });
 
   const get: ObjectStoreService["get"] = (key) => {
     const request: Request = { operation: "GetObject", key, write: false };
@@ -224,10 +236,19 @@ const makeService = (client: S3Client, options: S3StoreOptions): ObjectStoreServ
     body: Uint8Array,
     condition: PutCondition,
     metadata: ObjectMetadata | undefined,
-  ) =>
-    call(
-      { operation: "PutObject", key, write: true, ifMatch: condition._tag === "IfMatch" },
-      (abortSignal) =>
+  ): Effect.Effect<{ readonly etag: string }, StoreError> => {
+    const ifMatch = condition._tag === "IfMatch" ? ifMatchValue(condition.etag) : undefined;
+    if (condition._tag === "IfMatch" && ifMatch === undefined) {
+      return Effect.fail(unmatchableEtag("S3", key));
+    }
+    const request: Request = {
+      operation: "PutObject",
+      key,
+      write: true,
+      ifMatch: ifMatch !== undefined,
+    };
+    return Effect.tryPromise({
+      try: (abortSignal) =>
         client.send(
           new PutObjectCommand({
             Bucket: bucket,
@@ -236,26 +257,32 @@ const makeService = (client: S3Client, options: S3StoreOptions): ObjectStoreServ
             ContentLength: body.length,
             ...(metadata === undefined ? {} : { Metadata: { ...metadata } }),
             ...(condition._tag === "IfNoneMatch" ? { IfNoneMatch: "*" } : {}),
-            ...(condition._tag === "IfMatch"
-              ? { IfMatch: bareEtag(condition.etag) ?? condition.etag }
-              : {}),
+            ...(ifMatch === undefined ? {} : { IfMatch: ifMatch }),
           }),
           { abortSignal },
         ),
-    ).pipe(
+      catch: (error) => mapError(error, request),
+    }).pipe(
       Effect.flatMap((answer) => {
         const etag = bareEtag(answer.ETag);
         return etag === undefined
-          ? Effect.fail(
-              new StoreError({
+          ? Effect.fail<Mapped>({
+              error: new StoreError({
                 reason: "Corrupt",
                 message: `S3 PutObject ${key}: the answer has no ETag`,
               }),
-            )
+              serverError: false,
+            })
           : Effect.succeed({ etag });
       }),
+      Effect.catchAll(({ error, serverError }) =>
+        serverError && condition._tag !== "Unconditional"
+          ? settleServerError(get, key, body, condition, error)
+          : Effect.fail(error),
+      ),
       retryTransient,
     );
+  };
 
   /**
    * Uploads in parts and completes; aborts the upload on any failure. Until Complete
