@@ -5,7 +5,9 @@ module.exports = {
       name: "domain-is-pure",
       severity: "error",
       from: { path: "^src/domain" },
-      to: { path: "^src/(ports|adapters|app)|^(node:)?(fs|fs/promises|child_process|net|http|https)$|@aws-sdk|minio|memfs" },
+      to: {
+        path: "^src/(ports|adapters|app)|^(node:)?(fs|fs/promises|child_process|net|http|https)$|@aws-sdk|minio|memfs",
+      },
     },
     {
       name: "ports-depend-on-domain-only",
@@ -23,13 +25,18 @@ module.exports = {
       name: "vendor-sdks-only-in-adapters",
       severity: "error",
       from: { pathNot: "^src/adapters" },
-      to: { path: "@aws-sdk/client-s3|node_modules/minio|node_modules/memfs|^(node:)?fs(/promises)?$" },
+      to: {
+        path: "@aws-sdk/client-s3|node_modules/minio|node_modules/memfs|^(node:)?fs(/promises)?$",
+      },
     },
   ],
   options: {
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"] },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+    },
   },
 };

@@ -10,4 +10,7 @@ export interface IdGeneratorService {
 }
 
 /** The IdGenerator port. */
-export class IdGenerator extends Context.Tag("quire/IdGenerator")<IdGenerator, IdGeneratorService>() {}
+export class IdGenerator extends Context.Tag("quire/IdGenerator")<
+  IdGenerator,
+  IdGeneratorService
+>() {}

@@ -110,4 +110,7 @@ export interface ObjectStoreService {
 }
 
 /** The ObjectStore port. */
-export class ObjectStore extends Context.Tag("quire/ObjectStore")<ObjectStore, ObjectStoreService>() {}
+export class ObjectStore extends Context.Tag("quire/ObjectStore")<
+  ObjectStore,
+  ObjectStoreService
+>() {}
