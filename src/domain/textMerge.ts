@@ -1,4 +1,7 @@
 /** Three-way line merge of texts with git-style conflict markers (SPEC §6.3). */
+import { ChunkKind, planMerge, type MergeChunk } from "./diff3.js";
+import { diffClasses } from "./lineDiff.js";
+import { LineClassifier, type ClassifiedText } from "./lines.js";
 import type { LineRange } from "./tree.js";
 
 /** The result of {@link mergeText}. */
@@ -9,11 +12,146 @@ export interface TextMergeResult {
   readonly conflicts: ReadonlyArray<LineRange>;
 }
 
+/** The marker lines, without their line ending. */
+export const LOCAL_MARKER = "<<<<<<< local";
+export const SEPARATOR_MARKER = "=======";
+export const REMOTE_MARKER = ">>>>>>> remote";
+
+const LF = 10;
+const CR = 13;
+
+/** CRLF when the first line break of `text` is CRLF, else LF (SPEC §6.3). */
+const markerLineEnding = (text: string): string => {
+  const newline = text.indexOf("\n");
+  return newline > 0 && text.charCodeAt(newline - 1) === CR ? "\r\n" : "\n";
+};
+
+const isAsciiAlnum = (code: number): boolean =>
+  (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+
+/**
+ * Accumulates the merged text as slices of the inputs (joined once at the end) and
+ * keeps count of the output lines for the conflict ranges.
+ */
+class MergeOutput {
+  private readonly pieces: Array<string> = [];
+  private lines = 0;
+  private atLineStart = true;
+  readonly conflicts: Array<LineRange> = [];
+
+  constructor(private readonly eol: string) {}
+
+  /** Appends lines [from, to) of `source`. */
+  copy(source: ClassifiedText, from: number, to: number): void {
+    if (to <= from) return;
+    const start = source.starts[from] ?? 0;
+    const end = source.starts[to] ?? 0;
+    this.pieces.push(source.text.slice(start, end));
+    // A previous piece without final LF continues on this piece's first line.
+    this.lines += this.atLineStart ? to - from : to - from - 1;
+    this.atLineStart = source.text.charCodeAt(end - 1) === LF;
+  }
+
+  /** Appends lines [from, to) of `source` as one side of a conflict block, always ending with a line break. */
+  copySide(source: ClassifiedText, from: number, to: number): void {
+    this.copy(source, from, to);
+    this.breakLine();
+  }
+
+  /** Appends one marker line at the start of a line. */
+  marker(text: string): void {
+    this.breakLine();
+    this.pieces.push(text, this.eol);
+    this.lines++;
+  }
+
+  /** Writes a whole conflict block and records its range. */
+  conflict(local: ClassifiedText, remote: ClassifiedText, chunk: MergeChunk): void {
+    this.marker(LOCAL_MARKER);
+    const start = this.lines;
+    this.copySide(local, chunk.local, chunk.local + chunk.localCount);
+    this.marker(SEPARATOR_MARKER);
+    this.copySide(remote, chunk.remote, chunk.remote + chunk.remoteCount);
+    this.marker(REMOTE_MARKER);
+    this.conflicts.push({ start, end: this.lines });
+  }
+
+  text(): string {
+    return this.pieces.join("");
+  }
+
+  /** Ends an unterminated line so that what follows starts at column zero. */
+  private breakLine(): void {
+    if (this.atLineStart) return;
+    this.pieces.push(this.eol);
+    this.atLineStart = true;
+  }
+}
+
+/** Renders the planned chunks over the local text (git's merge buffer layout). */
+const render = (
+  local: ClassifiedText,
+  remote: ClassifiedText,
+  chunks: ReadonlyArray<MergeChunk>,
+  eol: string,
+): TextMergeResult => {
+  const out = new MergeOutput(eol);
+  let next = 0;
+  for (const chunk of chunks) {
+    if (chunk.kind === ChunkKind.Same) continue;
+    out.copy(local, next, chunk.local);
+    if (chunk.kind === ChunkKind.Conflict) out.conflict(local, remote, chunk);
+    else if (chunk.kind === ChunkKind.Local)
+      out.copy(local, chunk.local, chunk.local + chunk.localCount);
+    else out.copy(remote, chunk.remote, chunk.remote + chunk.remoteCount);
+    next = chunk.local + chunk.localCount;
+  }
+  out.copy(local, next, local.classes.length);
+  return { text: out.text(), conflicts: out.conflicts };
+};
+
 /**
  * Merges `local` and `remote` edits of `base` line by line, deterministically, agreeing
  * with `git merge-file -p -L local -L base -L remote local base remote` wherever git
- * merges cleanly. Never fails.
+ * merges cleanly, and conflicting wherever git does (changes that overlap or merely
+ * touch in the base, unless identical). Lines keep their terminators; a final line
+ * without newline is a line. Conflicts are written as complete marker blocks whose
+ * marker lines end with CRLF when local's first line break is CRLF, else LF; a side
+ * whose last line lacks a newline gets one so markers stay at column zero. Never fails.
  */
-export const mergeText = (_base: string, _local: string, _remote: string): TextMergeResult => {
-  throw new Error("not implemented yet");
+export const mergeText = (base: string, local: string, remote: string): TextMergeResult => {
+  if (local === remote || remote === base) return { text: local, conflicts: [] };
+  if (local === base) return { text: remote, conflicts: [] };
+
+  // Sized for typical line lengths; the tables grow if the texts have more lines.
+  const classifier = new LineClassifier("exact", (base.length + local.length + remote.length) >> 5);
+  const baseLines = classifier.classify(base);
+  const localLines = classifier.classifyLike(local, baseLines);
+  const remoteLines = classifier.classifyLike(remote, baseLines);
+  const classCount = classifier.size;
+
+  const toLocal = diffClasses(baseLines.classes, localLines.classes, classCount);
+  const toRemote = diffClasses(baseLines.classes, remoteLines.classes, classCount);
+  if (toLocal.length === 0) return { text: remote, conflicts: [] };
+  if (toRemote.length === 0) return { text: local, conflicts: [] };
+
+  const localLineHasAlnum = (line: number): boolean => {
+    const end = localLines.starts[line + 1] ?? 0;
+    for (let at = localLines.starts[line] ?? 0; at < end; at++) {
+      if (isAsciiAlnum(local.charCodeAt(at))) return true;
+    }
+    return false;
+  };
+  const chunks = planMerge(
+    {
+      base: baseLines.classes,
+      local: localLines.classes,
+      remote: remoteLines.classes,
+      classCount,
+      localLineHasAlnum,
+    },
+    toLocal,
+    toRemote,
+  );
+  return render(localLines, remoteLines, chunks, markerLineEnding(local));
 };

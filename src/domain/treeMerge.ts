@@ -13,10 +13,21 @@ export type MergeEntry =
       readonly remote: string;
     };
 
-/** A structural conflict found by the tree merge. */
+/**
+ * A structural conflict found by the tree merge.
+ * - `DELETE_MODIFY`: one side deleted the file the other modified; the modified file is kept.
+ * - `FILE_DIRECTORY`: one side has a file where the other has a directory; the directory
+ *   stays and the file moves to `movedTo` (`<path>~local` or `<path>~remote`).
+ * - `CASE_COLLISION`: the sides brought paths (or directories) equal under case folding;
+ *   the remote spelling stays and the other file moves to `movedTo` (`<path>~local`, or
+ *   for a directory spelt differently `<dir>~local/<rest>`).
+ */
 export interface TreeConflict {
+  /** The path as the side that caused the conflict wrote it. */
   readonly path: string;
-  readonly reason: "DELETE_MODIFY" | "FILE_DIRECTORY";
+  readonly reason: "DELETE_MODIFY" | "FILE_DIRECTORY" | "CASE_COLLISION";
+  /** Where the file was put instead of `path`, when it had to move aside. */
+  readonly movedTo?: string;
 }
 
 /** The plan of a tree merge: the merged tree's entries and the structural conflicts. */
@@ -27,12 +38,239 @@ export interface TreeMergePlan {
   readonly conflicts: ReadonlyArray<TreeConflict>;
 }
 
+type Side = "local" | "remote";
+
 /**
- * Plans the three-way merge of trees. An unchanged side takes the other; identical
- * changes are not conflicts; delete/modify keeps the modified file and reports
- * DELETE_MODIFY; file/directory keeps the directory and moves the file aside (see
- * docs/merge.md). Pure and deterministic. Cost grows with the paths that differ.
+ * The key under which two paths collide: NFC, then lower case. `toLowerCase` is not
+ * full Unicode case folding (e.g. "ß" vs "SS"), but it is what the notebook path rules
+ * use and is enough to keep case-insensitive file systems apart.
  */
-export const planTreeMerge = (_base: Tree, _local: Tree, _remote: Tree): TreeMergePlan => {
-  throw new Error("not implemented yet");
+export const foldPath = (path: string): string => path.normalize("NFC").toLowerCase();
+
+const resolved = (id: string): MergeEntry => ({ _tag: "Resolved", id });
+
+/** Per path three-way decision; records delete/modify conflicts. */
+const mergePath = (
+  base: string | undefined,
+  local: string | undefined,
+  remote: string | undefined,
+  path: string,
+  conflicts: Map<string, TreeConflict>,
+): MergeEntry | undefined => {
+  if (local === remote) return local === undefined ? undefined : resolved(local);
+  if (local === base) return remote === undefined ? undefined : resolved(remote);
+  if (remote === base) return local === undefined ? undefined : resolved(local);
+  // Both changed, differently.
+  if (local === undefined || remote === undefined) {
+    conflicts.set(path, { path, reason: "DELETE_MODIFY" });
+    return resolved(local ?? remote ?? "");
+  }
+  return { _tag: "NeedsTextMerge", base, local, remote };
+};
+
+/** Calls `visit(spelling, folded)` for each directory above `path` ("a/b/c" → "a", "a/b"). */
+const forEachDirectory = (
+  path: string,
+  folded: string,
+  visit: (spelling: string, folded: string) => void,
+): void => {
+  // Folding keeps every "/" (no character lower-cases to or from it), so the k-th
+  // slash of the path and of its folded form delimit the same directory.
+  let slash = path.indexOf("/");
+  let foldedSlash = folded.indexOf("/");
+  while (slash !== -1 && foldedSlash !== -1) {
+    visit(path.slice(0, slash), folded.slice(0, foldedSlash));
+    slash = path.indexOf("/", slash + 1);
+    foldedSlash = folded.indexOf("/", foldedSlash + 1);
+  }
+};
+
+const depth = (path: string): number => {
+  let count = 0;
+  for (let slash = path.indexOf("/"); slash !== -1; slash = path.indexOf("/", slash + 1)) count++;
+  return count;
+};
+
+/** Every folded name in use, files and directories alike, to pick free names. */
+const foldedNames = (entries: ReadonlyMap<string, MergeEntry>): Set<string> => {
+  const names = new Set<string>();
+  for (const path of entries.keys()) {
+    const folded = foldPath(path);
+    names.add(folded);
+    forEachDirectory(path, folded, (_spelling, directory) => names.add(directory));
+  }
+  return names;
+};
+
+/** `<name>~<side>`, or `<name>~<side>~2`, `~3`… if taken; the chosen name becomes taken. */
+const freeName = (name: string, side: Side, taken: Set<string>): string => {
+  let candidate = `${name}~${side}`;
+  for (let counter = 2; taken.has(foldPath(candidate)); counter++)
+    candidate = `${name}~${side}~${counter}`;
+  taken.add(foldPath(candidate));
+  return candidate;
+};
+
+/** Moves the entry at `from` to `to` and records the conflict under the original path. */
+const move = (
+  entries: Map<string, MergeEntry>,
+  conflicts: Map<string, TreeConflict>,
+  from: string,
+  to: string,
+  reason: TreeConflict["reason"],
+): void => {
+  const entry = entries.get(from);
+  if (entry === undefined) return;
+  entries.delete(from);
+  entries.set(to, entry);
+  conflicts.set(from, { path: from, reason, movedTo: to });
+};
+
+/**
+ * Directories spelt differently by the two sides ("Notes/a" and "notes/b"): the
+ * spelling remote uses stays, every file under another spelling moves to a renamed
+ * directory (`Notes~local/a`). Outer directories first; a directory under one already
+ * renamed no longer collides.
+ */
+const renameCaseTwinDirectories = (
+  entries: Map<string, MergeEntry>,
+  remote: Tree,
+  conflicts: Map<string, TreeConflict>,
+): void => {
+  // Folded directory → its spellings → whether remote uses that spelling.
+  const spellings = new Map<string, Map<string, boolean>>();
+  for (const path of entries.keys()) {
+    const usedByRemote = remote.has(path);
+    forEachDirectory(path, foldPath(path), (spelling, folded) => {
+      let variants = spellings.get(folded);
+      if (variants === undefined) {
+        variants = new Map();
+        spellings.set(folded, variants);
+      }
+      variants.set(spelling, (variants.get(spelling) ?? false) || usedByRemote);
+    });
+  }
+  const collisions = [...spellings].filter(([, variants]) => variants.size > 1);
+  if (collisions.length === 0) return;
+  collisions.sort(([a], [b]) => depth(a) - depth(b) || compareCodeUnits(a, b));
+
+  const taken = foldedNames(entries);
+  const renames = new Map<string, string>();
+  const renamedAbove = (spelling: string): boolean => {
+    for (
+      let slash = spelling.indexOf("/");
+      slash !== -1;
+      slash = spelling.indexOf("/", slash + 1)
+    ) {
+      if (renames.has(spelling.slice(0, slash))) return true;
+    }
+    return false;
+  };
+  for (const [, variants] of collisions) {
+    const candidates = [...variants]
+      .filter(([spelling]) => !renamedAbove(spelling))
+      .sort(([a], [b]) => compareCodeUnits(a, b));
+    if (candidates.length < 2) continue;
+    const keeper = (candidates.find(([, usedByRemote]) => usedByRemote) ?? candidates[0])?.[0];
+    for (const [spelling, usedByRemote] of candidates) {
+      if (spelling !== keeper)
+        renames.set(spelling, freeName(spelling, usedByRemote ? "remote" : "local", taken));
+    }
+  }
+
+  const moves: Array<[string, string]> = [];
+  for (const path of entries.keys()) {
+    for (let slash = path.indexOf("/"); slash !== -1; slash = path.indexOf("/", slash + 1)) {
+      const renamed = renames.get(path.slice(0, slash));
+      if (renamed !== undefined) {
+        moves.push([path, renamed + path.slice(slash)]);
+        break;
+      }
+    }
+  }
+  for (const [from, to] of moves) move(entries, conflicts, from, to, "CASE_COLLISION");
+};
+
+/**
+ * Makes the merged tree valid after the per-path merge: directories spelt differently
+ * by the sides are separated, a file where there is also a directory moves aside
+ * (the directory stays), and of files equal under case folding the remote one stays.
+ * Only called when some merged path is new relative to the base: a valid base cannot
+ * clash with itself. Linear in the number of merged paths times their depth.
+ */
+const separateClashes = (
+  entries: Map<string, MergeEntry>,
+  local: Tree,
+  remote: Tree,
+  conflicts: Map<string, TreeConflict>,
+): void => {
+  renameCaseTwinDirectories(entries, remote, conflicts);
+
+  const sideOf = (path: string): Side =>
+    remote.has(path) && !local.has(path) ? "remote" : "local";
+  const files = new Map<string, Array<string>>();
+  const directories = new Set<string>();
+  for (const path of entries.keys()) {
+    const folded = foldPath(path);
+    const same = files.get(folded);
+    if (same === undefined) files.set(folded, [path]);
+    else same.push(path);
+    forEachDirectory(path, folded, (_spelling, directory) => directories.add(directory));
+  }
+  const taken = new Set<string>([...files.keys(), ...directories]);
+
+  // File versus directory: the directory stays, the file moves aside.
+  for (const [folded, paths] of files) {
+    if (!directories.has(folded)) continue;
+    for (const path of [...paths].sort(compareCodeUnits)) {
+      move(entries, conflicts, path, freeName(path, sideOf(path), taken), "FILE_DIRECTORY");
+    }
+    files.delete(folded);
+  }
+
+  // Files equal under case folding: keep the one remote has, move the others aside.
+  for (const paths of files.values()) {
+    if (paths.length < 2) continue;
+    const sorted = [...paths].sort(compareCodeUnits);
+    const keeper = sorted.find((path) => remote.has(path)) ?? sorted[0];
+    for (const path of sorted) {
+      if (path !== keeper)
+        move(entries, conflicts, path, freeName(path, sideOf(path), taken), "CASE_COLLISION");
+    }
+  }
+};
+
+const compareCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Plans the three-way merge of trees. Per path: an unchanged side takes the other;
+ * identical changes (including both deleting) are not conflicts; both changed
+ * differently → `NeedsTextMerge` (base undefined for add/add); delete vs modify keeps
+ * the modified file and reports DELETE_MODIFY. Then the merged tree is made valid:
+ * a file where the other side has a directory moves to `<path>~local`/`<path>~remote`
+ * (FILE_DIRECTORY); of two paths equal under case folding the remote one stays and the
+ * other moves to `<path>~local`, and a directory spelt differently by the sides moves
+ * to `<dir>~local` (CASE_COLLISION, per moved file); a taken name gets `~2`, `~3`…
+ * One conflict per original path (a move supersedes DELETE_MODIFY), sorted by path.
+ * Pure and deterministic; one pass over the union of paths, plus passes over the
+ * merged paths only when some merged path is new relative to the base.
+ */
+export const planTreeMerge = (base: Tree, local: Tree, remote: Tree): TreeMergePlan => {
+  const entries = new Map<string, MergeEntry>();
+  const conflicts = new Map<string, TreeConflict>();
+  let anyNew = false;
+  const visit = (path: string): void => {
+    const entry = mergePath(base.get(path), local.get(path), remote.get(path), path, conflicts);
+    if (entry === undefined) return;
+    entries.set(path, entry);
+    if (!base.has(path)) anyNew = true;
+  };
+  for (const path of local.keys()) visit(path);
+  for (const path of remote.keys()) if (!local.has(path)) visit(path);
+  for (const path of base.keys()) if (!local.has(path) && !remote.has(path)) visit(path);
+
+  if (anyNew) separateClashes(entries, local, remote, conflicts);
+
+  const sorted = [...conflicts.values()].sort((a, b) => compareCodeUnits(a.path, b.path));
+  return { entries, conflicts: sorted };
 };

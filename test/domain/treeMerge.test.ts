@@ -1,0 +1,218 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { Tree } from "../../src/domain/tree.js";
+import { planTreeMerge, type MergeEntry } from "../../src/domain/treeMerge.js";
+
+const tree = (entries: Record<string, string>): Tree => new Map(Object.entries(entries));
+const resolved = (id: string): MergeEntry => ({ _tag: "Resolved", id });
+const entriesOf = (plan: ReturnType<typeof planTreeMerge>): Record<string, MergeEntry> =>
+  Object.fromEntries([...plan.entries].sort(([a], [b]) => (a < b ? -1 : 1)));
+
+describe("planTreeMerge per path", () => {
+  it("takes the other side where one side is unchanged", () => {
+    const base = tree({ a: "1", b: "2", c: "3", d: "4" });
+    const local = tree({ a: "1x", b: "2", c: "3", e: "5" }); // modify a, delete d, add e
+    const remote = tree({ a: "1", b: "2y", d: "4", f: "6" }); // modify b, delete c, add f
+    const plan = planTreeMerge(base, local, remote);
+    expect(entriesOf(plan)).toEqual({
+      a: resolved("1x"),
+      b: resolved("2y"),
+      e: resolved("5"),
+      f: resolved("6"),
+    });
+    expect(plan.conflicts).toEqual([]);
+  });
+
+  it("accepts identical changes, including both deleting and both adding the same", () => {
+    const plan = planTreeMerge(
+      tree({ a: "1", b: "2" }),
+      tree({ a: "9", c: "3" }),
+      tree({ a: "9", c: "3" }),
+    );
+    expect(entriesOf(plan)).toEqual({ a: resolved("9"), c: resolved("3") });
+    expect(plan.conflicts).toEqual([]);
+  });
+
+  it("asks for a text merge where both changed differently, without base for add/add", () => {
+    const plan = planTreeMerge(
+      tree({ a: "1" }),
+      tree({ a: "2", n: "x" }),
+      tree({ a: "3", n: "y" }),
+    );
+    expect(entriesOf(plan)).toEqual({
+      a: { _tag: "NeedsTextMerge", base: "1", local: "2", remote: "3" },
+      n: { _tag: "NeedsTextMerge", base: undefined, local: "x", remote: "y" },
+    });
+    expect(plan.conflicts).toEqual([]);
+  });
+
+  it("keeps the modified side of delete/modify and reports it", () => {
+    const plan = planTreeMerge(tree({ a: "1", b: "2" }), tree({ b: "2x" }), tree({ a: "1y" }));
+    expect(entriesOf(plan)).toEqual({ a: resolved("1y"), b: resolved("2x") });
+    expect(plan.conflicts).toEqual([
+      { path: "a", reason: "DELETE_MODIFY" },
+      { path: "b", reason: "DELETE_MODIFY" },
+    ]);
+  });
+
+  it("returns the base when nothing changed", () => {
+    const base = tree({ "x/y": "1", z: "2" });
+    const plan = planTreeMerge(base, base, base);
+    expect(entriesOf(plan)).toEqual({ "x/y": resolved("1"), z: resolved("2") });
+    expect(plan.conflicts).toEqual([]);
+  });
+});
+
+describe("planTreeMerge structural conflicts", () => {
+  it("moves a local file aside where remote has a directory", () => {
+    const plan = planTreeMerge(tree({}), tree({ "notes/a": "f" }), tree({ "notes/a/b.md": "d" }));
+    expect(entriesOf(plan)).toEqual({
+      "notes/a/b.md": resolved("d"),
+      "notes/a~local": resolved("f"),
+    });
+    expect(plan.conflicts).toEqual([
+      { path: "notes/a", reason: "FILE_DIRECTORY", movedTo: "notes/a~local" },
+    ]);
+  });
+
+  it("moves a remote file aside where local has a directory", () => {
+    const plan = planTreeMerge(
+      tree({ k: "0" }),
+      tree({ k: "0", "a/b": "d" }),
+      tree({ k: "0", a: "f" }),
+    );
+    expect(entriesOf(plan)).toEqual({
+      "a/b": resolved("d"),
+      "a~remote": resolved("f"),
+      k: resolved("0"),
+    });
+    expect(plan.conflicts).toEqual([{ path: "a", reason: "FILE_DIRECTORY", movedTo: "a~remote" }]);
+  });
+
+  it("adds a counter when the aside name is taken", () => {
+    const plan = planTreeMerge(tree({}), tree({ a: "f", "a~local": "t" }), tree({ "a/b": "d" }));
+    expect(entriesOf(plan)).toEqual({
+      "a/b": resolved("d"),
+      "a~local": resolved("t"),
+      "a~local~2": resolved("f"),
+    });
+    expect(plan.conflicts).toEqual([{ path: "a", reason: "FILE_DIRECTORY", movedTo: "a~local~2" }]);
+  });
+
+  it("reports a file kept by delete/modify that clashes with a directory once, as FILE_DIRECTORY", () => {
+    // Remote replaced file a by directory a/; local modified file a.
+    const plan = planTreeMerge(tree({ a: "1" }), tree({ a: "2" }), tree({ "a/x": "3" }));
+    expect(entriesOf(plan)).toEqual({ "a/x": resolved("3"), "a~local": resolved("2") });
+    expect(plan.conflicts).toEqual([{ path: "a", reason: "FILE_DIRECTORY", movedTo: "a~local" }]);
+  });
+
+  it("keeps remote's path of two equal under case folding and moves local's aside", () => {
+    const plan = planTreeMerge(tree({}), tree({ "Readme.md": "l" }), tree({ "README.md": "r" }));
+    expect(entriesOf(plan)).toEqual({
+      "README.md": resolved("r"),
+      "Readme.md~local": resolved("l"),
+    });
+    expect(plan.conflicts).toEqual([
+      { path: "Readme.md", reason: "CASE_COLLISION", movedTo: "Readme.md~local" },
+    ]);
+  });
+
+  it("folds after NFC normalisation", () => {
+    const composed = "caf\u00e9.md";
+    const decomposed = "CAFE\u0301.md";
+    const plan = planTreeMerge(tree({}), tree({ [decomposed]: "l" }), tree({ [composed]: "r" }));
+    expect(plan.conflicts).toEqual([
+      { path: decomposed, reason: "CASE_COLLISION", movedTo: `${decomposed}~local` },
+    ]);
+  });
+
+  it("separates directories spelt differently by the two sides", () => {
+    const plan = planTreeMerge(
+      tree({ top: "0" }),
+      tree({ top: "0", "Notes/a.md": "l1", "Notes/sub/b.md": "l2" }),
+      tree({ top: "0", "notes/c.md": "r" }),
+    );
+    expect(entriesOf(plan)).toEqual({
+      "Notes~local/a.md": resolved("l1"),
+      "Notes~local/sub/b.md": resolved("l2"),
+      "notes/c.md": resolved("r"),
+      top: resolved("0"),
+    });
+    expect(plan.conflicts).toEqual([
+      { path: "Notes/a.md", reason: "CASE_COLLISION", movedTo: "Notes~local/a.md" },
+      { path: "Notes/sub/b.md", reason: "CASE_COLLISION", movedTo: "Notes~local/sub/b.md" },
+    ]);
+  });
+
+  it("treats a file and a directory equal under case folding as file/directory", () => {
+    const plan = planTreeMerge(tree({}), tree({ Docs: "f" }), tree({ "docs/x": "d" }));
+    expect(entriesOf(plan)).toEqual({ "Docs~local": resolved("f"), "docs/x": resolved("d") });
+    expect(plan.conflicts).toEqual([
+      { path: "Docs", reason: "FILE_DIRECTORY", movedTo: "Docs~local" },
+    ]);
+  });
+
+  it("sorts conflicts by path", () => {
+    const plan = planTreeMerge(
+      tree({ z: "1", b: "2" }),
+      tree({ b: "2x", m: "f" }),
+      tree({ z: "1y", "m/x": "d" }),
+    );
+    expect(plan.conflicts.map((c) => c.path)).toEqual(["b", "m", "z"]);
+  });
+});
+
+describe("planTreeMerge properties", () => {
+  const pathArb = fc.constantFrom("a", "b", "A", "a/x", "b/y", "B/y", "c/d/e", "c");
+  const treeArb = fc
+    .dictionary(pathArb, fc.constantFrom("1", "2", "3"), { maxKeys: 5 })
+    .map((record) => new Map(Object.entries(record)));
+  const directories = (path: string): Array<string> => {
+    const parts = path.split("/");
+    return parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join("/"));
+  };
+  /** No two paths or directory spellings equal when folded, no file that is also a directory. */
+  const valid = (t: ReadonlyMap<string, unknown>): boolean => {
+    const files = new Set<string>();
+    const spelling = new Map<string, string>();
+    for (const path of t.keys()) {
+      const folded = path.toLowerCase();
+      if (files.has(folded)) return false;
+      files.add(folded);
+      for (const directory of directories(path)) {
+        const known = spelling.get(directory.toLowerCase());
+        if (known !== undefined && known !== directory) return false;
+        spelling.set(directory.toLowerCase(), directory);
+      }
+    }
+    return [...files].every((file) => !spelling.has(file));
+  };
+  const validTreeArb = treeArb.filter(valid);
+
+  it("takes the other side when one side is unchanged", () => {
+    fc.assert(
+      fc.property(validTreeArb, validTreeArb, (base, other) => {
+        const expected = Object.fromEntries([...other].map(([path, id]) => [path, resolved(id)]));
+        expect(Object.fromEntries(planTreeMerge(base, base, other).entries)).toEqual(expected);
+        expect(Object.fromEntries(planTreeMerge(base, other, base).entries)).toEqual(expected);
+      }),
+    );
+  });
+
+  it("always yields a tree without clashes and with every conflict path sorted", () => {
+    fc.assert(
+      fc.property(validTreeArb, validTreeArb, validTreeArb, (base, local, remote) => {
+        const plan = planTreeMerge(base, local, remote);
+        expect(valid(plan.entries)).toBe(true);
+        const conflictPaths = plan.conflicts.map((c) => c.path);
+        expect(conflictPaths).toEqual([...conflictPaths].sort());
+        // Nothing is lost: every id of the plan comes from a side.
+        for (const entry of plan.entries.values()) {
+          if (entry._tag === "Resolved")
+            expect([...local.values(), ...remote.values()]).toContain(entry.id);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
