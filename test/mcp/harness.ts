@@ -113,7 +113,7 @@ export const startHarness = async (
     makeMcpServer({ version: "9.8.7", pathSets }).pipe(Effect.provide(services)),
   );
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  await handle.server.connect(serverTransport);
+  await handle.connect(serverTransport);
   const client = new Client({ name: "test-client", version: "1.2.3" });
   await client.connect(clientTransport);
   return {

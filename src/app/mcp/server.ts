@@ -9,8 +9,12 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  type RequestId,
   type Tool,
+  isJSONRPCErrorResponse,
+  isJSONRPCResultResponse,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { Cause, Clock, Effect, Either, Exit, Fiber, FiberId, LogLevel, Runtime } from "effect";
 import { errorEnvelope, successEnvelope } from "../../domain/envelope.js";
 import { type DomainError, domainError } from "../../domain/errors.js";
@@ -35,8 +39,15 @@ export interface McpServerSettings {
 export interface McpServerHandle {
   readonly server: Server;
   /**
-   * Stops taking tool calls (new ones get a protocol error), waits up to `graceMs` for
-   * the calls in flight, then interrupts whatever is left and waits for it to unwind.
+   * Connects the server to `transport`, noting when each tool call's response has been
+   * written so that {@link McpServerHandle.drain} waits for answers, not just for work.
+   * Use this rather than `server.connect`.
+   */
+  readonly connect: (transport: Transport) => Promise<void>;
+  /**
+   * Stops taking tool calls (new ones get a protocol error), waits up to `graceMs` until
+   * every call in flight has been answered, then interrupts whatever is left and waits
+   * for it to unwind.
    * Does not close the transport; never fails.
    */
   readonly drain: (graceMs: number) => Effect.Effect<void>;
@@ -233,11 +244,21 @@ export const makeMcpServer = (
     );
     const tools = toolDefinitions(settings.pathSets);
     const inFlight = new Set<Fiber.RuntimeFiber<CallToolResult>>();
+    // tools/call requests whose response has not reached the transport yet: a call is
+    // over for drain only once its answer is written, not when its fiber ends.
+    const unanswered = new Map<RequestId, () => void>();
+    const settle = (id: RequestId) => {
+      unanswered.get(id)?.();
+      unanswered.delete(id);
+    };
     let accepting = true;
 
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...tools] }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       if (!accepting) throw new McpError(ErrorCode.InternalError, "quire is shutting down");
+      const answered = new Promise<void>((resolve) => unanswered.set(extra.requestId, resolve));
+      answers.add(answered);
+      void answered.then(() => answers.delete(answered));
       const client = server.getClientVersion();
       const author =
         client === undefined ? unknownAuthor : { name: client.name, version: client.version };
@@ -256,21 +277,31 @@ export const makeMcpServer = (
       } finally {
         extra.signal.removeEventListener("abort", cancel);
         inFlight.delete(fiber);
+        // A cancelled request gets no response at all.
+        if (extra.signal.aborted) settle(extra.requestId);
       }
     });
+    const answers = new Set<Promise<void>>();
+
+    const connect = (transport: Transport): Promise<void> => {
+      const send = transport.send.bind(transport);
+      transport.send = async (message, options) => {
+        await send(message, options);
+        const answered = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
+        if (answered && message.id !== undefined) settle(message.id);
+      };
+      return server.connect(transport);
+    };
 
     const drain = (graceMs: number): Effect.Effect<void> =>
       Effect.gen(function* () {
         accepting = false;
-        const pending = [...inFlight];
+        const pending = [...answers];
         if (pending.length === 0) return;
         yield* Effect.logInfo("waiting for calls in flight").pipe(
           Effect.annotateLogs({ module: "mcp", calls: pending.length }),
         );
-        const finished = yield* Effect.forEach(pending, (fiber) => Fiber.await(fiber), {
-          concurrency: "unbounded",
-          discard: true,
-        }).pipe(
+        const finished = yield* Effect.promise(() => Promise.all(pending)).pipe(
           Effect.timeoutTo({ duration: graceMs, onSuccess: () => true, onTimeout: () => false }),
         );
         if (!finished) {
@@ -284,5 +315,5 @@ export const makeMcpServer = (
         }
       });
 
-    return { server, drain };
+    return { server, connect, drain };
   });

@@ -25,7 +25,7 @@ export const serveStdio = (
 ): Effect.Effect<void, never, Notebook | IdGenerator> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const { server, drain } = yield* makeMcpServer(settings);
+      const { server, connect, drain } = yield* makeMcpServer(settings);
       const stop = yield* Deferred.make<string>();
       const requestStop = (why: string) => Effect.runSync(Deferred.succeed(stop, why));
 
@@ -50,7 +50,7 @@ export const serveStdio = (
       );
       server.onclose = () => requestStop("transport closed");
 
-      yield* Effect.promise(() => server.connect(new StdioServerTransport()));
+      yield* Effect.promise(() => connect(new StdioServerTransport()));
       yield* Effect.logInfo("serving MCP on stdio").pipe(Effect.annotateLogs({ module: "mcp" }));
 
       const why = yield* Deferred.await(stop);

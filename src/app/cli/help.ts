@@ -1,0 +1,90 @@
+/** The `-h` texts (printed on stdout, exit 0). */
+import type { HelpTopic } from "../config.js";
+
+const storeOptions = `Store (flags override QUIRE_* / AWS_* environment variables, which override defaults):
+  --store file:<dir>|memory:|s3://<bucket>[/<prefix>]|minio://<bucket>[/<prefix>]
+                             the notebook's object store                  QUIRE_STORE
+                             (default: file:$XDG_DATA_HOME/quire/store or ~/.local/share/quire/store)
+  --bucket <name>            S3 bucket (same as --store s3://<name>)      QUIRE_BUCKET
+  --prefix <prefix>          key prefix inside the bucket                 QUIRE_PREFIX
+  --endpoint <url>           S3-compatible endpoint (http or https)       AWS_ENDPOINT_URL_S3
+  --region <region>          signing region (default us-east-1)           AWS_REGION
+  --path-style               path-style bucket addressing (always on with --endpoint)
+  Credentials come from the standard AWS_* environment chain, never from flags.`;
+
+const workspaceOptions = (defaultRoot: string) => `Workspace:
+  --workspace-root <dir>     working copies must be at or below it        QUIRE_WORKSPACE_ROOT
+                             (default: ${defaultRoot})
+  --private-root <dir>       server-owned state, outside the workspace    QUIRE_PRIVATE_ROOT
+                             (default: $XDG_CACHE_HOME/quire or ~/.cache/quire)
+  --writable <a,b,…>         only these notebook paths may be committed   QUIRE_WRITABLE
+  --read-only <a,b,…>        these notebook paths may not be committed    QUIRE_READ_ONLY
+                             (repeatable or comma-separated; the longest match decides)`;
+
+const tuningOptions = `Tuning:
+  --commit-retries <n>       compare-and-swap retries, 0..100 (default 8) QUIRE_COMMIT_RETRIES
+  --checkpoint-packs <n>     increments between checkpoints (default 1024) QUIRE_CHECKPOINT_PACKS
+  --retained-checkpoints <n> older chains kept, 0..64 (default 1)         QUIRE_RETAINED_CHECKPOINTS
+
+Logs go to stderr as key=value lines; LOG_LEVEL sets levels, e.g. LOG_LEVEL=mcp=debug,warn.
+Colour only on a terminal, never when NO_COLOR is set.`;
+
+const general = `quire — a shared, durable notebook for AI agents and people
+
+Usage:
+  quire serve                    the MCP server on stdio (tools notes_pull, notes_commit)
+  quire pull PATH                write the current notebook into PATH, merging local edits
+  quire commit PATH -m MESSAGE   publish PATH's edits, merging concurrent changes
+  quire version                  print the version
+  quire <command> -h             help for one command
+
+Exit status: 0 success, 1 a reported error, 2 invalid configuration or usage.
+`;
+
+const texts: { readonly [T in HelpTopic]: string } = {
+  quire: general,
+  serve: `Usage: quire serve [options]
+
+Serves the notebook to one MCP host over stdio. Without --workspace-root it creates a
+session directory ($TMPDIR/quire-<random>/notebook) and that is the notebook directory;
+with it, the workspace root is the notebook directory and tool calls may name another
+working copy below it. SIGINT/SIGTERM stop taking calls and let calls in flight finish.
+
+${storeOptions}
+
+${workspaceOptions("a fresh session directory")}
+
+${tuningOptions}
+`,
+  pull: `Usage: quire pull PATH [options]
+
+Writes the current notebook into the working copy PATH (relative to the current
+directory), merging its unpublished edits; conflicts are left as marker blocks.
+
+${storeOptions}
+
+${workspaceOptions("the current directory")}
+
+${tuningOptions}
+`,
+  commit: `Usage: quire commit PATH -m MESSAGE [options]
+
+Publishes the edits in the working copy PATH (which must have been pulled), merging
+whatever others published meanwhile.
+
+  -m, --message <text>       non-blank, at most 16,384 bytes (required)
+
+${storeOptions}
+
+${workspaceOptions("the current directory")}
+
+${tuningOptions}
+`,
+  version: `Usage: quire version
+
+Prints "quire <version>" and reads no configuration.
+`,
+};
+
+/** The help text for `topic`, ending with a newline. */
+export const helpText = (topic: HelpTopic): string => texts[topic];

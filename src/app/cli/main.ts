@@ -1,0 +1,149 @@
+/**
+ * The `quire` executable (bin/quire.js imports the built form of this module): parses
+ * the command line, prints help or the version, or runs a command with logging on
+ * stderr, and sets the exit status. Stdout carries only help, the version, the CLI
+ * report, or (for `serve`) JSON-RPC.
+ */
+import * as Os from "node:os";
+import { Effect, Either, Exit, LogLevel } from "effect";
+import { redact } from "../../domain/redact.js";
+import { type Host, type Invocation, parseInvocation, secretValuesOf } from "../config.js";
+import { formatLine, isEnabled, loggerLayer, parseLogLevel } from "../logging.js";
+import type { StartupError } from "../layers.js";
+import { exitCodes, useColor } from "./terminal.js";
+import { helpText } from "./help.js";
+import { packageVersion } from "./version.js";
+
+const currentHost = (): Host => ({
+  env: process.env,
+  cwd: process.cwd(),
+  homeDirectory: Os.homedir(),
+  tmpDirectory: Os.tmpdir(),
+});
+
+const osUserName = (): string => {
+  try {
+    return Os.userInfo().username;
+  } catch {
+    // No passwd entry (some containers): fall back to the environment.
+    return process.env["USER"] ?? process.env["LOGNAME"] ?? "unknown";
+  }
+};
+
+/** Exits if something (a keep-alive socket, stdin) still holds the event loop shortly after. */
+const exitSoon = (code: number) => {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 200).unref();
+};
+
+const startupLine = (error: StartupError): string =>
+  error.kind === "config"
+    ? `quire: invalid configuration: ${error.message}`
+    : error.kind === "store"
+      ? `quire: incompatible store: ${error.message}`
+      : `quire: cannot start: ${error.message}`;
+
+const runConfigured = async (
+  invocation: Extract<Invocation, { readonly _tag: "Serve" | "Pull" | "Commit" }>,
+): Promise<number> => {
+  const config = invocation.config;
+  const redaction = { privatePaths: [config.privateRoot], secretValues: config.secretValues };
+  const logLevel = parseLogLevel(process.env["LOG_LEVEL"]);
+  const logging = loggerLayer(
+    { spec: logLevel.spec, write: (line) => process.stderr.write(line), redaction },
+    logLevel.warning,
+  );
+  const noColor = process.env["NO_COLOR"];
+  const terminal = {
+    out: (text: string) => process.stdout.write(text),
+    err: (text: string) => process.stderr.write(text),
+    outColor: useColor(process.stdout.isTTY, noColor),
+    errColor: useColor(process.stderr.isTTY, noColor),
+  };
+  // Loaded here so that help, version and configuration errors start fast.
+  const { runCommand } = await import("./run.js");
+  const program = runCommand(invocation, { name: "cli", version: osUserName() }, terminal, {
+    version: packageVersion(),
+    redaction,
+  }).pipe(
+    Effect.catchTag("StartupError", (error) =>
+      Effect.sync(() => {
+        process.stderr.write(`${redact(startupLine(error), redaction).replace(/\s+/g, " ")}\n`);
+        return error.kind === "config" ? exitCodes.config : exitCodes.reported;
+      }),
+    ),
+    Effect.provide(logging),
+  );
+
+  // serve handles SIGINT/SIGTERM itself (graceful drain); pull/commit are interrupted,
+  // and the use cases keep their critical sections uninterruptible.
+  const controller = new AbortController();
+  const interrupt = () => controller.abort();
+  if (invocation._tag !== "Serve") {
+    process.once("SIGINT", interrupt);
+    process.once("SIGTERM", interrupt);
+  }
+  const exit = await Effect.runPromiseExit(program, { signal: controller.signal });
+  process.off("SIGINT", interrupt);
+  process.off("SIGTERM", interrupt);
+  if (Exit.isSuccess(exit)) return exit.value;
+  if (Exit.isInterrupted(exit)) return exitCodes.interrupted;
+  process.stderr.write(
+    `quire: internal error: ${redact(String(Exit.isFailure(exit) ? exit.cause : ""), redaction).replace(/\s+/g, " ")}\n`,
+  );
+  return exitCodes.internal;
+};
+
+/**
+ * Node prints process warnings (the AWS SDK's Node-version notice, for one) as several
+ * raw lines on stderr, which would break the one-line startup diagnostic and the
+ * key=value log format. They become debug records of module `app` instead.
+ */
+const routeProcessWarnings = (host: Host) => {
+  const spec = parseLogLevel(host.env["LOG_LEVEL"]).spec;
+  const secretValues = secretValuesOf(host.env);
+  process.removeAllListeners("warning");
+  process.on("warning", (warning) => {
+    if (!isEnabled(spec, "app", LogLevel.Debug)) return;
+    const record = {
+      date: new Date(),
+      level: LogLevel.Debug,
+      module: "app",
+      message: "process warning",
+      fields: [["warning", `${warning.name}: ${warning.message}`] as const],
+    };
+    process.stderr.write(formatLine(record, (text) => redact(text, { secretValues })));
+  });
+};
+
+/** Runs the process for `argv` (without node and the script) and returns the exit status. */
+export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
+  const host = currentHost();
+  routeProcessWarnings(host);
+  const parsed = parseInvocation(argv, host);
+  if (Either.isLeft(parsed)) {
+    const line = `quire: invalid configuration: ${parsed.left.message}`;
+    // Only credentials are scrubbed: the operator needs to see which of their settings failed.
+    const scrubbed = redact(line, { secretValues: secretValuesOf(host.env) });
+    process.stderr.write(`${scrubbed.replace(/\s+/g, " ")}\n`);
+    return exitCodes.config;
+  }
+  const invocation = parsed.right;
+  switch (invocation._tag) {
+    case "Help":
+      process.stdout.write(helpText(invocation.topic));
+      return exitCodes.ok;
+    case "Version":
+      process.stdout.write(`quire ${packageVersion()}\n`);
+      return exitCodes.ok;
+    default:
+      return runConfigured(invocation);
+  }
+};
+
+main(process.argv.slice(2)).then(exitSoon, (error: unknown) => {
+  process.stderr.write(
+    `quire: internal error: ${String(error instanceof Error ? error.message : error).replace(/\s+/g, " ")}\n`,
+  );
+  exitSoon(exitCodes.internal);
+});

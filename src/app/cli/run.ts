@@ -1,0 +1,109 @@
+/**
+ * The CLI commands as Effects over the configured services, returning the exit status.
+ * All behaviour lives in the use cases; this only renders their result.
+ */
+import { Cause, Clock, Effect } from "effect";
+import { renderCliError, renderCliSuccess } from "../../domain/cliReport.js";
+import { type DomainError, domainError } from "../../domain/errors.js";
+import type { RedactOptions } from "../../domain/redact.js";
+import { IdGenerator } from "../../ports/IdGenerator.js";
+import type { Invocation } from "../config.js";
+import { type Author, Notebook, type SyncReport } from "../Notebook.js";
+import { withNotebook } from "../layers.js";
+import { serveStdio } from "../mcp/stdio.js";
+import { type Terminal, exitCodes } from "./terminal.js";
+
+type Once = Extract<Invocation, { readonly _tag: "Pull" | "Commit" }>;
+
+/**
+ * Runs one pull or commit: the report on stdout and status 0, or the candid error text
+ * (same facts as the MCP text item) on stderr and status 1. A defect is reported as
+ * ENGINE_FAILED/INTERNAL with its cause in the log under the same diagnosticId.
+ */
+export const runOnce = (
+  invocation: Once,
+  author: Author,
+  terminal: Terminal,
+  redaction: RedactOptions,
+): Effect.Effect<number, never, Notebook | IdGenerator> =>
+  Effect.gen(function* () {
+    const notebook = yield* Notebook;
+    const diagnosticId = yield* (yield* IdGenerator).diagnosticId;
+    const command = invocation._tag === "Pull" ? "pull" : "commit";
+    const startedAt = yield* Clock.currentTimeMillis;
+    yield* Effect.logDebug(`${command} started`);
+    const operation: Effect.Effect<SyncReport, DomainError> =
+      invocation._tag === "Pull"
+        ? notebook.pull({ path: invocation.path })
+        : notebook.commit({ path: invocation.path, message: invocation.message, author });
+    const result = yield* operation.pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.logError(`${command} failed unexpectedly`, Cause.die(defect)).pipe(
+          Effect.zipRight(
+            Effect.fail(
+              domainError({
+                code: "ENGINE_FAILED",
+                reason: "INTERNAL",
+                message: `An unexpected internal error occurred; the log record with diagnosticId ${diagnosticId} has the cause.`,
+              }),
+            ),
+          ),
+        ),
+      ),
+      Effect.either,
+    );
+    const durationMs = (yield* Clock.currentTimeMillis) - startedAt;
+    const sets = invocation.config.pathSets;
+    if (result._tag === "Right") {
+      yield* Effect.logDebug(`${command} completed`).pipe(
+        Effect.annotateLogs({ code: "OK", durationMs, generation: result.right.generation }),
+      );
+      terminal.out(renderCliSuccess(result.right, sets, { color: terminal.outColor }));
+      return exitCodes.ok;
+    }
+    const error = result.left;
+    yield* Effect.logDebug(`${command} completed`).pipe(
+      Effect.annotateLogs({ code: error.code, reason: error.reason, durationMs }),
+    );
+    terminal.err(
+      renderCliError(error, diagnosticId, sets, { color: terminal.errColor }, redaction),
+    );
+    return exitCodes.reported;
+  }).pipe(Effect.annotateLogs({ module: "cli" }));
+
+/** What `serve` advertises besides the configuration. */
+export interface ServeSettings {
+  readonly version: string;
+  readonly redaction: RedactOptions;
+}
+
+/**
+ * `quire serve` / `quire pull` / `quire commit` over the services the configuration
+ * selects: prepares the workspace, runs the store probe, then the command. Fails with a
+ * StartupError when the process must not start.
+ */
+export const runCommand = (
+  invocation: Extract<Invocation, { readonly _tag: "Serve" | "Pull" | "Commit" }>,
+  author: Author,
+  terminal: Terminal,
+  settings: ServeSettings,
+) =>
+  withNotebook(invocation.config, (workspace) =>
+    invocation._tag === "Serve"
+      ? Effect.logInfo("quire serve starting").pipe(
+          Effect.annotateLogs({
+            module: "cli",
+            version: settings.version,
+            notebookDirectory: workspace.notebookDirectory,
+          }),
+          Effect.zipRight(
+            serveStdio({
+              version: settings.version,
+              pathSets: invocation.config.pathSets,
+              redaction: settings.redaction,
+            }),
+          ),
+          Effect.as(exitCodes.ok),
+        )
+      : runOnce(invocation, author, terminal, settings.redaction),
+  );

@@ -1,0 +1,16 @@
+/** Exit statuses and terminal facts shared by the CLI modules (kept free of heavy imports). */
+
+/** Exit statuses: success, a reported (domain or startup) error, invalid configuration, a signal, a bug. */
+export const exitCodes = { ok: 0, reported: 1, config: 2, internal: 70, interrupted: 130 } as const;
+
+/** Where the CLI writes and whether each stream gets colour. */
+export interface Terminal {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly outColor: boolean;
+  readonly errColor: boolean;
+}
+
+/** Colour only on a TTY and never when NO_COLOR is non-empty (SPEC §9). */
+export const useColor = (isTTY: boolean | undefined, noColor: string | undefined): boolean =>
+  isTTY === true && (noColor ?? "") === "";

@@ -1,0 +1,186 @@
+/**
+ * The wiring from configuration to services (SPEC §1): which ObjectStore adapter runs,
+ * the node file system and id generator, and the startup steps every command shares —
+ * preparing the workspace and private root, and the store compatibility probe.
+ */
+import { randomBytes } from "node:crypto";
+import * as NodePath from "node:path";
+import { Data, Effect, Layer } from "effect";
+import * as FileObjectStore from "../adapters/fileObjectStore.js";
+import * as IdGeneratorAdapter from "../adapters/idGenerator.js";
+import * as MemoryObjectStore from "../adapters/memoryObjectStore.js";
+import * as NodeFileSystem from "../adapters/nodeFileSystem.js";
+import type { DomainError } from "../domain/errors.js";
+import { FileSystem, type FsError } from "../ports/FileSystem.js";
+import type { IdGenerator } from "../ports/IdGenerator.js";
+import type { ObjectStore } from "../ports/ObjectStore.js";
+import type { Notebook } from "./Notebook.js";
+import type { RuntimeConfig, StoreConfig } from "./config.js";
+import { isAtOrBelow } from "./config/paths.js";
+import { type NotebookOptions, notebookLayer } from "./usecases/notebookLayer.js";
+import { probeStore } from "./usecases/probe.js";
+
+/**
+ * Why the process could not start. `config`: the configuration names something
+ * unusable (exit 2, like a parse error); `store`: the store failed the compatibility
+ * probe (`INCOMPATIBLE_STORE`); `io`: a local failure preparing directories.
+ */
+export class StartupError extends Data.TaggedError("StartupError")<{
+  readonly kind: "config" | "store" | "io";
+  readonly message: string;
+}> {}
+
+/**
+ * The ObjectStore adapter the configuration selects. The S3 and MinIO adapters (and
+ * their SDKs, slow to load) are imported only when selected.
+ */
+export const storeLayer = (store: StoreConfig): Layer.Layer<ObjectStore> => {
+  switch (store.kind) {
+    case "file":
+      return FileObjectStore.layer({ root: store.root });
+    case "memory":
+      return MemoryObjectStore.layer();
+    case "s3":
+    case "minio": {
+      const options = {
+        bucket: store.bucket,
+        prefix: store.prefix,
+        ...(store.endpoint === undefined ? {} : { endpoint: store.endpoint }),
+        region: store.region,
+        forcePathStyle: store.forcePathStyle,
+      };
+      return Layer.unwrapEffect(
+        store.kind === "s3"
+          ? Effect.promise(() => import("../adapters/s3ObjectStore.js")).pipe(
+              Effect.map((adapter) => adapter.layer(options)),
+            )
+          : Effect.promise(() => import("../adapters/minioObjectStore.js")).pipe(
+              Effect.map((adapter) => adapter.layer(options)),
+            ),
+      );
+    }
+  }
+};
+
+/** The ports every command needs: the selected store, the node file system, ids. */
+export const portsLayer = (
+  config: RuntimeConfig,
+): Layer.Layer<ObjectStore | FileSystem | IdGenerator> =>
+  Layer.mergeAll(storeLayer(config.store), NodeFileSystem.layer, IdGeneratorAdapter.layer);
+
+/** The directories a run works with, canonical (symlinks resolved). */
+export interface Workspace {
+  readonly workspaceRoot: string;
+  readonly notebookDirectory: string;
+  readonly privateRoot: string;
+}
+
+const ioFailure = (what: string) => (error: FsError) =>
+  new StartupError({ kind: "io", message: `cannot ${what}: ${error.reason}: ${error.message}` });
+
+/**
+ * Prepares the directories: a `session` workspace creates
+ * `<tmp>/quire-<random>/notebook` (parent 0700) and uses it as workspace root and
+ * notebook directory; a `root` workspace must be an existing directory and is its own
+ * notebook directory. The private root is created (0700) and, once both are canonical,
+ * must not be at or below the workspace root (a symlink could hide that from the
+ * lexical check of the parser). Fails with {@link StartupError}.
+ */
+export const prepareWorkspace = (
+  config: RuntimeConfig,
+): Effect.Effect<Workspace, StartupError, FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem;
+    let workspaceRoot: string;
+    if (config.workspace.kind === "session") {
+      const parent = NodePath.join(
+        config.workspace.tmpDirectory,
+        `quire-${randomBytes(8).toString("hex")}`,
+      );
+      const notebook = NodePath.join(parent, "notebook");
+      yield* fs
+        .makeDirectory(parent, 0o700)
+        .pipe(Effect.mapError(ioFailure("create the session directory")));
+      yield* fs
+        .makeDirectory(notebook, 0o755)
+        .pipe(Effect.mapError(ioFailure("create the session directory")));
+      workspaceRoot = yield* fs
+        .realPath(notebook)
+        .pipe(Effect.mapError(ioFailure("resolve the session directory")));
+    } else {
+      const root = config.workspace.root;
+      const notADirectory = new StartupError({
+        kind: "config",
+        message: `the workspace root ${root} is not an existing directory`,
+      });
+      workspaceRoot = yield* fs
+        .realPath(root)
+        .pipe(
+          Effect.mapError((error) =>
+            error.reason === "NotFound" || error.reason === "NotADirectory"
+              ? notADirectory
+              : ioFailure("resolve the workspace root")(error),
+          ),
+        );
+      const info = yield* fs
+        .info(workspaceRoot)
+        .pipe(Effect.mapError(ioFailure("inspect the workspace root")));
+      if (info._tag === "None" || info.value.kind !== "directory") return yield* notADirectory;
+    }
+
+    yield* fs
+      .makeDirectory(config.privateRoot, 0o700)
+      .pipe(Effect.mapError(ioFailure("create the private root")));
+    const privateRoot = yield* fs
+      .realPath(config.privateRoot)
+      .pipe(Effect.mapError(ioFailure("resolve the private root")));
+    if (isAtOrBelow(privateRoot, workspaceRoot)) {
+      return yield* new StartupError({
+        kind: "config",
+        message: `the private root ${config.privateRoot} is at or below the workspace root ${workspaceRoot}`,
+      });
+    }
+    return { workspaceRoot, notebookDirectory: workspaceRoot, privateRoot };
+  });
+
+/** The use cases' settings for a prepared workspace. */
+export const notebookOptions = (config: RuntimeConfig, workspace: Workspace): NotebookOptions => ({
+  workspaceRoot: workspace.workspaceRoot,
+  notebookDirectory: workspace.notebookDirectory,
+  privateRoot: workspace.privateRoot,
+  homeDirectory: config.homeDirectory,
+  commitRetries: config.commitRetries,
+  checkpointPacks: config.checkpointPacks,
+  retainedCheckpoints: config.retainedCheckpoints,
+});
+
+/** Runs the store compatibility probe; a failure becomes a `store` {@link StartupError}. */
+export const probe: Effect.Effect<void, StartupError, ObjectStore | IdGenerator> = probeStore.pipe(
+  Effect.mapError(
+    (error: DomainError) =>
+      new StartupError({
+        kind: "store",
+        message: `${error.code} · ${error.reason}: ${error.message}`,
+      }),
+  ),
+);
+
+/**
+ * Runs `program` with every service of a configured process: prepares the workspace,
+ * runs the probe (nothing is served or touched when it fails), then provides the
+ * {@link Notebook} built for that workspace plus the ports. `program` receives the
+ * prepared workspace.
+ */
+export const withNotebook = <A, E>(
+  config: RuntimeConfig,
+  program: (
+    workspace: Workspace,
+  ) => Effect.Effect<A, E, Notebook | ObjectStore | FileSystem | IdGenerator>,
+): Effect.Effect<A, E | StartupError> =>
+  Effect.gen(function* () {
+    const workspace = yield* prepareWorkspace(config);
+    yield* probe;
+    return yield* program(workspace).pipe(
+      Effect.provide(notebookLayer(notebookOptions(config, workspace))),
+    );
+  }).pipe(Effect.provide(portsLayer(config)));
