@@ -47,9 +47,17 @@ export interface FileObjectStoreConfig {
   readonly root: string;
   /**
    * Versions kept per key when old ones are pruned (default 4, at least 1). Pruning
-   * starts once a key has more than twice this many. Only tests need to change it.
+   * starts once a key has more than twice this many and at least this many are past the
+   * grace period. Only tests need to change it.
    */
   readonly retainVersions?: number;
+  /**
+   * Versions linked less than this long ago (by their ctime) are never pruned (default
+   * 60,000 ms). A write whose key was pruned past it while in flight cannot tell whether
+   * it took effect and fails `Ambiguous`; the grace period makes that need a stall this
+   * long. Only tests lower it.
+   */
+  readonly pruneGraceMs?: number;
   /**
    * Test seam: runs after a writer has observed the key directory and chosen version
    * `n`, right before it claims `n`. Tests use it to hold a writer inside that window
@@ -68,6 +76,7 @@ const ORPHAN_AGE = Duration.hours(1);
 // A read or unconditional write that keeps losing races this often gives up (Throttled)
 // rather than spinning forever.
 const MAX_ATTEMPTS = 1000;
+const DEFAULT_PRUNE_GRACE_MS = 60_000;
 
 /** A failed file system call, before it is mapped to a StoreError. Never crosses the port. */
 class FsFault extends Data.TaggedError("FsFault")<{
@@ -158,7 +167,8 @@ export const make = (
     const objectsDir = path.join(root, OBJECTS);
     const tmpDir = path.join(root, TMP);
     yield* removeOrphans(tmpDir);
-    return makeService(root, objectsDir, tmpDir, retain, config.beforeClaim);
+    const graceMs = Math.max(0, config.pruneGraceMs ?? DEFAULT_PRUNE_GRACE_MS);
+    return makeService(root, objectsDir, tmpDir, retain, graceMs, config.beforeClaim);
   }).pipe(Effect.mapError(toStoreError("beforeCommit")));
 
 /**
@@ -215,6 +225,7 @@ const makeService = (
   objectsDir: string,
   tmpDir: string,
   retain: number,
+  graceMs: number,
   beforeClaim: ((key: string, n: number) => Effect.Effect<void>) | undefined,
 ): ObjectStoreService => {
   const keyDirectory = (key: string): Effect.Effect<string, StoreError> =>
@@ -354,29 +365,44 @@ const makeService = (
   };
 
   /**
-   * After a successful claim of `n`: was the number genuinely free, or did we link into a
-   * slot that pruning had vacated (only possible for a writer whose observation is stale
-   * by more than `retain` versions)? Pruners raise the floor durably before removing
-   * anything, so a slot below the floor is invisible to readers and must count as lost.
+   * After a successful claim of `n`: the key directory as it is now, unless the prune
+   * floor has risen above `n`. That happens only when `n` had been vacated by pruning
+   * before we claimed it (our version is then below the floor and nobody will read it)
+   * or when our version was superseded and pruned before this check (it did take
+   * effect). The two cannot be told apart, so the write is `Ambiguous`. Both need a
+   * writer to stall for longer than the prune grace period, since pruning never
+   * touches versions younger than that.
    */
   const verifyClaim = (
     keyDir: string,
     n: number,
-  ): Effect.Effect<
-    { readonly fresh: boolean; readonly state: KeyDirectoryState },
-    FsFault | StoreError
-  > =>
+  ): Effect.Effect<KeyDirectoryState, FsFault | StoreError> =>
     observe(keyDir).pipe(
-      Effect.map((state) => {
-        const s = Option.getOrElse(state, () => parseKeyDirectory([]));
-        return { fresh: n >= s.floor, state: s };
+      Effect.flatMap((observed) => {
+        const state = Option.getOrElse(observed, () => parseKeyDirectory([]));
+        return n >= state.floor
+          ? Effect.succeed(state)
+          : Effect.fail(
+              new StoreError({
+                reason: "Ambiguous",
+                message: "file store: old versions were pruned while this write was in flight",
+              }),
+            );
       }),
     );
 
+  const isOlderThanGrace = (keyDir: string, n: number, cutoff: number) =>
+    call("stat old version", () => fs.lstat(path.join(keyDir, versionName(n)))).pipe(
+      Effect.map((stat) => stat.ctimeMs <= cutoff),
+      // Already removed by another pruner, which found it old enough.
+      Effect.catchIf(isCode("ENOENT"), () => Effect.succeed(true)),
+    );
+
   /**
-   * Best-effort removal of old versions after committing `committed`. The floor marker
-   * is made durable before anything is removed; failures are ignored because pruning
-   * only reclaims space.
+   * Best-effort removal of old versions after committing `committed`, below the floor
+   * {@link pruneFloor} allows, lowered to the oldest version still inside the grace
+   * period (ctime: when it was linked). The floor marker is made durable before anything
+   * is removed; failures are ignored because pruning only reclaims space.
    */
   const prune = (
     keyDir: string,
@@ -385,8 +411,22 @@ const makeService = (
   ): Effect.Effect<void> =>
     Option.match(pruneFloor(state, committed, retain), {
       onNone: () => Effect.void,
-      onSome: (floor) =>
+      onSome: (bound) =>
         Effect.gen(function* () {
+          const cutoff = Date.now() - graceMs;
+          let floor = bound;
+          let removable = 0;
+          for (const v of state.versions) {
+            if (v.n < state.floor) continue;
+            if (v.n >= bound) break;
+            if (!(yield* isOlderThanGrace(keyDir, v.n, cutoff))) {
+              floor = v.n;
+              break;
+            }
+            removable += 1;
+          }
+          // Amortise: a data write prunes only once `retain` versions can go at once.
+          if (removable === 0 || (committed.kind === "data" && removable < retain)) return;
           const marker = path.join(keyDir, markerName(floor));
           yield* call("create prune marker", () =>
             fs.writeFile(marker, "", { flag: "wx", mode: FILE_MODE }),
@@ -445,17 +485,13 @@ const makeService = (
           if (retryWhenTaken) continue;
           return yield* preconditionFailed("another write won the race");
         }
-        const committed = yield* Effect.gen(function* () {
-          const verified = yield* verifyClaim(keyDir, decided.n);
-          if (!verified.fresh) return Option.none();
+        const kind = payload === "tombstone" ? "tombstone" : "data";
+        return yield* Effect.gen(function* () {
+          const now = yield* verifyClaim(keyDir, decided.n);
           yield* syncDirectory(keyDir);
-          const kind = payload === "tombstone" ? "tombstone" : "data";
-          yield* prune(keyDir, verified.state, { n: decided.n, kind });
+          yield* prune(keyDir, now, { n: decided.n, kind });
           return Option.some(decided.n);
         }).pipe(Effect.mapError(toStoreError("afterCommit")));
-        if (Option.isSome(committed)) return committed;
-        // Our version landed below the prune floor: nobody will ever read it.
-        if (!retryWhenTaken) return yield* preconditionFailed("another write won the race");
       }
       return yield* throttled("the key kept changing while it was written");
     });
