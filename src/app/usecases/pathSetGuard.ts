@@ -1,0 +1,53 @@
+/**
+ * Path-set enforcement at commit (SPEC §5): a commit that adds, modifies or deletes
+ * any path resolving read-only publishes nothing; exactly those files are reset to the
+ * accepted baseline in the working copy, and the error lists each one.
+ */
+import { Effect } from "effect";
+import { domainError, type DomainError, type FileIssue } from "../../domain/errors.js";
+import { hasPathSets, resolveAccess, type PathSets } from "../../domain/pathSets.js";
+import { diffTrees } from "../../domain/treeDiff.js";
+import type { Tree } from "../../domain/tree.js";
+import type { CopyCall } from "./context.js";
+import { materialise, type Scan } from "./workingCopy.js";
+
+/**
+ * Refuses the commit with READ_ONLY_PATH when the copy changed a read-only path
+ * (`READ_ONLY` under a read-only entry, `NOT_WRITABLE` outside every writable entry),
+ * after resetting those files: a deleted file comes back, an added file goes away, a
+ * modified file gets the baseline content. Nothing else in the working copy is touched.
+ * Costs nothing when no set is configured.
+ */
+export const enforcePathSets = (
+  call: CopyCall,
+  sets: PathSets,
+  scan: Scan,
+  base: Tree,
+  local: Tree,
+): Effect.Effect<void, DomainError> =>
+  Effect.gen(function* () {
+    if (!hasPathSets(sets)) return;
+    const offending: FileIssue[] = [];
+    for (const path of diffTrees(base, local)) {
+      const decision = resolveAccess(sets, path);
+      if (decision.access === "read-only")
+        offending.push({ path, reason: decision.fileReason, ranges: [] });
+    }
+    if (offending.length === 0) return;
+    const paths = offending.map((file) => file.path);
+    const target = new Map<string, string>();
+    for (const path of paths) {
+      const id = base.get(path);
+      if (id !== undefined) target.set(path, id);
+    }
+    yield* materialise(call.fs, call.dir, scan, target, paths, call.blobs);
+    return yield* Effect.fail(
+      domainError({
+        code: "READ_ONLY_PATH",
+        reason: "PATH_SET_VIOLATION",
+        message:
+          "These files are outside what this server may write; they were reset to the accepted version and nothing was published. Call notes_commit again to publish your other changes.",
+        files: offending,
+      }),
+    );
+  });
