@@ -247,6 +247,7 @@ export const makeMcpServer = (
     // tools/call requests whose response has not reached the transport yet: a call is
     // over for drain only once its answer is written, not when its fiber ends.
     const unanswered = new Map<RequestId, () => void>();
+    const answers = new Set<Promise<void>>();
     const settle = (id: RequestId) => {
       unanswered.get(id)?.();
       unanswered.delete(id);
@@ -281,7 +282,6 @@ export const makeMcpServer = (
         if (extra.signal.aborted) settle(extra.requestId);
       }
     });
-    const answers = new Set<Promise<void>>();
 
     const connect = (transport: Transport): Promise<void> => {
       const send = transport.send.bind(transport);
