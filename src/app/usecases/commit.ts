@@ -7,12 +7,14 @@ import { encodePack, comparePaths } from "../../domain/pack.js";
 import { diffTrees } from "../../domain/treeDiff.js";
 import type { FileStat, Tree } from "../../domain/tree.js";
 import { utf8Length } from "../../domain/paths.js";
+import { noPathSets } from "../../domain/pathSets.js";
 import { createHash } from "node:crypto";
 import type { Author } from "../Notebook.js";
 import type { CopyCall } from "./context.js";
 import { localFailure } from "./failures.js";
 import { loadText, runMerge } from "./mergeRun.js";
 import { loadStats, packFile, type BlobRef, type CopyState } from "./privateState.js";
+import { enforcePathSets } from "./pathSetGuard.js";
 import { conflictError, knownView, synchronise } from "./pull.js";
 import { publishManifest, readRemote, uploadPack, type RemoteView } from "./remote.js";
 import { diffStats, scanTree, settle, viewTree } from "./settle.js";
@@ -220,6 +222,7 @@ export const commit = (
     const baseIds = viewTree(base);
     const local = scanTree(scan);
     yield* refuseMarkers(current, baseIds, local);
+    yield* enforcePathSets(current, current.options.pathSets ?? noPathSets, scan, baseIds, local);
     let known = base;
     for (let attempt = 0; attempt <= current.options.commitRetries; attempt++) {
       if (attempt > 0) yield* backoff(attempt - 1);

@@ -5,6 +5,7 @@
  */
 import { Effect, Layer } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
+import type { PathSets } from "../../domain/pathSets.js";
 import { FileSystem } from "../../ports/FileSystem.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
 import { ObjectStore } from "../../ports/ObjectStore.js";
@@ -33,6 +34,8 @@ export interface NotebookOptions {
   readonly checkpointPacks: number;
   /** Previous checkpoint chains kept in the manifest (0..64). */
   readonly retainedCheckpoints: number;
+  /** The writable and read-only path sets commits are confined to (none when omitted). */
+  readonly pathSets?: PathSets;
 }
 
 /** How long a call waits for another process holding the same working copy. */
