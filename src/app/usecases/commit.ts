@@ -12,6 +12,7 @@ import { createHash } from "node:crypto";
 import type { Author } from "../Notebook.js";
 import type { CopyCall } from "./context.js";
 import { localFailure } from "./failures.js";
+import { refuseMassDelete } from "./massDelete.js";
 import { loadText, runMerge } from "./mergeRun.js";
 import { loadStats, packFile, type BlobRef, type CopyState } from "./privateState.js";
 import { enforcePathSets } from "./pathSetGuard.js";
@@ -182,8 +183,9 @@ export interface Committed {
 /**
  * Commit (SPEC §6.2): requires a prior pull; refuses marker blocks before any remote
  * work; merges with `current`; writes conflicts into the working copy without
- * publishing; publishes nothing when the merge equals `current`; otherwise uploads a
- * pack and compare-and-swaps `current`, re-merging after each lost race (full-jitter
+ * publishing; publishes nothing when the merge equals `current`; refuses a mass
+ * deletion (INVALID_REQUEST/MASS_DELETE, working copy untouched) unless allowed;
+ * otherwise uploads a pack and compare-and-swaps `current`, re-merging after each lost race (full-jitter
  * backoff) up to `commitRetries` → REMOTE_BUSY. OK only once acceptance is proven.
  */
 export const commit = (
@@ -238,6 +240,7 @@ export const commit = (
         yield* settle(current, scan, merged, remote.view, "no");
         return { generation: remote.view.generation, files: [] };
       }
+      yield* refuseMassDelete(remoteIds, merged, current.options.allowMassDelete ?? false);
       const accepted = yield* publishOnce(current, remote, merged, author, message);
       if (Option.isSome(accepted)) {
         // Line counts read the replaced contents, so they are taken before the rewrite.

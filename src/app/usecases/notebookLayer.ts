@@ -13,6 +13,7 @@ import { Notebook, type NotebookService, type SyncReport } from "../Notebook.js"
 import { makeBlobSource } from "./blobs.js";
 import { commit, validateMessage } from "./commit.js";
 import type { CopyCall, Services } from "./context.js";
+import type { Failpoint } from "./failpoints.js";
 import { localFailure } from "./failures.js";
 import { copyDirectory, ensureCopyDirectory, loadState, lockFile } from "./privateState.js";
 import { pull } from "./pull.js";
@@ -36,7 +37,19 @@ export interface NotebookOptions {
   readonly retainedCheckpoints: number;
   /** The writable and read-only path sets commits are confined to (none when omitted). */
   readonly pathSets?: PathSets;
+  /**
+   * Tail bytes (sum of the active increments' sizes) beyond which a checkpoint is
+   * written even below `checkpointPacks`; default {@link defaultCheckpointBytes}.
+   */
+  readonly checkpointBytes?: number;
+  /** Publish commits that delete most or all of the notebook (default false: MASS_DELETE). */
+  readonly allowMassDelete?: boolean;
+  /** Fault injection for tests: called at each failpoint stage; absent in production. */
+  readonly failpoint?: Failpoint;
 }
+
+/** The default tail byte threshold of a checkpoint: 64 MiB. */
+export const defaultCheckpointBytes = 64 * 1024 * 1024;
 
 /** How long a call waits for another process holding the same working copy. */
 const lockTimeoutMs = 30_000;

@@ -1,0 +1,117 @@
+/**
+ * In-process harness of the durability tests: one memfs volume and one in-memory store
+ * (wrapped by the fault-injecting store) shared by any number of Notebook instances —
+ * a new instance over the same volume and store is a restarted process.
+ */
+import { Cause, Effect, Either, Exit, Option } from "effect";
+import * as faulty from "../../src/adapters/faultyObjectStore.js";
+import * as ids from "../../src/adapters/idGenerator.js";
+import * as memFs from "../../src/adapters/memFileSystem.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
+import { makeNotebook, type NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
+import type { DomainError } from "../../src/domain/errors.js";
+import { allDescriptors, decodeManifest, type Manifest } from "../../src/domain/manifest.js";
+import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
+
+export const author = { name: "test", version: "1" };
+
+export const baseOptions: NotebookOptions = {
+  workspaceRoot: "/ws",
+  notebookDirectory: "/ws/a",
+  privateRoot: "/private",
+  homeDirectory: "/home/u",
+  commitRetries: 8,
+  checkpointPacks: 1024,
+  retainedCheckpoints: 1,
+};
+
+/** A world: the shared volume and store, and a way to start notebooks on them. */
+export const world = (inner: ObjectStoreService = memoryStore.make()) => {
+  const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
+  vol.unlinkSync("/ws/.keep");
+  const faults = faulty.make(inner);
+  const open = (overrides: Partial<NotebookOptions> = {}): NotebookService =>
+    Effect.runSync(
+      makeNotebook({
+        store: faults.store,
+        fs,
+        ids: ids.make(),
+        options: { ...baseOptions, ...overrides },
+      }),
+    );
+  const read = (path: string): string => vol.readFileSync(path, "utf8").toString();
+  const exists = (path: string): boolean => vol.existsSync(path);
+  const write = (path: string, text: string) => {
+    vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    vol.writeFileSync(path, text);
+  };
+  const remove = (path: string) => vol.rmSync(path, { recursive: true, force: true });
+  /** Every file below `dir` as notebook path → text. */
+  const files = (dir: string): Record<string, string> => {
+    const out: Record<string, string> = {};
+    const visit = (sub: string) => {
+      for (const name of vol.readdirSync(`${dir}${sub}`).map(String)) {
+        const path = `${sub}/${name}`;
+        if (vol.statSync(`${dir}${path}`).isDirectory()) visit(path);
+        else out[path.slice(1)] = read(`${dir}${path}`);
+      }
+    };
+    if (exists(dir)) visit("");
+    return out;
+  };
+  return { fs, vol, inner, faults, store: faults.store, open, read, exists, write, remove, files };
+};
+
+export type World = ReturnType<typeof world>;
+
+export const ok = (effect: Effect.Effect<SyncReport, DomainError>): Promise<SyncReport> =>
+  Effect.runPromise(effect);
+
+/** The domain error of a failed call (throws on success or on a defect). */
+export const fails = async (effect: Effect.Effect<unknown, DomainError>): Promise<DomainError> => {
+  const exit = await Effect.runPromiseExit(effect);
+  if (Exit.isSuccess(exit))
+    throw new Error(`expected a failure, got ${JSON.stringify(exit.value)}`);
+  const failure = Cause.failureOption(exit.cause);
+  if (Option.isNone(failure))
+    throw new Error(`expected a domain error, got ${Cause.pretty(exit.cause)}`);
+  return failure.value;
+};
+
+/** Runs a call that must crash (die or be interrupted) rather than return. */
+export const crashes = async (effect: Effect.Effect<unknown, DomainError>): Promise<void> => {
+  const exit = await Effect.runPromiseExit(effect);
+  if (Exit.isSuccess(exit)) throw new Error(`expected a crash, got ${JSON.stringify(exit.value)}`);
+  if (Option.isSome(Cause.failureOption(exit.cause)))
+    throw new Error(`expected a crash, got a failure: ${Cause.pretty(exit.cause)}`);
+};
+
+export const pull = (nb: NotebookService, path = "/ws/a") => ok(nb.pull({ path }));
+export const commit = (nb: NotebookService, path = "/ws/a", message = "m") =>
+  ok(nb.commit({ path, message, author }));
+export const commitFails = (nb: NotebookService, path = "/ws/a", message = "m") =>
+  fails(nb.commit({ path, message, author }));
+
+/** The decoded `current` of a store (`undefined` when absent); throws if it is invalid. */
+export const manifestOf = async (store: ObjectStoreService): Promise<Manifest | undefined> => {
+  const object = await Effect.runPromise(store.get("current"));
+  if (Option.isNone(object)) return undefined;
+  const decoded = decodeManifest(new TextDecoder().decode(object.value.body));
+  if (Either.isLeft(decoded)) throw new Error(`invalid manifest: ${decoded.left.problem}`);
+  return decoded.right;
+};
+
+/** The ETag of `current` (`undefined` when absent). */
+export const etagOf = async (store: ObjectStoreService): Promise<string | undefined> =>
+  Option.getOrUndefined(
+    Option.map(await Effect.runPromise(store.get("current")), (object) => object.etag),
+  );
+
+/** Every key below `prefix`. */
+export const keysOf = async (store: ObjectStoreService, prefix = ""): Promise<string[]> =>
+  (await Effect.runPromise(store.list(prefix))).map((info) => info.key);
+
+/** Pack keys a manifest references. */
+export const referencedKeys = (manifest: Manifest): string[] =>
+  allDescriptors(manifest).map((d) => d.key);
