@@ -1,0 +1,237 @@
+// Workload 2: K contended writers, each appending to its own file and committing in a
+// loop, against one file store (quire: library API in one process, and one MCP `serve`
+// process per writer) and against one bare repository (git: K clones, push / pull
+// --rebase on rejection).
+import { mkdirSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { instrument } from "./lib/instrumentedStore.mjs";
+import { git } from "./lib/proc.mjs";
+import { cleanup, expectOk, fileStore, openNotebook, quireBin, scratch } from "./lib/quire.mjs";
+import { single } from "./lib/stats.mjs";
+import { row, fmt } from "./lib/report.mjs";
+import { gitWriter, quireWriter, summarizeWriters } from "./lib/writers.mjs";
+
+const THROUGHPUT_GOAL = 10;
+const FAIRNESS_GOAL = 3;
+
+/** Starts all writers at once, runs `warmupMs` + `measureMs`, returns the window summary. */
+const drive = async (startWriter, k, warmupMs, measureMs) => {
+  const t0 = performance.now();
+  const from = t0 + warmupMs;
+  const to = from + measureMs;
+  const outcomes = await Promise.all(Array.from({ length: k }, (_, w) => startWriter(w, to)));
+  return { outcomes, summary: summarizeWriters(outcomes, from, to), t0, to };
+};
+
+const attemptsPerAccepted = (accepted, failedAttempts) =>
+  accepted === 0 ? null : (accepted + failedAttempts) / accepted;
+
+export const gitRun = async (k, warmupMs, measureMs) => {
+  const dir = scratch(`git-writers-${k}`);
+  try {
+    const remote = path.join(dir, "remote.git");
+    await git(dir, ["init", "-q", "--bare", "-b", "main", remote]);
+    const seed = path.join(dir, "seed");
+    await git(dir, ["init", "-q", "-b", "main", seed]);
+    writeFileSync(path.join(seed, "README.md"), "notebook\n");
+    await git(seed, ["add", "README.md"]);
+    await git(seed, ["commit", "-q", "-m", "seed"]);
+    await git(seed, ["push", "-q", remote, "HEAD:main"]);
+    const clones = [];
+    for (let w = 0; w < k; w++) {
+      const clone = path.join(dir, `w${w}`);
+      await git(dir, ["clone", "-q", remote, clone]);
+      clones.push(clone);
+    }
+    const { outcomes, summary } = await drive(
+      (w, deadline) => gitWriter(clones[w], w, deadline),
+      k,
+      warmupMs,
+      measureMs,
+    );
+    const accepted = outcomes.reduce((s, o) => s + o.accepted.length, 0);
+    const rejected = outcomes.reduce((s, o) => s + o.rejected.length, 0);
+    return { ...summary, attemptsPerAccepted: attemptsPerAccepted(accepted, rejected), failed: 0 };
+  } finally {
+    cleanup(dir);
+  }
+};
+
+export const libraryRun = async (k, warmupMs, measureMs) => {
+  const dir = scratch(`lib-writers-${k}`);
+  try {
+    const counted = instrument(await fileStore(path.join(dir, "store")));
+    const workspace = path.join(dir, "ws");
+    const notebooks = [];
+    for (let w = 0; w < k; w++) {
+      const copy = path.join(workspace, `w${w}`);
+      mkdirSync(copy, { recursive: true });
+      const notebook = await openNotebook({
+        store: counted.store,
+        workspaceRoot: workspace,
+        privateRoot: path.join(dir, "private"),
+        author: { name: `writer-${w}`, version: "1" },
+        probe: w === 0,
+      });
+      expectOk(await notebook.pull(copy), "initial pull");
+      notebooks.push({ notebook, copy });
+    }
+    counted.reset();
+    const { outcomes, summary, to } = await drive(
+      (w, deadline) =>
+        quireWriter(notebooks[w].copy, w, deadline, (message) =>
+          notebooks[w].notebook.commit(message, notebooks[w].copy),
+        ),
+      k,
+      warmupMs,
+      measureMs,
+    );
+    const stats = counted.stats;
+    const accepted = outcomes.reduce((s, o) => s + o.accepted.filter((t) => t < to).length, 0);
+    const lost = stats.currentPutLostTimes.filter((t) => t < to).length;
+    const busy = outcomes.reduce((s, o) => s + o.busy.length, 0);
+    return { ...summary, attemptsPerAccepted: attemptsPerAccepted(accepted, lost), failed: busy };
+  } finally {
+    cleanup(dir);
+  }
+};
+
+export const mcpRun = async (k, warmupMs, measureMs) => {
+  const dir = scratch(`mcp-writers-${k}`);
+  const clients = [];
+  let lostRaces = 0;
+  try {
+    const store = path.join(dir, "store");
+    const started = await Promise.all(
+      Array.from({ length: k }, async (_, w) => {
+        const workspace = path.join(dir, `ws${w}`);
+        mkdirSync(workspace, { recursive: true });
+        const transport = new StdioClientTransport({
+          command: process.execPath,
+          args: [
+            quireBin,
+            "serve",
+            "--store",
+            `file:${store}`,
+            "--workspace-root",
+            workspace,
+            "--private-root",
+            path.join(dir, `private${w}`),
+          ],
+          env: { ...process.env, LOG_LEVEL: "debug" },
+          stderr: "pipe",
+        });
+        let tail = "";
+        transport.stderr?.on("data", (chunk) => {
+          const text = tail + chunk.toString("utf8");
+          const lines = text.split("\n");
+          tail = lines.pop() ?? "";
+          for (const line of lines) if (line.includes("lost the race")) lostRaces++;
+        });
+        const client = new Client({ name: `bench-writer-${w}`, version: "1.0.0" });
+        await client.connect(transport);
+        clients.push(client);
+        const call = async (name, args) => {
+          const result = await client.callTool({ name, arguments: args }, undefined, {
+            timeout: 120_000,
+          });
+          return result.structuredContent;
+        };
+        expectOk(await call("notes_pull", {}), "initial pull");
+        return { workspace, call };
+      }),
+    );
+    lostRaces = 0;
+    const { outcomes, summary } = await drive(
+      (w, deadline) =>
+        quireWriter(started[w].workspace, w, deadline, (message) =>
+          started[w].call("notes_commit", { message }),
+        ),
+      k,
+      warmupMs,
+      measureMs,
+    );
+    const accepted = outcomes.reduce((s, o) => s + o.accepted.length, 0);
+    const busy = outcomes.reduce((s, o) => s + o.busy.length, 0);
+    return {
+      ...summary,
+      attemptsPerAccepted: attemptsPerAccepted(accepted, lostRaces),
+      failed: busy,
+    };
+  } finally {
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    cleanup(dir);
+  }
+};
+
+export const run = async ({ quick, log }) => {
+  const ks = quick ? [1, 8] : [1, 8, 32];
+  const warmupMs = quick ? 1000 : 2000;
+  const measureMs = quick ? 5000 : 20000;
+  const modes = (process.env.BENCH_WRITER_MODES ?? "library,mcp").split(",");
+  const rows = [];
+  const data = [];
+  const details = [
+    "## Contended writers",
+    "",
+    `Each writer loops "append a ~60-byte line to its own file, commit" for ${(warmupMs + measureMs) / 1000} s; the first ${warmupMs / 1000} s are warm-up, the next ${measureMs / 1000} s are measured in 5 equal windows (accepted commits/s: median and min–max of the windows). ` +
+      "git: K clones of one bare repository, each looping `git add`, `git commit`, `git push` and on a rejected push `git pull --rebase` + push again. " +
+      "quire library: K working copies and K `openNotebook` handles in one Node process on one file store. quire MCP: one `quire serve` process per writer (stdio MCP client in the bench process) on one file store. " +
+      "Attempts/accepted: git push attempts, quire `current` compare-and-swap attempts, per accepted commit, over the whole run (MCP: lost races counted from the servers' debug log). Busy: commits that returned REMOTE_BUSY.",
+    "",
+    "| K | side | commits/s | accepted (window) | per writer max / min | attempts / accepted | busy | commit latency p50 / p99 |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const k of ks) {
+    log(`K=${k}: git`);
+    const gitResult = await gitRun(k, warmupMs, measureMs);
+    const sides = [["git", gitResult]];
+    for (const mode of modes) {
+      log(`K=${k}: quire ${mode}`);
+      const result =
+        mode === "library"
+          ? await libraryRun(k, warmupMs, measureMs)
+          : await mcpRun(k, warmupMs, measureMs);
+      sides.push([`quire ${mode}`, result]);
+      const ratio = result.commitsPerSecond.median / gitResult.commitsPerSecond.median;
+      rows.push(
+        row({
+          id: `writers-${mode}-${k}`,
+          workload: `${k} writer${k > 1 ? "s" : ""}, ${mode}: accepted commits/s`,
+          unit: "commits/s",
+          git: gitResult.commitsPerSecond,
+          quire: result.commitsPerSecond,
+          ratio,
+          goal: k >= 8 ? `≥ ${THROUGHPUT_GOAL}× git` : "—",
+          met: k >= 8 ? ratio >= THROUGHPUT_GOAL : null,
+        }),
+      );
+      if (k > 1) {
+        rows.push(
+          row({
+            id: `writers-fairness-${mode}-${k}`,
+            workload: `${k} writers, ${mode}: max/min commits per writer`,
+            unit: "ratio",
+            git: single(gitResult.fairness),
+            quire: single(result.fairness),
+            ratio: null,
+            goal: `≤ ${FAIRNESS_GOAL}`,
+            met: result.fairness <= FAIRNESS_GOAL,
+          }),
+        );
+      }
+    }
+    for (const [side, r] of sides) {
+      details.push(
+        `| ${k} | ${side} | ${fmt(r.commitsPerSecond.median, "commits/s")} (${fmt(r.commitsPerSecond.min, "commits/s")}–${fmt(r.commitsPerSecond.max, "commits/s")}) | ${r.acceptedInWindow} | ${r.maxPerWriter} / ${r.minPerWriter} | ${r.attemptsPerAccepted === null ? "—" : r.attemptsPerAccepted.toFixed(2)} | ${r.failed} | ${fmt(r.latencyP50, "ms")} / ${fmt(r.latencyP99, "ms")} |`,
+      );
+      data.push({ k, side, ...r, commitsPerSecond: r.commitsPerSecond });
+      log(
+        `K=${k} ${side}: ${r.commitsPerSecond.median.toFixed(1)} commits/s, per writer ${r.maxPerWriter}/${r.minPerWriter}, attempts/accepted ${r.attemptsPerAccepted?.toFixed(2)}`,
+      );
+    }
+  }
+  return { rows, details: details.join("\n"), data };
+};

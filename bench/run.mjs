@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// The benchmark suite (issue 6): quire and git on the same work, in the same run.
+//
+//   node bench/run.mjs [merge] [contended] [tree] [roundtrips] [--quick] [--no-write]
+//
+// No section names = all. `tree` is the cold pull and warm no-op workloads (they share
+// the 10,000-file notebook). `--quick` shortens durations and sizes for development
+// (results are marked partial). Requires `npm run build` first (`npm run bench` does it).
+// A run of some sections replaces only those sections in docs/benchmarks.json and
+// regenerates docs/benchmarks.md from it.
+import * as path from "node:path";
+import { execFileSync } from "node:child_process";
+import { machine, readPrevious, fmtSummary, writeDocs } from "./lib/report.mjs";
+import { repoRoot } from "./lib/quire.mjs";
+
+const ORDER = ["merge", "contended", "tree", "roundtrips"];
+const ALIASES = {
+  cold: "tree",
+  warm: "tree",
+  pull: "tree",
+  writers: "contended",
+  load: "roundtrips",
+};
+
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const write = !args.includes("--no-write");
+const named = args.filter((a) => !a.startsWith("--")).map((a) => ALIASES[a] ?? a);
+for (const name of named) {
+  if (!ORDER.includes(name)) {
+    console.error(`unknown benchmark ${JSON.stringify(name)}; choose from ${ORDER.join(", ")}`);
+    process.exit(2);
+  }
+}
+const selected = named.length === 0 ? ORDER : ORDER.filter((n) => named.includes(n));
+
+const log = (...parts) =>
+  console.error(`[bench ${new Date().toISOString().slice(11, 19)}]`, ...parts);
+
+const docsDir = path.join(repoRoot, "docs");
+const jsonFile = path.join(docsDir, "benchmarks.json");
+const previous = readPrevious(jsonFile);
+const doc = {
+  generatedAt: new Date().toISOString(),
+  machine: machine(),
+  gitVersion: execFileSync("git", ["--version"]).toString().trim(),
+  sections: { ...(previous?.sections ?? {}) },
+};
+
+const started = performance.now();
+for (const name of selected) {
+  log(`== ${name}${quick ? " (quick)" : ""}`);
+  const t0 = performance.now();
+  const module = await import(`./${name}.mjs`);
+  const result = await module.run({ quick, log });
+  const durationMs = performance.now() - t0;
+  doc.sections[name] = { ranAt: new Date().toISOString(), durationMs, partial: quick, ...result };
+  for (const r of result.rows) {
+    console.log(
+      `${r.workload}: git ${fmtSummary(r.git, r.unit)} | quire ${fmtSummary(r.quire, r.unit)} | ratio ${r.ratio === null ? "—" : r.ratio.toFixed(2)} | goal ${r.goal} | met ${r.met === null ? "—" : r.met ? "yes" : "NO"}`,
+    );
+  }
+  log(`== ${name} took ${(durationMs / 1000).toFixed(1)} s`);
+  if (write) writeDocs(docsDir, doc, ORDER, path.join(repoRoot, "bench/analysis.md"));
+}
+doc.totalMs = performance.now() - started;
+log(`total ${(doc.totalMs / 1000).toFixed(1)} s`);
+if (write) {
+  writeDocs(docsDir, doc, ORDER, path.join(repoRoot, "bench/analysis.md"));
+  log(`wrote docs/benchmarks.md and docs/benchmarks.json`);
+}

@@ -1,0 +1,295 @@
+// Workloads 3 and 4 on one 10,000-file notebook (100 directories × 100 files, ~4 KB
+// each): a cold pull into an empty directory (quire CLI process) against
+// `git clone --no-local`, with peak RSS; then, on that working copy, no-op pull, no-op
+// commit and a one-file commit (in process, as `quire serve` runs them) against
+// `git status --porcelain`.
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { makeRng, words } from "./lib/rng.mjs";
+import { git, hasGnuTime, run as runProcess } from "./lib/proc.mjs";
+import { cleanup, expectOk, fileStore, openNotebook, quireBin, scratch } from "./lib/quire.mjs";
+import { repeat, summarize } from "./lib/stats.mjs";
+import { fmt, fmtSummary, row } from "./lib/report.mjs";
+
+const COLD_GOAL = 0.5;
+const RSS_FIXED_MB = 150;
+const RSS_FACTOR = 3;
+const NOOP_GOAL = 3;
+const ONE_FILE_GOAL = 5;
+
+/** Writes the notebook's files into each of `roots`; returns `{ files, bytes }`. */
+const writeTree = (roots, dirs, filesPerDir, seed) => {
+  const rng = makeRng(seed);
+  let bytes = 0;
+  for (let d = 0; d < dirs; d++) {
+    const dir = `d${String(d).padStart(2, "0")}`;
+    for (const root of roots) mkdirSync(path.join(root, dir), { recursive: true });
+    for (let f = 0; f < filesPerDir; f++) {
+      let text = `# note ${d}/${f}\n\n`;
+      while (text.length < 4000) text += words(rng, 60) + "\n";
+      const name = path.join(dir, `f${String(f).padStart(3, "0")}.md`);
+      for (const root of roots) writeFileSync(path.join(root, name), text);
+      bytes += Buffer.byteLength(text);
+    }
+  }
+  return { files: dirs * filesPerDir, bytes };
+};
+
+export const run = async ({ quick, log }) => {
+  const dirs = quick ? 20 : 100;
+  const filesPerDir = 100;
+  const runs = 5;
+  const dir = scratch("tree");
+  const rows = [];
+  const details = ["## Cold pull and warm no-op", ""];
+  const data = {};
+  try {
+    const workspace = path.join(dir, "ws");
+    const source = path.join(workspace, "source");
+    const gitSource = path.join(dir, "git-source");
+    mkdirSync(source, { recursive: true });
+    log(`writing ${dirs * filesPerDir} files twice`);
+    const tree = writeTree([source, gitSource], dirs, filesPerDir, 7);
+    const notebookMb = tree.bytes / 2 ** 20;
+    data.tree = tree;
+
+    log("git: init + commit the tree");
+    await git(dir, ["init", "-q", "-b", "main", gitSource]);
+    await git(gitSource, ["add", "-A"]);
+    const gitCommitStart = performance.now();
+    await git(gitSource, ["commit", "-q", "-m", "initial"]);
+    data.gitInitialCommitMs = performance.now() - gitCommitStart;
+
+    log("quire: pull + commit the tree (creates the first checkpoint)");
+    const storeDir = path.join(dir, "store");
+    const store = await fileStore(storeDir);
+    const seeding = await openNotebook({
+      store,
+      workspaceRoot: workspace,
+      privateRoot: path.join(dir, "private-seed"),
+    });
+    expectOk(await seeding.pull(source), "seed pull");
+    const seedStart = performance.now();
+    expectOk(await seeding.commit("initial", source), "seed commit");
+    data.quireInitialCommitMs = performance.now() - seedStart;
+
+    // Cold pull: whole processes, fresh target and (for quire) fresh private state each run.
+    let serial = 0;
+    const gitRss = [];
+    const gitClone = async () => {
+      const target = path.join(dir, `git-clone-${serial++}`);
+      const result = await runProcess("git", ["clone", "-q", "--no-local", gitSource, target], {
+        env: (await import("./lib/proc.mjs")).gitEnv,
+        measureRss: true,
+      });
+      if (result.maxRssKb !== null) gitRss.push(result.maxRssKb / 1024);
+      return { ms: result.ms, target };
+    };
+    const quireRss = [];
+    const quirePull = async () => {
+      const n = serial++;
+      const target = path.join(workspace, `cold-${n}`);
+      const privateRoot = path.join(dir, `private-cold-${n}`);
+      mkdirSync(target);
+      const result = await runProcess(
+        process.execPath,
+        [
+          quireBin,
+          "pull",
+          target,
+          "--store",
+          `file:${storeDir}`,
+          "--workspace-root",
+          workspace,
+          "--private-root",
+          privateRoot,
+        ],
+        { measureRss: true },
+      );
+      if (result.maxRssKb !== null) quireRss.push(result.maxRssKb / 1024);
+      return { ms: result.ms, target, privateRoot };
+    };
+    let lastGit;
+    let lastQuire;
+    const coldGit = await repeat(
+      async (i) => {
+        if (lastGit) cleanup(lastGit.target);
+        lastGit = await gitClone();
+        if (i < 0) gitRss.length = 0;
+        return lastGit.ms;
+      },
+      { warmup: 1, runs },
+    );
+    log(`cold: git clone ${fmtSummary(coldGit, "ms")}`);
+    const coldQuire = await repeat(
+      async (i) => {
+        if (lastQuire) {
+          cleanup(lastQuire.target);
+          cleanup(lastQuire.privateRoot);
+        }
+        lastQuire = await quirePull();
+        if (i < 0) quireRss.length = 0;
+        return lastQuire.ms;
+      },
+      { warmup: 1, runs },
+    );
+    log(`cold: quire pull ${fmtSummary(coldQuire, "ms")}`);
+    const coldRatio = coldQuire.median / coldGit.median;
+    rows.push(
+      row({
+        id: "cold-pull",
+        workload: `cold pull of ${tree.files.toLocaleString("en-US")} files (${notebookMb.toFixed(0)} MB)`,
+        unit: "ms",
+        git: coldGit,
+        quire: coldQuire,
+        goal: `≤ ${COLD_GOAL}× git clone`,
+        met: coldRatio <= COLD_GOAL,
+      }),
+    );
+    const rssLimit = RSS_FACTOR * notebookMb + RSS_FIXED_MB;
+    if (hasGnuTime && quireRss.length > 0) {
+      const rss = summarize(quireRss);
+      rows.push(
+        row({
+          id: "cold-pull-rss",
+          workload: "cold pull peak RSS",
+          unit: "MB",
+          git: gitRss.length ? summarize(gitRss) : null,
+          quire: rss,
+          ratio: null,
+          goal: `≤ ${RSS_FACTOR} × ${notebookMb.toFixed(0)} MB + ${RSS_FIXED_MB} MB = ${rssLimit.toFixed(0)} MB`,
+          met: rss.max <= rssLimit,
+        }),
+      );
+    }
+
+    // Warm no-op and one-file commit on the last cold-pulled copy, in process.
+    const copy = lastQuire.target;
+    const clone = lastGit.target;
+    const notebook = await openNotebook({
+      store,
+      workspaceRoot: workspace,
+      privateRoot: lastQuire.privateRoot,
+      probe: false,
+    });
+    const gitStatus = await repeat(async () => (await git(clone, ["status", "--porcelain"])).ms, {
+      warmup: 1,
+      runs: 7,
+    });
+    log(`warm: git status ${fmtSummary(gitStatus, "ms")}`);
+    const check = (what) => async () => expectOk(await what(), "warm call");
+    const noopPull = await repeat(
+      check(() => notebook.pull(copy)),
+      { warmup: 1, runs: 7 },
+    );
+    const noopCommit = await repeat(
+      check(() => notebook.commit("nothing changed", copy)),
+      { warmup: 1, runs: 7 },
+    );
+    const changedFile = path.join(copy, "d07", "f042.md");
+    const oneFile = await repeat(
+      async (i) => {
+        appendFileSync(changedFile, `one more line ${i}\n`);
+        const start = performance.now();
+        const result = expectOk(
+          await notebook.commit(`one-file change ${i}`, copy),
+          "one-file commit",
+        );
+        if (result.files.length !== 1)
+          throw new Error(`one-file commit published ${result.files.length} files`);
+        return performance.now() - start;
+      },
+      { warmup: 1, runs: 7 },
+    );
+    const gitOneFile = await repeat(
+      async (i) => {
+        appendFileSync(path.join(clone, "d07", "f042.md"), `one more line ${i}\n`);
+        const start = performance.now();
+        await git(clone, ["commit", "-q", "-am", `one-file change ${i}`]);
+        return performance.now() - start;
+      },
+      { warmup: 1, runs: 7 },
+    );
+    const cliNoop = await repeat(
+      async () =>
+        (
+          await runProcess(process.execPath, [
+            quireBin,
+            "pull",
+            copy,
+            "--store",
+            `file:${storeDir}`,
+            "--workspace-root",
+            workspace,
+            "--private-root",
+            lastQuire.privateRoot,
+          ])
+        ).ms,
+      { warmup: 1, runs: 5 },
+    );
+    log(
+      `warm: pull ${fmtSummary(noopPull, "ms")}, commit ${fmtSummary(noopCommit, "ms")}, one-file ${fmtSummary(oneFile, "ms")}`,
+    );
+    const noopRow = (id, workload, summary, goal) =>
+      row({
+        id,
+        workload,
+        unit: "ms",
+        git: gitStatus,
+        quire: summary,
+        goal: `≤ ${goal}× git status`,
+        met: summary.median / gitStatus.median <= goal,
+      });
+    rows.push(
+      noopRow("warm-noop-pull", "warm no-op pull (10k files) vs git status", noopPull, NOOP_GOAL),
+    );
+    rows.push(
+      noopRow(
+        "warm-noop-commit",
+        "warm no-op commit (10k files) vs git status",
+        noopCommit,
+        NOOP_GOAL,
+      ),
+    );
+    rows.push(
+      noopRow(
+        "warm-one-file-commit",
+        "one-file commit (10k files) vs git status",
+        oneFile,
+        ONE_FILE_GOAL,
+      ),
+    );
+
+    Object.assign(data, {
+      coldGit,
+      coldQuire,
+      gitRss,
+      quireRss,
+      gitStatus,
+      noopPull,
+      noopCommit,
+      oneFile,
+      gitOneFile,
+      cliNoop,
+    });
+    details.push(
+      `The notebook: ${tree.files.toLocaleString("en-US")} files in ${dirs} directories, ${tree.bytes.toLocaleString("en-US")} bytes of text (${notebookMb.toFixed(1)} MiB). ` +
+        `Creating it: quire's first commit (one checkpoint pack) took ${fmt(data.quireInitialCommitMs, "ms")}, git's \`git commit\` ${fmt(data.gitInitialCommitMs, "ms")} (after \`git add\`).`,
+      "",
+      "Cold pull: `node bin/quire.js pull <empty dir> --store file:<dir>` as a whole process with a fresh private root each run, against `git clone -q --no-local` of a repository holding the same tree; both timed spawn to exit, peak RSS from `/usr/bin/time -f %M`.",
+      "Warm: on the last cold-pulled copy, the library's `pull`/`commit` in one long-lived process (as `quire serve` runs them), against `git status --porcelain` (whole process) in the last clone. One-file commit: append a line to one file, commit (publishes one increment).",
+      "",
+      "| measurement | git | quire |",
+      "| --- | --- | --- |",
+      `| cold pull wall time | ${fmtSummary(coldGit, "ms")} | ${fmtSummary(coldQuire, "ms")} |`,
+      `| cold pull peak RSS | ${gitRss.length ? fmtSummary(summarize(gitRss), "MB") : "—"} | ${quireRss.length ? fmtSummary(summarize(quireRss), "MB") : "—"} (limit ${rssLimit.toFixed(0)} MB) |`,
+      `| warm no-op: git status / quire pull | ${fmtSummary(gitStatus, "ms")} | ${fmtSummary(noopPull, "ms")} |`,
+      `| warm no-op: git status / quire commit | ${fmtSummary(gitStatus, "ms")} | ${fmtSummary(noopCommit, "ms")} |`,
+      `| one-file commit: \`git commit -am\` (no push) / quire commit (published) | ${fmtSummary(gitOneFile, "ms")} | ${fmtSummary(oneFile, "ms")} |`,
+      `| warm no-op pull as a CLI process (startup + probe included; informational) | — | ${fmtSummary(cliNoop, "ms")} |`,
+    );
+  } finally {
+    cleanup(dir);
+  }
+  return { rows, details: details.join("\n"), data };
+};
