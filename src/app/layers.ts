@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import * as NodePath from "node:path";
 import { Data, Effect, Layer } from "effect";
+import * as FaultyObjectStore from "../adapters/faultyObjectStore.js";
 import * as FileObjectStore from "../adapters/fileObjectStore.js";
 import * as IdGeneratorAdapter from "../adapters/idGenerator.js";
 import * as MemoryObjectStore from "../adapters/memoryObjectStore.js";
@@ -66,7 +67,13 @@ export const storeLayer = (store: StoreConfig): Layer.Layer<ObjectStore> => {
 export const portsLayer = (
   config: RuntimeConfig,
 ): Layer.Layer<ObjectStore | FileSystem | IdGenerator> =>
-  Layer.mergeAll(storeLayer(config.store), NodeFileSystem.layer, IdGeneratorAdapter.layer);
+  Layer.mergeAll(
+    config.faultInjection === undefined
+      ? storeLayer(config.store)
+      : FaultyObjectStore.layer(storeLayer(config.store), config.faultInjection),
+    NodeFileSystem.layer,
+    IdGeneratorAdapter.layer,
+  );
 
 /** The directories a run works with, canonical (symlinks resolved). */
 export interface Workspace {
@@ -148,10 +155,13 @@ export const notebookOptions = (config: RuntimeConfig, workspace: Workspace): No
   workspaceRoot: workspace.workspaceRoot,
   notebookDirectory: workspace.notebookDirectory,
   privateRoot: workspace.privateRoot,
+  ...(config.checkpointBytes === undefined ? {} : { checkpointBytes: config.checkpointBytes }),
+  ...(config.allowMassDelete === true ? { allowMassDelete: true } : {}),
   homeDirectory: config.homeDirectory,
   commitRetries: config.commitRetries,
   checkpointPacks: config.checkpointPacks,
   retainedCheckpoints: config.retainedCheckpoints,
+  pathSets: config.pathSets,
 });
 
 /** Runs the store compatibility probe; a failure becomes a `store` {@link StartupError}. */
