@@ -3,7 +3,7 @@
  * per-copy serialisation inside the process, the cross-process lock on private state,
  * and the per-call content source.
  */
-import { Effect, Layer } from "effect";
+import { Effect, Layer, Option } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
 import type { PathSets } from "../../domain/pathSets.js";
 import { FileSystem } from "../../ports/FileSystem.js";
@@ -16,6 +16,7 @@ import type { CopyCall, Services } from "./context.js";
 import type { Failpoint } from "./failpoints.js";
 import { localFailure } from "./failures.js";
 import { copyDirectory, ensureCopyDirectory, loadState, lockFile } from "./privateState.js";
+import { refuseNestedCopies } from "./nesting.js";
 import { pull } from "./pull.js";
 import { resolveWorkingCopy } from "./workingCopy.js";
 
@@ -122,7 +123,17 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
     const service: NotebookService = {
       notebookDirectory: options.notebookDirectory,
       pull: (request) =>
-        withCopy(request.path, true, pull).pipe(
+        withCopy(request.path, true, (call) =>
+          Option.isSome(call.state)
+            ? pull(call)
+            : refuseNestedCopies(
+                fs,
+                options.privateRoot,
+                options.workspaceRoot,
+                call.dir,
+                store.identity,
+              ).pipe(Effect.zipRight(pull(call))),
+        ).pipe(
           Effect.map(({ path, value }): SyncReport => ({
             path,
             generation: value.generation,
