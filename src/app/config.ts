@@ -5,6 +5,7 @@
  */
 import * as NodePath from "node:path";
 import { Either } from "effect";
+import { type FaultyObjectStoreOptions, parseFaultSpec } from "../adapters/faultyObjectStore.js";
 import { type PathSets, normalizePathSets } from "../domain/pathSets.js";
 import { type OptionSpec, splitArgv } from "./config/argv.js";
 import { ConfigError } from "./config/error.js";
@@ -59,6 +60,12 @@ export interface RuntimeConfig {
   readonly checkpointPacks: number;
   /** 0..64. */
   readonly retainedCheckpoints: number;
+  /** Tail bytes that trigger a checkpoint; absent: the use cases' default (64 MiB). */
+  readonly checkpointBytes?: number;
+  /** `--allow-mass-delete` / `QUIRE_ALLOW_MASS_DELETE=1`; absent: refused (MASS_DELETE). */
+  readonly allowMassDelete?: true;
+  /** Hidden test switch `QUIRE_FAULT_INJECTION`: wrap the store in the fault injector. */
+  readonly faultInjection?: FaultyObjectStoreOptions;
   readonly pathSets: PathSets;
   /** Secret environment values (AWS keys, tokens) every diagnostic is scrubbed of. */
   readonly secretValues: ReadonlyArray<string>;
@@ -89,6 +96,8 @@ const runtimeOptions: ReadonlyArray<OptionSpec> = [
   { name: "commit-retries", takesValue: true },
   { name: "checkpoint-packs", takesValue: true },
   { name: "retained-checkpoints", takesValue: true },
+  { name: "checkpoint-bytes", takesValue: true },
+  { name: "allow-mass-delete", takesValue: false },
   { name: "writable", takesValue: true },
   { name: "read-only", takesValue: true },
 ];
@@ -296,6 +305,22 @@ const parseRuntimeConfig = (
       0,
       64,
     );
+    const bytesSetting =
+      fromFlag(options, "checkpoint-bytes") ?? fromEnv(host, "QUIRE_CHECKPOINT_BYTES");
+    const checkpointBytes =
+      bytesSetting === undefined ? undefined : yield* parseInteger(bytesSetting, 0, 1, 999_999_999);
+    const allowMassDelete = yield* parseSwitch(
+      options.has("allow-mass-delete"),
+      fromEnv(host, "QUIRE_ALLOW_MASS_DELETE"),
+    );
+    const faultSpec = fromEnv(host, "QUIRE_FAULT_INJECTION");
+    const faultInjection =
+      faultSpec === undefined
+        ? undefined
+        : yield* Either.mapLeft(
+            parseFaultSpec(faultSpec.value),
+            (problem) => new ConfigError({ message: `QUIRE_FAULT_INJECTION: ${problem}` }),
+          );
     const pathSets = yield* parsePathSets(options, host);
 
     return {
@@ -306,10 +331,25 @@ const parseRuntimeConfig = (
       commitRetries,
       checkpointPacks,
       retainedCheckpoints,
+      ...(checkpointBytes === undefined ? {} : { checkpointBytes }),
+      ...(allowMassDelete ? { allowMassDelete } : {}),
+      ...(faultInjection === undefined ? {} : { faultInjection }),
       pathSets,
       secretValues: secretValuesOf(host.env),
     };
   });
+
+/** A switch: the flag given, or the environment set to `1`/`true` (`0`/`false`: off). */
+const parseSwitch = (
+  flag: boolean,
+  env: Sourced | undefined,
+): Either.Either<boolean, ConfigError> => {
+  if (flag) return Either.right(true);
+  if (env === undefined) return Either.right(false);
+  if (env.value === "1" || env.value === "true") return Either.right(true);
+  if (env.value === "0" || env.value === "false") return Either.right(false);
+  return fail(`${env.origin} must be 1, true, 0 or false`);
+};
 
 /** Entries of a path-set option: every flag use (comma-separated) or else the environment list. */
 const pathSetEntries = (

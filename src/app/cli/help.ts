@@ -25,6 +25,10 @@ const tuningOptions = `Tuning:
   --commit-retries <n>       compare-and-swap retries, 0..100 (default 8) QUIRE_COMMIT_RETRIES
   --checkpoint-packs <n>     increments between checkpoints (default 1024) QUIRE_CHECKPOINT_PACKS
   --retained-checkpoints <n> older chains kept, 0..64 (default 1)         QUIRE_RETAINED_CHECKPOINTS
+  --checkpoint-bytes <n>     tail bytes that also trigger a checkpoint    QUIRE_CHECKPOINT_BYTES
+                             (default 67108864, 64 MiB)
+  --allow-mass-delete        publish commits deleting all or most files   QUIRE_ALLOW_MASS_DELETE=1
+                             (default: refused with MASS_DELETE)
 
 Logs go to stderr as key=value lines; LOG_LEVEL sets levels, e.g. LOG_LEVEL=mcp=debug,warn.
 Colour only on a terminal, never when NO_COLOR is set.`;
