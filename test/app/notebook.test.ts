@@ -178,4 +178,15 @@ describe("notebook use cases (memfs + in-memory store)", () => {
     expect(pulled.files).toEqual([{ path: "d/e/x.md", insertions: 0, deletions: 2 }]);
     expect(vol.existsSync("/ws/b/d")).toBe(false);
   });
+  it("refuses a working copy nested in, or containing, another copy of the same notebook", async () => {
+    const { notebook, write } = setup();
+    await pull(notebook, "/ws/outer");
+    write("/ws/outer/inner/x.md", "x\n");
+    expect((await fails(notebook.pull({ path: "/ws/outer/inner" }))).reason).toBe(
+      "NESTED_WORKING_COPY",
+    );
+    await pull(notebook, "/ws/p/q");
+    expect((await fails(notebook.pull({ path: "/ws/p" }))).reason).toBe("NESTED_WORKING_COPY");
+    expect((await pull(notebook, "/ws/outer")).generation).toBe(0);
+  });
 });
