@@ -326,7 +326,7 @@ const makeService = (
       for (const dir of created.slice(0, -1)) yield* syncDirectory(dir);
     });
 
-  /** Writes `body` to a fresh temp file and fsyncs it; the caller removes it. */
+  /** Writes `body` to a fresh temp file and fsyncs it; the caller removes it, even on failure. */
   const writeTemp = (file: string, body: Uint8Array): Effect.Effect<void, FsFault> =>
     Effect.acquireUseRelease(
       call("create temp file", () => fs.open(file, "wx", FILE_MODE)).pipe(
@@ -509,9 +509,9 @@ const makeService = (
       // The temp file is written before observing, so the window between reading the
       // current version and claiming the next one is as short as possible.
       const tmpFile = path.join(tmpDir, `${process.pid}-${randomUUID()}`);
-      const n = yield* Effect.acquireUseRelease(
-        writeTemp(tmpFile, body).pipe(Effect.mapError(toStoreError("beforeCommit"))),
-        () =>
+      const n = yield* writeTemp(tmpFile, body).pipe(
+        Effect.mapError(toStoreError("beforeCommit")),
+        Effect.zipRight(
           write(
             key,
             keyDir,
@@ -520,7 +520,9 @@ const makeService = (
             condition._tag !== "IfMatch",
             condition._tag === "Unconditional",
           ),
-        () => call("remove temp file", () => fs.unlink(tmpFile)).pipe(Effect.ignore),
+        ),
+        // Also after a failed write of the temp file (ENOSPC), which leaves a partial one.
+        Effect.ensuring(call("remove temp file", () => fs.unlink(tmpFile)).pipe(Effect.ignore)),
       );
       // Put plans always claim a number; only delete plans "Done".
       if (Option.isNone(n)) return yield* Effect.dieMessage("file store: a put planned nothing");
