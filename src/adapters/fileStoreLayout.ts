@@ -187,11 +187,11 @@ export const parseEtag = (etag: string): Option.Option<number> =>
   VERSION_NAME.test(etag) ? parseNumber(etag) : Option.none();
 
 /**
- * Where a best-effort prune after committing version `committed` should cut: versions
- * below the returned floor are removed. A tombstone keeps only itself (a deleted key
- * frees its data at once); otherwise the newest `retain` versions stay, and nothing is
- * pruned until more than twice that many exist (so pruning is amortised). `None` when
- * there is nothing to prune.
+ * The count rule of pruning after committing version `committed`: the highest floor
+ * (versions below it go) it allows. A tombstone keeps only itself (a deleted key frees
+ * its data); otherwise the newest `retain` versions stay, and nothing is pruned until
+ * more than twice that many exist (amortised). `None` when there is nothing to prune.
+ * The adapter lowers the floor further to spare versions inside the grace period.
  */
 export const pruneFloor = (
   state: KeyDirectoryState,
