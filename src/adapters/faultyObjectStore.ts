@@ -25,13 +25,16 @@ export type StoreOp = "get" | "head" | "put" | "delete" | "list";
  *   `Ambiguous`: the response was lost);
  * - `Delay`: waits `ms` before forwarding;
  * - `CorruptResponse`: a read returns the stored body with one byte flipped (the stored
- *   object is intact).
+ *   object is intact);
+ * - `Interleave`: runs `effect` (another participant's work, a deletion) first, then
+ *   forwards the request — to place a concurrent event at an exact moment.
  */
 export type Fault =
   | { readonly _tag: "FailBefore"; readonly reason?: StoreErrorReason }
   | { readonly _tag: "FailAfter"; readonly reason?: StoreErrorReason }
   | { readonly _tag: "Delay"; readonly ms: number }
-  | { readonly _tag: "CorruptResponse" };
+  | { readonly _tag: "CorruptResponse" }
+  | { readonly _tag: "Interleave"; readonly effect: Effect.Effect<void> };
 
 /** When a rule applies. Every given criterion must match. */
 export interface FaultRule {
@@ -184,6 +187,8 @@ export const make = (
           return Effect.sleep(Duration.millis(fault.ms)).pipe(Effect.zipRight(request));
         case "CorruptResponse":
           return corrupt === undefined ? request : request.pipe(Effect.map(corrupt));
+        case "Interleave":
+          return fault.effect.pipe(Effect.zipRight(request));
       }
     });
 

@@ -3,7 +3,7 @@
  * (wrapped by the fault-injecting store) shared by any number of Notebook instances —
  * a new instance over the same volume and store is a restarted process.
  */
-import { Cause, Effect, Either, Exit, Option } from "effect";
+import { Cause, Effect, Either, Exit, Logger, LogLevel, Option } from "effect";
 import * as faulty from "../../src/adapters/faultyObjectStore.js";
 import * as ids from "../../src/adapters/idGenerator.js";
 import * as memFs from "../../src/adapters/memFileSystem.js";
@@ -65,8 +65,12 @@ export const world = (inner: ObjectStoreService = memoryStore.make()) => {
 
 export type World = ReturnType<typeof world>;
 
+/** Quiet below warnings: checkpoint and cleanup log at info. */
+const quiet = <A, E>(effect: Effect.Effect<A, E>) =>
+  effect.pipe(Logger.withMinimumLogLevel(LogLevel.Warning));
+
 export const ok = (effect: Effect.Effect<SyncReport, DomainError>): Promise<SyncReport> =>
-  Effect.runPromise(effect);
+  Effect.runPromise(quiet(effect));
 
 /** The domain error of a failed call (throws on success or on a defect). */
 export const fails = async (effect: Effect.Effect<unknown, DomainError>): Promise<DomainError> => {
@@ -81,7 +85,7 @@ export const fails = async (effect: Effect.Effect<unknown, DomainError>): Promis
 
 /** Runs a call that must crash (die or be interrupted) rather than return. */
 export const crashes = async (effect: Effect.Effect<unknown, DomainError>): Promise<void> => {
-  const exit = await Effect.runPromiseExit(effect);
+  const exit = await Effect.runPromiseExit(quiet(effect));
   if (Exit.isSuccess(exit)) throw new Error(`expected a crash, got ${JSON.stringify(exit.value)}`);
   if (Option.isSome(Cause.failureOption(exit.cause)))
     throw new Error(`expected a crash, got a failure: ${Cause.pretty(exit.cause)}`);

@@ -1,16 +1,19 @@
 /** The commit use case (SPEC §6.2): publish a working copy's edits with one compare-and-swap. */
-import { Clock, Duration, Effect, Option, Random } from "effect";
+import { Cause, Clock, Duration, Effect, Option, Random } from "effect";
 import { domainError, type DomainError, type FileIssue } from "../../domain/errors.js";
 import { findMarkerBlocks } from "../../domain/markers.js";
 import { packKey, type Manifest, type PackDescriptor } from "../../domain/manifest.js";
-import { encodePack, comparePaths } from "../../domain/pack.js";
+import { encodePack, comparePaths, type PackHeader } from "../../domain/pack.js";
 import { diffTrees } from "../../domain/treeDiff.js";
 import type { FileStat, Tree } from "../../domain/tree.js";
 import { utf8Length } from "../../domain/paths.js";
 import { noPathSets } from "../../domain/pathSets.js";
 import { createHash } from "node:crypto";
 import type { Author } from "../Notebook.js";
+import { prepareCheckpoint, publishCheckpoint, type PreparedCheckpoint } from "./checkpoint.js";
+import { cleanup } from "./cleanup.js";
 import type { CopyCall } from "./context.js";
+import { reach } from "./failpoints.js";
 import { localFailure } from "./failures.js";
 import { refuseMassDelete } from "./massDelete.js";
 import { loadText, runMerge } from "./mergeRun.js";
@@ -84,16 +87,24 @@ const backoff = (attempt: number): Effect.Effect<void> =>
     Effect.flatMap((ms) => Effect.sleep(Duration.millis(ms))),
   );
 
-/** A publication that was accepted: the tree it published and where its blobs now are. */
-interface Accepted {
-  readonly view: RemoteView;
-  readonly merged: Tree;
+/** A publication `current` accepted, before anything local has changed. */
+interface Published {
+  /** The manifest it wrote. */
+  readonly manifest: Manifest;
+  /** The remote state it was merged onto (its generation is one below the manifest's). */
   readonly base: RemoteView;
+  readonly pack: {
+    readonly bytes: Uint8Array;
+    readonly sha: string;
+    readonly header: PackHeader;
+    readonly blobStart: number;
+  };
 }
 
 /**
  * One publication attempt on top of `remote`: upload the pack (an increment, or the
- * first checkpoint when `current` is absent), then compare-and-swap `current`.
+ * first checkpoint when `current` is absent), then compare-and-swap `current`. `None`
+ * when the swap lost the race (nothing was published).
  */
 const publishOnce = (
   call: CopyCall,
@@ -101,7 +112,7 @@ const publishOnce = (
   merged: Tree,
   author: Author,
   message: string,
-): Effect.Effect<Option.Option<Accepted>, DomainError> =>
+): Effect.Effect<Option.Option<Published>, DomainError> =>
   Effect.gen(function* () {
     const base = remote.view;
     const first = Option.isNone(remote.manifest);
@@ -136,6 +147,7 @@ const publishOnce = (
       kind,
       generation: String(generation),
     });
+    yield* reach(call.options.failpoint, "after-pack-upload");
     const descriptor: PackDescriptor = {
       key,
       generation,
@@ -161,16 +173,125 @@ const publishOnce = (
     });
     const outcome = yield* publishManifest(call.store, next, remote.etag);
     if (outcome._tag === "LostRace") return Option.none();
-    // Accepted: the pack becomes part of the baseline, so cache it before recording that.
+    return Option.some({ manifest: next, base, pack: { bytes, sha, header, blobStart } });
+  });
+
+/**
+ * Makes an accepted publication's pack part of private state (cached, its blobs
+ * registered) and returns the accepted view: the base tree with the pack applied.
+ */
+const adopt = (call: CopyCall, published: Published): Effect.Effect<RemoteView, DomainError> =>
+  Effect.gen(function* () {
+    const { bytes, sha, header, blobStart } = published.pack;
     yield* call.fs
       .writeFileAtomic(packFile(call.copyDir, sha), bytes, { mode: 0o600, durable: true })
       .pipe(Effect.mapError((error) => localFailure(error, "caching the published pack")));
     call.blobs.addPack(sha, bytes);
-    const tree = new Map<string, BlobRef>(first ? [] : base.tree);
+    const tree = new Map<string, BlobRef>(header.kind === "checkpoint" ? [] : published.base.tree);
     for (const path of header.deletes) tree.delete(path);
     for (const put of header.puts)
       tree.set(put.path, { id: put.id, pack: sha, offset: blobStart + put.offset, size: put.size });
-    return Option.some({ view: { generation, head: publicationId, tree }, merged, base });
+    return { generation: published.manifest.generation, head: published.manifest.head, tree };
+  });
+
+/**
+ * A failure after `current` accepted the publication but before the working copy was
+ * touched: never OK and never a plain error (the changes are published). Tries one
+ * resynchronisation (a pull-style merge, lossless: the copy's edits are in `current`)
+ * and reports RECOVERY_FAILURE with remoteAccepted `yes`.
+ */
+const publishedButUnsettled = (
+  call: CopyCall,
+  failure: DomainError,
+): Effect.Effect<never, DomainError> =>
+  Effect.logError("the publication was accepted, then a local step failed", failure).pipe(
+    Effect.zipRight(
+      synchronise(call).pipe(
+        Effect.map((done) => done.conflicts.length === 0),
+        Effect.orElseSucceed(() => false),
+      ),
+    ),
+    Effect.flatMap((resynchronized) =>
+      Effect.fail(
+        domainError({
+          code: "RECOVERY_FAILURE",
+          reason: "UNEXPECTED_FAILURE",
+          message: resynchronized
+            ? "Your changes were published, then a local step failed; the working copy was resynchronised. Call notes_pull to check it."
+            : "Your changes were published, then a local step failed; call notes_pull to bring the working copy up to date.",
+          recovery: { stage: "after-publication", remoteAccepted: "yes", resynchronized },
+        }),
+      ),
+    ),
+  );
+
+/**
+ * Store maintenance after a settled publication: publish the prepared checkpoint and,
+ * once it is in, clean up old packs. Never fails and never fails the commit: every
+ * failure is logged. Only an interruption (a crash, a cancelled call) propagates.
+ */
+const maintain = (
+  call: CopyCall,
+  checkpoint: Option.Option<PreparedCheckpoint>,
+): Effect.Effect<void> =>
+  Option.match(checkpoint, {
+    onNone: () => Effect.void,
+    onSome: (prepared) =>
+      Effect.gen(function* () {
+        const outcome = yield* publishCheckpoint(call, prepared);
+        if (outcome._tag === "Discarded") {
+          yield* Effect.logDebug("checkpoint discarded").pipe(
+            Effect.annotateLogs("why", outcome.why),
+          );
+          return;
+        }
+        yield* Effect.logInfo("checkpoint published").pipe(
+          Effect.annotateLogs("generation", outcome.manifest.generation),
+        );
+        yield* reach(call.options.failpoint, "before-cleanup");
+        const report = yield* cleanup(call.store);
+        yield* Effect.logDebug("cleanup done").pipe(
+          Effect.annotateLogs({ listed: report.listed, deleted: report.deleted }),
+        );
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.interrupt
+            : Effect.logWarning("checkpoint or cleanup failed; the commit stands", cause),
+        ),
+      ),
+  });
+
+/**
+ * Finishes an accepted publication: adopts its pack, takes the line counts, prepares a
+ * checkpoint if one is due (while every cached blob is still present), settles the
+ * working copy on the accepted tree, then runs store maintenance.
+ */
+const complete = (
+  call: CopyCall,
+  scan: Scan,
+  merged: Tree,
+  published: Published,
+): Effect.Effect<Committed, DomainError> =>
+  Effect.gen(function* () {
+    const remoteIds = viewTree(published.base);
+    const ready = yield* Effect.gen(function* () {
+      yield* reach(call.options.failpoint, "after-cas");
+      const view = yield* adopt(call, published);
+      // Line counts read the replaced contents, so they are taken before the rewrite.
+      const files = yield* diffStats(call.blobs, diffTrees(remoteIds, merged), remoteIds, merged);
+      const checkpoint = yield* prepareCheckpoint(call, published.manifest, published.base).pipe(
+        Effect.catchAll((failure) =>
+          Effect.logWarning("could not build a checkpoint; the commit stands", failure).pipe(
+            Effect.as(Option.none<PreparedCheckpoint>()),
+          ),
+        ),
+      );
+      return { view, files, checkpoint };
+    }).pipe(Effect.catchAll((failure) => publishedButUnsettled(call, failure)));
+    yield* settle(call, scan, merged, ready.view, "yes");
+    yield* maintain(call, ready.checkpoint);
+    return { generation: ready.view.generation, files: ready.files };
   });
 
 /** The successful result of a commit. */
@@ -241,18 +362,8 @@ export const commit = (
         return { generation: remote.view.generation, files: [] };
       }
       yield* refuseMassDelete(remoteIds, merged, current.options.allowMassDelete ?? false);
-      const accepted = yield* publishOnce(current, remote, merged, author, message);
-      if (Option.isSome(accepted)) {
-        // Line counts read the replaced contents, so they are taken before the rewrite.
-        const files = yield* diffStats(
-          current.blobs,
-          diffTrees(remoteIds, merged),
-          remoteIds,
-          merged,
-        );
-        yield* settle(current, scan, merged, accepted.value.view, "yes");
-        return { generation: accepted.value.view.generation, files };
-      }
+      const published = yield* publishOnce(current, remote, merged, author, message);
+      if (Option.isSome(published)) return yield* complete(current, scan, merged, published.value);
       yield* Effect.logDebug("lost the race for current; re-merging").pipe(
         Effect.annotateLogs("attempt", attempt + 1),
       );

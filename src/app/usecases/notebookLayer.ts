@@ -40,7 +40,7 @@ export interface NotebookOptions {
   readonly pathSets?: PathSets;
   /**
    * Tail bytes (sum of the active increments' sizes) beyond which a checkpoint is
-   * written even below `checkpointPacks`; default {@link defaultCheckpointBytes}.
+   * written even below `checkpointPacks`; default 64 MiB.
    */
   readonly checkpointBytes?: number;
   /** Publish commits that delete most or all of the notebook (default false: MASS_DELETE). */
@@ -48,9 +48,6 @@ export interface NotebookOptions {
   /** Fault injection for tests: called at each failpoint stage; absent in production. */
   readonly failpoint?: Failpoint;
 }
-
-/** The default tail byte threshold of a checkpoint: 64 MiB. */
-export const defaultCheckpointBytes = 64 * 1024 * 1024;
 
 /** How long a call waits for another process holding the same working copy. */
 const lockTimeoutMs = 30_000;

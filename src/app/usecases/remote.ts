@@ -279,14 +279,16 @@ export type PublishOutcome =
 
 /**
  * Replaces `current` with `next` if it still has `etag` (creates it if `etag` is
- * `None`). A lost response is resolved by re-reading `current` and looking for the
- * publication id in every descriptor: found → accepted; not found →
+ * `None`). A lost response is resolved by re-reading `current` and looking for
+ * `publicationId` (default: `next.head`; a checkpoint passes its own) in every
+ * descriptor, active and retained: found → accepted; not found →
  * STORAGE_FAILURE/PUBLICATION_UNKNOWN (never an automatic republish).
  */
 export const publishManifest = (
   store: ObjectStoreService,
   next: Manifest,
   etag: Option.Option<string>,
+  publicationId: string = next.head,
 ): Effect.Effect<PublishOutcome, DomainError> =>
   store
     .put(
@@ -307,7 +309,7 @@ export const publishManifest = (
           ),
           Effect.flatMap(({ manifest }) => {
             const found = Option.isSome(manifest)
-              ? allDescriptors(manifest.value).find((d) => d.publicationId === next.head)
+              ? allDescriptors(manifest.value).find((d) => d.publicationId === publicationId)
               : undefined;
             return found !== undefined
               ? Effect.succeed<PublishOutcome>({ _tag: "Accepted", generation: next.generation })

@@ -10,6 +10,7 @@ import { countChanges } from "../../domain/diffstat.js";
 import type { FileStat } from "../../domain/tree.js";
 import type { BlobSource } from "./blobs.js";
 import type { CopyCall } from "./context.js";
+import { materialisationFileSystem, reach } from "./failpoints.js";
 import { loadText } from "./mergeRun.js";
 import { markRecoveryRequired, saveBaseline, saveStats, type CopyState } from "./privateState.js";
 import type { RemoteView } from "./remote.js";
@@ -68,8 +69,11 @@ export const settle = (
     const guarded = Option.isSome(call.state) && changed.length > 0;
     if (guarded && Option.isSome(call.state))
       yield* markRecoveryRequired(call.fs, call.copyDir, call.state.value);
+    const hook = call.options.failpoint;
+    const writer = materialisationFileSystem(call.fs, hook);
     const rewrite = Effect.gen(function* () {
-      const done = yield* materialise(call.fs, call.dir, scan, merged, changed, call.blobs);
+      const done = yield* materialise(writer, call.dir, scan, merged, changed, call.blobs);
+      yield* reach(hook, "before-state-record");
       const now = yield* Clock.currentTimeMillis;
       const suffix = (yield* call.ids.uuidv7).slice(-12);
       const state = yield* saveBaseline(
