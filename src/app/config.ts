@@ -45,7 +45,16 @@ export type HelpTopic = "quire" | Command;
  */
 export type WorkspaceConfig =
   | { readonly kind: "session"; readonly tmpDirectory: string }
-  | { readonly kind: "root"; readonly root: string };
+  | {
+      readonly kind: "root";
+      readonly root: string;
+      /**
+       * False when the root is the CLI's default (the current directory): the private root
+       * may then lie below it (e.g. `~/.cache/quire` under `~`), and the use cases instead
+       * refuse any working copy that overlaps the private root.
+       */
+      readonly explicit: boolean;
+    };
 
 /** Everything serve/pull/commit need, validated and with defaults applied. */
 export interface RuntimeConfig {
@@ -270,17 +279,21 @@ const parseRuntimeConfig = (
       fromFlag(options, "workspace-root") ?? fromEnv(host, "QUIRE_WORKSPACE_ROOT");
     const workspace: WorkspaceConfig =
       workspaceSetting !== undefined
-        ? { kind: "root", root: yield* parseDirectory(workspaceSetting, host) }
+        ? { kind: "root", root: yield* parseDirectory(workspaceSetting, host), explicit: true }
         : command === "serve"
           ? { kind: "session", tmpDirectory: host.tmpDirectory }
-          : { kind: "root", root: host.cwd };
+          : { kind: "root", root: host.cwd, explicit: false };
 
     const privateSetting = fromFlag(options, "private-root") ?? fromEnv(host, "QUIRE_PRIVATE_ROOT");
     const privateRoot =
       privateSetting === undefined
         ? defaultPrivateRoot(host)
         : yield* parseDirectory(privateSetting, host);
-    if (workspace.kind === "root" && isAtOrBelow(privateRoot, workspace.root)) {
+    if (
+      workspace.kind === "root" &&
+      workspace.explicit &&
+      isAtOrBelow(privateRoot, workspace.root)
+    ) {
       return yield* fail(
         `the private root ${privateRoot} is at or below the workspace root ${workspace.root}; ` +
           "choose another --private-root or --workspace-root",

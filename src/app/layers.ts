@@ -141,7 +141,8 @@ export const prepareWorkspace = (
     const privateRoot = yield* fs
       .realPath(config.privateRoot)
       .pipe(Effect.mapError(ioFailure("resolve the private root")));
-    if (isAtOrBelow(privateRoot, workspaceRoot)) {
+    const checked = config.workspace.kind === "session" || config.workspace.explicit;
+    if (checked && isAtOrBelow(privateRoot, workspaceRoot)) {
       return yield* new StartupError({
         kind: "config",
         message: `the private root ${config.privateRoot} is at or below the workspace root ${workspaceRoot}`,

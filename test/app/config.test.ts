@@ -145,7 +145,11 @@ describe("defaults", () => {
   });
 
   it("pull and commit default the workspace root to the current directory", () => {
-    expect(configOf(["pull", "n"]).workspace).toEqual({ kind: "root", root: "/work/here" });
+    expect(configOf(["pull", "n"]).workspace).toEqual({
+      kind: "root",
+      root: "/work/here",
+      explicit: false,
+    });
   });
 
   it("honours absolute XDG directories and ignores relative ones", () => {
@@ -171,10 +175,11 @@ describe("precedence", () => {
     });
     expect(
       configOf(["serve", "--workspace-root", "/w"], { QUIRE_WORKSPACE_ROOT: "/e" }).workspace,
-    ).toEqual({ kind: "root", root: "/w" });
+    ).toEqual({ kind: "root", root: "/w", explicit: true });
     expect(configOf(["serve"], { QUIRE_WORKSPACE_ROOT: "/e" }).workspace).toEqual({
       kind: "root",
       root: "/e",
+      explicit: true,
     });
     expect(configOf(["serve"], { QUIRE_PRIVATE_ROOT: "/p" }).privateRoot).toBe("/p");
   });
@@ -369,7 +374,13 @@ describe("directories", () => {
     expect(errorOf(["serve", "--workspace-root", "/w", "--private-root", "/w"])).toMatch(
       /at or below/,
     );
-    expect(errorOf(["pull", "n", "--private-root", "state"])).toMatch(/at or below/);
+    expect(errorOf(["pull", "n", "--workspace-root", ".", "--private-root", "state"])).toMatch(
+      /at or below/,
+    );
+    // The CLI's default workspace root is the current directory: a private root below it
+    // (e.g. ~/.cache/quire when run from ~) is allowed; the use cases refuse a working
+    // copy that overlaps it instead.
+    expect(configOf(["pull", "n", "--private-root", "state"]).privateRoot).toBe("/work/here/state");
     expect(configOf(["serve", "--workspace-root", "/w", "--private-root", "/w2"]).privateRoot).toBe(
       "/w2",
     );
@@ -379,7 +390,7 @@ describe("directories", () => {
 
   it("resolves relative directories against the current directory", () => {
     const config = configOf(["serve", "--workspace-root", "ws", "--private-root", "../priv"]);
-    expect(config.workspace).toEqual({ kind: "root", root: "/work/here/ws" });
+    expect(config.workspace).toEqual({ kind: "root", root: "/work/here/ws", explicit: true });
     expect(config.privateRoot).toBe("/work/priv");
     expect(errorOf(["serve", "--workspace-root", ""])).toMatch(/must not be empty/);
   });

@@ -10,7 +10,7 @@ import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
 
 const author = { name: "test", version: "1" };
 
-const setup = (store: ObjectStoreService = memoryStore.make()) => {
+const setup = (store: ObjectStoreService = memoryStore.make(), privateRoot = "/private") => {
   const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
   vol.unlinkSync("/ws/.keep");
   const notebook = Effect.runSync(
@@ -21,7 +21,7 @@ const setup = (store: ObjectStoreService = memoryStore.make()) => {
       options: {
         workspaceRoot: "/ws",
         notebookDirectory: "/ws/a",
-        privateRoot: "/private",
+        privateRoot,
         homeDirectory: "/home/u",
         commitRetries: 8,
         checkpointPacks: 1024,
@@ -188,5 +188,11 @@ describe("notebook use cases (memfs + in-memory store)", () => {
     await pull(notebook, "/ws/p/q");
     expect((await fails(notebook.pull({ path: "/ws/p" }))).reason).toBe("NESTED_WORKING_COPY");
     expect((await pull(notebook, "/ws/outer")).generation).toBe(0);
+  });
+  it("refuses a working copy that overlaps the private root", async () => {
+    const { notebook } = setup(memoryStore.make(), "/ws/state");
+    expect((await fails(notebook.pull({ path: "/ws" }))).reason).toBe("PATH_OUTSIDE_ROOT");
+    expect((await fails(notebook.pull({ path: "/ws/state/x" }))).reason).toBe("PATH_OUTSIDE_ROOT");
+    expect((await pull(notebook, "/ws/notes")).generation).toBe(0);
   });
 });

@@ -86,7 +86,16 @@ describe("invalid configuration", () => {
     expectOneConfigLine(missing);
     expect(missing.stderr).toContain("is not an existing directory");
     expectOneConfigLine(
-      await quire(["pull", "n", "--store", `file:${sandbox.store}`, "--private-root", "state"]),
+      await quire([
+        "pull",
+        "n",
+        "--store",
+        `file:${sandbox.store}`,
+        "--workspace-root",
+        ".",
+        "--private-root",
+        "state",
+      ]),
     );
   });
 });

@@ -32,6 +32,8 @@ export interface PathSettings {
   readonly workspaceRoot: string;
   readonly notebookDirectory: string;
   readonly homeDirectory: string;
+  /** The private root: no working copy may overlap it. */
+  readonly privateRoot: string;
 }
 
 const invalidPath = (
@@ -106,6 +108,20 @@ export const resolveWorkingCopy = (
           "PATH_OUTSIDE_ROOT",
           "The path leads outside the workspace root through a symlink.",
         ),
+      );
+    }
+    const privateRoot = yield* fs
+      .realPath(settings.privateRoot)
+      .pipe(
+        Effect.catchTag("FsError", (error) =>
+          error.reason === "NotFound"
+            ? Effect.succeed(resolve(settings.privateRoot))
+            : Effect.fail(localFailure(error, "resolving the private root")),
+        ),
+      );
+    if (isAtOrBelow(privateRoot, canonical) || isAtOrBelow(canonical, privateRoot)) {
+      return yield* Effect.fail(
+        invalidPath("PATH_OUTSIDE_ROOT", "The path overlaps the server's private state."),
       );
     }
     const target = yield* fs
