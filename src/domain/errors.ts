@@ -295,12 +295,6 @@ export const errorTable = {
       when: "Startup probe: the configured bucket does not exist.",
       remedy: "Create the bucket or fix the --store URL.",
     },
-    STORE_UNAVAILABLE: {
-      action: "CHECK_CONFIGURATION",
-      retryable: false,
-      when: "Startup probe: the store could not be reached.",
-      remedy: "Check the endpoint, region and network, then start again.",
-    },
   },
 } as const satisfies { readonly [code: string]: { readonly [reason: string]: ErrorEntry } };
 

@@ -73,7 +73,6 @@ describe("the error table", () => {
         "NO_READ_AFTER_WRITE",
         "ACCESS_DENIED",
         "BUCKET_MISSING",
-        "STORE_UNAVAILABLE",
       ],
     };
     for (const [code, reasons] of Object.entries(required)) {

@@ -40,7 +40,7 @@ const startupLine = (error: StartupError): string =>
   error.kind === "config"
     ? `quire: invalid configuration: ${error.message}`
     : error.kind === "store"
-      ? `quire: incompatible store: ${error.message}`
+      ? `quire: ${error.message.startsWith("INCOMPATIBLE_STORE") ? "incompatible store" : "store unavailable"}: ${error.message}`
       : `quire: cannot start: ${error.message}`;
 
 const runConfigured = async (

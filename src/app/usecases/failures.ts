@@ -24,7 +24,7 @@ export const storeFailure = (error: StoreError, doing: string): DomainError => {
       return domainError({
         code: "STORAGE_FAILURE",
         reason: "THROTTLED",
-        message: `The store asked to slow down while ${doing}.`,
+        message: `The store asked to slow down while ${doing}: ${error.message}`,
       });
     case "Ambiguous":
       return domainError({

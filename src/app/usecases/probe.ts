@@ -9,6 +9,7 @@ import { Effect, Option } from "effect";
 import { domainError, type DomainError, type ReasonOf } from "../../domain/errors.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
 import { ObjectStore, type ObjectStoreService, type StoreError } from "../../ports/ObjectStore.js";
+import { storeFailure } from "./failures.js";
 
 const encoder = new TextEncoder();
 
@@ -27,8 +28,9 @@ const incompatible = (reason: ReasonOf<"INCOMPATIBLE_STORE">, message: string): 
 /**
  * Maps a store error met during the probe. Configuration problems get their own
  * reasons; a refused first create of a fresh key means conditional create is broken;
- * anything else (unreachable, throttled, ambiguous, corrupt) is STORE_UNAVAILABLE:
- * the probe could not prove compatibility, so the process must not start.
+ * malformed answers mean no read-after-write; a store that could not be asked
+ * (unreachable, throttled, ambiguous) is STORAGE_FAILURE: the process must not start
+ * either way.
  */
 const fromStoreError =
   (identity: string, step: string) =>
@@ -47,8 +49,15 @@ const fromStoreError =
           "NO_CONDITIONAL_CREATE",
           `${prefix}: a conditional create of a fresh key was refused: ${error.message}`,
         );
+      case "Corrupt":
+        return incompatible(
+          "NO_READ_AFTER_WRITE",
+          `${prefix}: the store answered with malformed data: ${error.message}`,
+        );
       default:
-        return incompatible("STORE_UNAVAILABLE", `${prefix}: ${error.reason}: ${error.message}`);
+        // Unreachable, throttled or ambiguous: not a broken promise, a store that could
+        // not be asked — reported like any other storage failure.
+        return storeFailure(error, `probing the store (${step})`);
     }
   };
 
@@ -169,8 +178,8 @@ const runSteps = (store: ObjectStoreService, key: string): Effect.Effect<void, D
  * Fails with `DomainError{code: "INCOMPATIBLE_STORE"}` and reason
  * `NO_CONDITIONAL_CREATE`, `NO_READ_AFTER_WRITE` or `NO_CONDITIONAL_REPLACE` for a
  * store that breaks a promise, `ACCESS_DENIED` / `BUCKET_MISSING` for a
- * misconfiguration, and `STORE_UNAVAILABLE` when the store could not be asked
- * (unreachable, throttled, ambiguous). A failed delete after every step succeeded is
+ * misconfiguration, and `STORAGE_FAILURE` (`STORE_UNAVAILABLE`, `THROTTLED`, `TIMEOUT`)
+ * when the store could not be asked. A failed delete after every step succeeded is
  * reported the same way (the protocol's cleanup needs delete permission too).
  */
 export const probeStore: Effect.Effect<void, DomainError, ObjectStore | IdGenerator> = Effect.gen(
