@@ -56,8 +56,19 @@ export interface Settled {
  * baseline. When files must change, `recoveryRequired` is persisted first. A failure
  * after that point is RECOVERY_FAILURE: recovery re-runs the rewrite once and reports
  * whether it succeeded; the flag stays set if not, so the next call resynchronises.
+ * Uninterruptible: a cancelled call or a shutdown waits for this local rewrite to reach
+ * its end rather than leave a half-rewritten copy behind.
  */
 export const settle = (
+  call: CopyCall,
+  scan: Scan,
+  merged: Tree,
+  accepted: RemoteView,
+  remoteAccepted: "yes" | "no",
+): Effect.Effect<Settled, DomainError> =>
+  Effect.uninterruptible(settleNow(call, scan, merged, accepted, remoteAccepted));
+
+const settleNow = (
   call: CopyCall,
   scan: Scan,
   merged: Tree,
