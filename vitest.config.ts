@@ -14,6 +14,14 @@ export default defineConfig({
       },
       {
         test: {
+          name: "torture",
+          include: ["test/torture/**/*.test.ts"],
+          testTimeout: 600_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
           name: "s3",
           include: ["test/s3/**/*.test.ts"],
           testTimeout: 120_000,
