@@ -214,8 +214,10 @@ export class LineClassifier {
     };
     if (limit <= 0) return 0;
     if (matches(limit)) return limit;
+    // Inside a run of changed lines even the first line differs: say so cheaply.
+    if (limit === 1 || !matches(1)) return 0;
     // Binary search for the longest matching prefix of the block.
-    let low = 0;
+    let low = 1;
     let high = limit - 1;
     while (low < high) {
       const middle = (low + high + 1) >> 1;

@@ -1,9 +1,16 @@
 /** The complete-marker-block scanner (SPEC §6.3). */
 import type { LineRange } from "./tree.js";
 
-const START = "<<<<<<< local";
-const SEPARATOR = "=======";
-const END = ">>>>>>> remote";
+/** The line opening a conflict block, without its line ending. */
+export const LOCAL_MARKER = "<<<<<<< local";
+/** The line between the local and the remote side of a conflict block. */
+export const SEPARATOR_MARKER = "=======";
+/** The line closing a conflict block. */
+export const REMOTE_MARKER = ">>>>>>> remote";
+
+const START = LOCAL_MARKER;
+const SEPARATOR = SEPARATOR_MARKER;
+const END = REMOTE_MARKER;
 
 /** Which marker a line is, if any: the exact text followed by LF, CRLF or the end of the text. */
 const Marker = { None: 0, Start: 1, Separator: 2, End: 3 } as const;

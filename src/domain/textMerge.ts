@@ -2,6 +2,7 @@
 import { ChunkKind, planMerge, type MergeChunk } from "./diff3.js";
 import { diffClasses } from "./lineDiff.js";
 import { LineClassifier, type ClassifiedText } from "./lines.js";
+import { LOCAL_MARKER, REMOTE_MARKER, SEPARATOR_MARKER } from "./markers.js";
 import type { LineRange } from "./tree.js";
 
 /** The result of {@link mergeText}. */
@@ -11,11 +12,6 @@ export interface TextMergeResult {
   /** The line ranges of each conflict block in `text`, from `<<<<<<< local` to `>>>>>>> remote` inclusive. */
   readonly conflicts: ReadonlyArray<LineRange>;
 }
-
-/** The marker lines, without their line ending. */
-export const LOCAL_MARKER = "<<<<<<< local";
-export const SEPARATOR_MARKER = "=======";
-export const REMOTE_MARKER = ">>>>>>> remote";
 
 const LF = 10;
 const CR = 13;
