@@ -31,6 +31,3 @@ export const decodeText = (
 
 /** UTF-8 bytes of a string. */
 export const encodeText = (text: string): Uint8Array => utf8Encoder.encode(text);
-
-/** The UTF-8 byte length of a string, without allocating. */
-export const utf8Length = (text: string): number => Buffer.byteLength(text, "utf8");

@@ -8,6 +8,7 @@
  */
 import { Either, ParseResult, Schema } from "effect";
 import { contentId, encodeText } from "./content.js";
+import { compareCodeUnits } from "./paths.js";
 import { parseStrictJson } from "./strictJson.js";
 
 const magic = "QUIRE-PACK 1\n";
@@ -85,7 +86,7 @@ const decodeHeaderShape = ParseResult.decodeUnknownEither(HeaderShape, {
 export const encodePack = (
   contents: PackContents,
 ): { readonly bytes: Uint8Array; readonly header: PackHeader; readonly blobStart: number } => {
-  const paths = [...contents.files.keys()].sort(comparePaths);
+  const paths = [...contents.files.keys()].sort(compareCodeUnits);
   const blobs: Uint8Array[] = [];
   const offsets = new Map<string, number>();
   let blobLength = 0;
@@ -216,6 +217,3 @@ export const decodePack = (bytes: Uint8Array): Either.Either<DecodedPack, string
 /** The bytes of one put entry of a decoded pack (a view, not a copy). */
 export const blobOf = (bytes: Uint8Array, pack: DecodedPack, put: PackPut): Uint8Array =>
   bytes.subarray(pack.blobStart + put.offset, pack.blobStart + put.offset + put.size);
-
-/** Path order used everywhere results are sorted: by UTF-16 code units of the NFC path. */
-export const comparePaths = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

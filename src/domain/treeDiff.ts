@@ -1,5 +1,5 @@
 /** Differences between two trees, path by path. */
-import { comparePaths } from "./pack.js";
+import { compareCodeUnits } from "./paths.js";
 import type { Tree } from "./tree.js";
 
 /**
@@ -12,5 +12,5 @@ export const diffTrees = (from: Tree, to: Tree): ReadonlyArray<string> => {
   const changed: string[] = [];
   for (const [path, id] of from) if (to.get(path) !== id) changed.push(path);
   for (const path of to.keys()) if (!from.has(path)) changed.push(path);
-  return changed.sort(comparePaths);
+  return changed.sort(compareCodeUnits);
 };

@@ -3,10 +3,10 @@ import { Cause, Clock, Duration, Effect, Option, Random } from "effect";
 import { domainError, type DomainError, type FileIssue } from "../../domain/errors.js";
 import { findMarkerBlocks } from "../../domain/markers.js";
 import { packKey, type Manifest, type PackDescriptor } from "../../domain/manifest.js";
-import { encodePack, comparePaths, type PackHeader } from "../../domain/pack.js";
+import { encodePack, type PackHeader } from "../../domain/pack.js";
 import { diffTrees } from "../../domain/treeDiff.js";
 import type { FileStat, Tree } from "../../domain/tree.js";
-import { utf8Length } from "../../domain/paths.js";
+import { compareCodeUnits, utf8Length } from "../../domain/paths.js";
 import { noPathSets } from "../../domain/pathSets.js";
 import { createHash } from "node:crypto";
 import type { Author } from "../Notebook.js";
@@ -67,7 +67,7 @@ const refuseMarkers = (call: CopyCall, base: Tree, local: Tree): Effect.Effect<v
       { concurrency: 8, discard: true },
     );
     if (found.length === 0) return;
-    found.sort((a, b) => comparePaths(a.path, b.path));
+    found.sort((a, b) => compareCodeUnits(a.path, b.path));
     return yield* Effect.fail(
       domainError({
         code: "CONTENT_CONFLICT",

@@ -9,7 +9,7 @@ import { diffTrees } from "../../domain/treeDiff.js";
 import { domainError, type DomainError, type FileIssue } from "../../domain/errors.js";
 import { mergeText } from "../../domain/textMerge.js";
 import { planTreeMerge } from "../../domain/treeMerge.js";
-import { comparePaths } from "../../domain/pack.js";
+import { compareCodeUnits } from "../../domain/paths.js";
 import type { Tree } from "../../domain/tree.js";
 import type { BlobSource } from "./blobs.js";
 
@@ -90,6 +90,6 @@ export const runMerge = (
         }),
       { concurrency: 4, discard: true },
     );
-    conflicts.sort((a, b) => comparePaths(a.path, b.path));
+    conflicts.sort((a, b) => compareCodeUnits(a.path, b.path));
     return { merged, conflicts };
   });

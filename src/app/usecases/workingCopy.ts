@@ -11,8 +11,12 @@ import {
   type FileIssue,
   type FileReason,
 } from "../../domain/errors.js";
-import { findCaseCollisions, normalizeNotebookPath, utf8Length } from "../../domain/paths.js";
-import { comparePaths } from "../../domain/pack.js";
+import {
+  compareCodeUnits,
+  findCaseCollisions,
+  normalizeNotebookPath,
+  utf8Length,
+} from "../../domain/paths.js";
 import type { FileSystemService, PathInfo, WalkEntry } from "../../ports/FileSystem.js";
 import type { BlobSource } from "./blobs.js";
 import { localFailure } from "./failures.js";
@@ -256,7 +260,7 @@ export const scanWorkingCopy = (
       for (const path of group) issues.push(issue(path, "CASE_COLLISION"));
     }
     if (issues.length > 0) {
-      issues.sort((a, b) => comparePaths(a.path, b.path));
+      issues.sort((a, b) => compareCodeUnits(a.path, b.path));
       return yield* Effect.fail(
         domainError({
           code: "INVALID_CONTENT",
@@ -291,7 +295,7 @@ export const changedPaths = (
   const changed: string[] = [];
   for (const [path, file] of before) if (target.get(path) !== file.id) changed.push(path);
   for (const path of target.keys()) if (!before.has(path)) changed.push(path);
-  return changed.sort(comparePaths);
+  return changed.sort(compareCodeUnits);
 };
 
 /**
@@ -326,7 +330,7 @@ export const materialise = (
         emptied.add(parent);
     }
     const deepestFirst = [...emptied].sort(
-      (a, b) => b.split("/").length - a.split("/").length || comparePaths(a, b),
+      (a, b) => b.split("/").length - a.split("/").length || compareCodeUnits(a, b),
     );
     for (const directory of deepestFirst) {
       yield* fs
@@ -338,7 +342,7 @@ export const materialise = (
       const parent = parentOf(path);
       if (parent !== undefined) parents.add(parent);
     }
-    for (const parent of [...parents].sort(comparePaths)) {
+    for (const parent of [...parents].sort(compareCodeUnits)) {
       yield* fs.makeDirectory(hostPath(dir, parent), 0o755).pipe(io("creating a directory"));
     }
     const stamps = new Map<string, StatStamp>();
