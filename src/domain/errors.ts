@@ -376,6 +376,11 @@ export const fileReasonTable = {
     code: "CONTENT_CONFLICT",
     meaning: "One side has a file where the other has a directory of files.",
   },
+  CASE_CONFLICT: {
+    code: "CONTENT_CONFLICT",
+    meaning:
+      "The two sides named paths equal under case folding; the local one was moved aside (`~local`).",
+  },
   MARKER_BLOCK: {
     code: "CONTENT_CONFLICT",
     meaning: "The file holds complete conflict marker blocks; the ranges are the blocks.",

@@ -139,6 +139,7 @@ describe("the error table", () => {
         "DELETE_MODIFY",
         "ADD_ADD",
         "FILE_DIRECTORY",
+        "CASE_CONFLICT",
         "MARKER_BLOCK",
         "READ_ONLY",
         "NOT_WRITABLE",

@@ -55,7 +55,7 @@ export const runMerge = (
     const merged = new Map<string, string>();
     const conflicts: FileIssue[] = plan.conflicts.map((c) => ({
       path: c.path,
-      reason: c.reason,
+      reason: c.reason === "CASE_COLLISION" ? "CASE_CONFLICT" : c.reason,
       ranges: [],
     }));
     const textMerges: Array<{
