@@ -251,6 +251,7 @@ describe("quire serve as a process", () => {
     );
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
-    expect(result.stderr).toMatch(/^quire: incompatible store: [^\n]+\n$/);
+    // Unreachable is a storage failure, not an incompatible store.
+    expect(result.stderr).toMatch(/^quire: store unavailable: STORAGE_FAILURE · [^\n]+\n$/);
   });
 });
