@@ -157,7 +157,7 @@ describe("store probe", () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(
-      /^quire: incompatible store: INCOMPATIBLE_STORE · [A-Z_]+: [^\n]*\n$/,
+      /^quire: store unavailable: STORAGE_FAILURE · [A-Z_]+: [^\n]*\n$/,
     );
     expect(result.stderr).not.toContain(secret);
     expect(result.stderr).not.toContain("AKIAABCDEFGHIJKLMNOP");
