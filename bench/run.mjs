@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // The benchmark suite (issue 6): quire and git on the same work, in the same run.
 //
-//   node bench/run.mjs [merge] [contended] [tree] [roundtrips] [--quick] [--no-write]
+//   node bench/run.mjs [merge] [contended] [tree] [roundtrips] [--quick] [--no-write] [--no-profile]
 //
 // No section names = all. `tree` is the cold pull and warm no-op workloads (they share
 // the 10,000-file notebook). `--quick` shortens durations and sizes for development
-// (results are marked partial). Requires `npm run build` first (`npm run bench` does it).
+// (results are marked partial). For every missed goal the section runs a short
+// `node --cpu-prof` of the same work and appends the profile summary to its details. Requires `npm run build` first (`npm run bench` does it).
 // A run of some sections replaces only those sections in docs/benchmarks.json and
 // regenerates docs/benchmarks.md from it.
 import * as path from "node:path";
@@ -25,6 +26,8 @@ const ALIASES = {
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
 const write = !args.includes("--no-write");
+// Profiles of missed goals are on by default; --no-profile skips them (faster iteration).
+const profile = !args.includes("--no-profile");
 const named = args.filter((a) => !a.startsWith("--")).map((a) => ALIASES[a] ?? a);
 for (const name of named) {
   if (!ORDER.includes(name)) {
@@ -52,7 +55,7 @@ for (const name of selected) {
   log(`== ${name}${quick ? " (quick)" : ""}`);
   const t0 = performance.now();
   const module = await import(`./${name}.mjs`);
-  const result = await module.run({ quick, log });
+  const result = await module.run({ quick, log, profile });
   const durationMs = performance.now() - t0;
   doc.sections[name] = { ranAt: new Date().toISOString(), durationMs, partial: quick, ...result };
   for (const r of result.rows) {
@@ -61,11 +64,11 @@ for (const name of selected) {
     );
   }
   log(`== ${name} took ${(durationMs / 1000).toFixed(1)} s`);
-  if (write) writeDocs(docsDir, doc, ORDER, path.join(repoRoot, "bench/analysis.md"));
+  if (write) await writeDocs(docsDir, doc, ORDER, path.join(repoRoot, "bench/analysis.md"));
 }
 doc.totalMs = performance.now() - started;
 log(`total ${(doc.totalMs / 1000).toFixed(1)} s`);
 if (write) {
-  writeDocs(docsDir, doc, ORDER, path.join(repoRoot, "bench/analysis.md"));
+  await writeDocs(docsDir, doc, ORDER, path.join(repoRoot, "bench/analysis.md"));
   log(`wrote docs/benchmarks.md and docs/benchmarks.json`);
 }

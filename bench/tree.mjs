@@ -6,10 +6,19 @@
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { makeRng, words } from "./lib/rng.mjs";
-import { git, hasGnuTime, run as runProcess } from "./lib/proc.mjs";
-import { cleanup, expectOk, fileStore, openNotebook, quireBin, scratch } from "./lib/quire.mjs";
+import { git, gitEnv, hasGnuTime, run as runProcess } from "./lib/proc.mjs";
+import {
+  cleanup,
+  expectOk,
+  fileStore,
+  openNotebook,
+  quireBin,
+  repoRoot,
+  scratch,
+} from "./lib/quire.mjs";
 import { repeat, summarize } from "./lib/stats.mjs";
 import { fmt, fmtSummary, row } from "./lib/report.mjs";
+import { profileMarkdown, profileNode } from "./lib/cpuProfile.mjs";
 
 const COLD_GOAL = 0.5;
 const RSS_FIXED_MB = 150;
@@ -35,7 +44,7 @@ const writeTree = (roots, dirs, filesPerDir, seed) => {
   return { files: dirs * filesPerDir, bytes };
 };
 
-export const run = async ({ quick, log }) => {
+export const run = async ({ quick, log, profile = true }) => {
   const dirs = quick ? 20 : 100;
   const filesPerDir = 100;
   const runs = 5;
@@ -79,7 +88,7 @@ export const run = async ({ quick, log }) => {
     const gitClone = async () => {
       const target = path.join(dir, `git-clone-${serial++}`);
       const result = await runProcess("git", ["clone", "-q", "--no-local", gitSource, target], {
-        env: (await import("./lib/proc.mjs")).gitEnv,
+        env: gitEnv,
         measureRss: true,
       });
       if (result.maxRssKb !== null) gitRss.push(result.maxRssKb / 1024);
@@ -288,6 +297,64 @@ export const run = async ({ quick, log }) => {
       `| one-file commit: \`git commit -am\` (no push) / quire commit (published) | ${fmtSummary(gitOneFile, "ms")} | ${fmtSummary(oneFile, "ms")} |`,
       `| warm no-op pull as a CLI process (startup + probe included; informational) | — | ${fmtSummary(cliNoop, "ms")} |`,
     );
+    if (profile) {
+      const missed = (id) => rows.find((r) => r.id === id)?.met === false;
+      const profiles = [];
+      if (missed("cold-pull")) {
+        log("profiling a cold pull");
+        const target = path.join(workspace, "cold-profiled");
+        mkdirSync(target);
+        const result = await profileNode([
+          quireBin,
+          "pull",
+          target,
+          "--store",
+          `file:${storeDir}`,
+          "--workspace-root",
+          workspace,
+          "--private-root",
+          path.join(dir, "private-cold-profiled"),
+        ]);
+        profiles.push(
+          profileMarkdown(
+            `Profile: cold pull CLI process (${fmt(result.ms, "ms")} under the profiler)`,
+            result.summary,
+          ),
+        );
+      }
+      const warmDriver = path.join(repoRoot, "bench/profile/warm.mjs");
+      for (const [id, op, what] of [
+        ["warm-noop-pull", "pull", "warm no-op pull"],
+        ["warm-noop-commit", "commit", "warm no-op commit"],
+        ["warm-one-file-commit", "onefile", "one-file commit"],
+      ]) {
+        if (!missed(id)) continue;
+        log(`profiling ${what}`);
+        const result = await profileNode([
+          warmDriver,
+          storeDir,
+          workspace,
+          lastQuire.privateRoot,
+          copy,
+          op,
+          op === "onefile" ? "10" : "15",
+        ]);
+        const median = JSON.parse(result.stdout).medianMs;
+        profiles.push(
+          profileMarkdown(
+            `Profile: ${op === "onefile" ? 10 : 15} × ${what} in one process (median ${fmt(median, "ms")} under the profiler; includes module loading)`,
+            result.summary,
+          ),
+        );
+      }
+      if (profiles.length > 0)
+        details.push(
+          "",
+          "CPU profiles of the missed goals (`node --cpu-prof`; quire lines mapped to the TypeScript sources):",
+          "",
+          ...profiles.flatMap((p) => [p, ""]),
+        );
+    }
   } finally {
     cleanup(dir);
   }

@@ -134,11 +134,23 @@ export const renderMarkdown = (doc, order, analysis) => {
   return lines.join("\n");
 };
 
+/** Formats markdown with the repository's prettier settings (CI checks formatting). */
+const formatMarkdown = async (text, file) => {
+  try {
+    const prettier = await import("prettier");
+    const options = (await prettier.resolveConfig(file)) ?? {};
+    return await prettier.format(text, { ...options, parser: "markdown" });
+  } catch {
+    return text;
+  }
+};
+
 /** Writes both documents. */
-export const writeDocs = (docsDir, doc, order, analysisFile) => {
+export const writeDocs = async (docsDir, doc, order, analysisFile) => {
   const analysis = existsSync(analysisFile) ? readFileSync(analysisFile, "utf8") : null;
   // JSON has no Infinity (a writer with zero commits makes max/min infinite): keep it as a string.
   const json = JSON.stringify(doc, (_key, value) => (value === Infinity ? "Infinity" : value), 2);
   writeFileSync(path.join(docsDir, "benchmarks.json"), json + "\n");
-  writeFileSync(path.join(docsDir, "benchmarks.md"), renderMarkdown(doc, order, analysis));
+  const mdFile = path.join(docsDir, "benchmarks.md");
+  writeFileSync(mdFile, await formatMarkdown(renderMarkdown(doc, order, analysis), mdFile));
 };
