@@ -6,7 +6,7 @@ import type { CopyCall } from "./context.js";
 import { runMerge } from "./mergeRun.js";
 import { loadStats, type CopyState } from "./privateState.js";
 import { emptyView, readRemote, type RemoteView } from "./remote.js";
-import { diffStats, scanTree, settle, viewTree } from "./settle.js";
+import { diffStats, scanLearnt, scanTree, settle, viewTree } from "./settle.js";
 import { changedPaths, scanWorkingCopy } from "./workingCopy.js";
 
 /** The view a private state describes (the empty notebook when never pulled). */
@@ -53,7 +53,14 @@ export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainE
     );
     // Line counts read the old contents, so they are taken before the rewrite.
     const files = yield* diffStats(call.blobs, changedPaths(scan, merged), local, merged);
-    const settled = yield* settle(call, scan, merged, remote.view, "no");
+    const settled = yield* settle(
+      call,
+      scan,
+      merged,
+      remote.view,
+      "no",
+      scanLearnt(scan, stats.stamps),
+    );
     return { state: settled.state, generation: remote.view.generation, files, conflicts };
   });
 

@@ -12,7 +12,13 @@ import type { BlobSource } from "./blobs.js";
 import type { CopyCall } from "./context.js";
 import { materialisationFileSystem, reach } from "./failpoints.js";
 import { loadText } from "./mergeRun.js";
-import { markRecoveryRequired, saveBaseline, saveStats, type CopyState } from "./privateState.js";
+import {
+  markRecoveryRequired,
+  saveBaseline,
+  saveStats,
+  type CopyState,
+  type StatStamp,
+} from "./privateState.js";
 import type { RemoteView } from "./remote.js";
 import { changedPaths, materialise, type Scan } from "./workingCopy.js";
 
@@ -44,6 +50,19 @@ export const scanTree = (scan: Scan): Tree =>
 export const viewTree = (view: RemoteView): Tree =>
   new Map([...view.tree].map(([path, ref]) => [path, ref.id]));
 
+/** Whether `state` already records `accepted` as a clean baseline. */
+const isCurrent = (state: CopyState, accepted: RemoteView): boolean =>
+  !state.recoveryRequired &&
+  state.generation === accepted.generation &&
+  state.head === accepted.head;
+
+/** Whether a scan read any file the stat cache could not vouch for. */
+export const scanLearnt = (scan: Scan, cached: ReadonlyMap<string, StatStamp>): boolean => {
+  if (scan.size !== cached.size) return true;
+  for (const [path, file] of scan) if (cached.get(path) !== file.stamp) return true;
+  return false;
+};
+
 /** The result of settling: the new state and the working copy's on-disk delta. */
 export interface Settled {
   readonly state: CopyState;
@@ -65,8 +84,9 @@ export const settle = (
   merged: Tree,
   accepted: RemoteView,
   remoteAccepted: "yes" | "no",
+  statsChanged = true,
 ): Effect.Effect<Settled, DomainError> =>
-  Effect.uninterruptible(settleNow(call, scan, merged, accepted, remoteAccepted));
+  Effect.uninterruptible(settleNow(call, scan, merged, accepted, remoteAccepted, statsChanged));
 
 const settleNow = (
   call: CopyCall,
@@ -74,9 +94,24 @@ const settleNow = (
   merged: Tree,
   accepted: RemoteView,
   remoteAccepted: "yes" | "no",
+  statsChanged: boolean,
 ): Effect.Effect<Settled, DomainError> =>
   Effect.gen(function* () {
     const changed = changedPaths(scan, merged);
+    if (
+      changed.length === 0 &&
+      Option.isSome(call.state) &&
+      isCurrent(call.state.value, accepted)
+    ) {
+      // Nothing to rewrite and the baseline is already this accepted state: the only
+      // thing worth writing is a stat cache that learnt something.
+      if (statsChanged) {
+        const now = yield* Clock.currentTimeMillis;
+        const stamps = new Map([...scan].map(([path, file]) => [path, file.stamp]));
+        yield* saveStats(call.fs, call.copyDir, { stamps, recordedAtMs: now });
+      }
+      return { state: call.state.value, changed };
+    }
     const guarded = Option.isSome(call.state) && changed.length > 0;
     if (guarded && Option.isSome(call.state))
       yield* markRecoveryRequired(call.fs, call.copyDir, call.state.value);
