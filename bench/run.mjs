@@ -1,20 +1,22 @@
 #!/usr/bin/env node
 // The benchmark suite (issue 6): quire and git on the same work, in the same run.
 //
-//   node bench/run.mjs [merge] [contended] [tree] [roundtrips] [--quick] [--no-write] [--no-profile]
+//   node bench/run.mjs [merge] [contended] [tree] [roundtrips] [s3] [--quick] [--no-write] [--no-profile]
 //
-// No section names = all. `tree` is the cold pull and warm no-op workloads (they share
-// the 10,000-file notebook). `--quick` shortens durations and sizes for development
-// (results are marked partial). For every missed goal the section runs a short
-// `node --cpu-prof` of the same work and appends the profile summary to its details. Requires `npm run build` first (`npm run bench` does it).
-// A run of some sections replaces only those sections in docs/benchmarks.json and
-// regenerates docs/benchmarks.md from it.
+// No section names = all. `tree` is the cold pull and warm no-op workloads (they
+// share the 10,000-file notebook). `s3` runs only with an S3 server's environment
+// (`bash scripts/with-s3.sh npm run bench`) and is skipped otherwise. `--quick`
+// shortens durations and sizes for development (results are marked partial). For
+// every missed goal a section runs a short `node --cpu-prof` of the same work and
+// appends the profile summary to its details (`--no-profile` skips that). Requires
+// `npm run build` first (`npm run bench` does it). A run of some sections replaces
+// only those sections in docs/benchmarks.json and regenerates docs/benchmarks.md.
 import * as path from "node:path";
 import { execFileSync } from "node:child_process";
 import { machine, readPrevious, fmtSummary, writeDocs } from "./lib/report.mjs";
 import { repoRoot } from "./lib/quire.mjs";
 
-const ORDER = ["merge", "contended", "tree", "roundtrips"];
+const ORDER = ["merge", "contended", "tree", "roundtrips", "s3"];
 const ALIASES = {
   cold: "tree",
   warm: "tree",
@@ -56,6 +58,7 @@ for (const name of selected) {
   const t0 = performance.now();
   const module = await import(`./${name}.mjs`);
   const result = await module.run({ quick, log, profile });
+  if (result === null) continue; // skipped (s3 without a server): keep the previous numbers
   const durationMs = performance.now() - t0;
   doc.sections[name] = { ranAt: new Date().toISOString(), durationMs, partial: quick, ...result };
   for (const r of result.rows) {
