@@ -102,10 +102,10 @@ export interface ToolResult {
   readonly structured: Record<string, unknown>;
 }
 
-/** Calls a tool and returns its single text item and structured object (throws otherwise). */
+/** Calls a tool (any name: unknown ones are errors too) and returns its single text item and structured object (throws otherwise). */
 export const call = async (
   served: Served,
-  name: "notes_pull" | "notes_commit",
+  name: string,
   args: Record<string, unknown> = {},
 ): Promise<ToolResult> => {
   const result = await served.client.callTool({ name, arguments: args });
