@@ -10,7 +10,6 @@ import { IdGenerator } from "../../ports/IdGenerator.js";
 import type { Invocation } from "../config.js";
 import { type Author, Notebook, type SyncReport } from "../Notebook.js";
 import { withNotebook } from "../layers.js";
-import { serveStdio } from "../mcp/stdio.js";
 import { type Terminal, exitCodes } from "./terminal.js";
 
 type Once = Extract<Invocation, { readonly _tag: "Pull" | "Commit" }>;
@@ -96,12 +95,17 @@ export const runCommand = (
             version: settings.version,
             notebookDirectory: workspace.notebookDirectory,
           }),
+          // The MCP SDK (and zod) load only for `serve`: pull and commit start faster.
           Effect.zipRight(
-            serveStdio({
-              version: settings.version,
-              pathSets: invocation.config.pathSets,
-              redaction: settings.redaction,
-            }),
+            Effect.promise(() => import("../mcp/stdio.js")).pipe(
+              Effect.flatMap(({ serveStdio }) =>
+                serveStdio({
+                  version: settings.version,
+                  pathSets: invocation.config.pathSets,
+                  redaction: settings.redaction,
+                }),
+              ),
+            ),
           ),
           Effect.as(exitCodes.ok),
         )
