@@ -507,6 +507,55 @@ describe("crash and failure at each local stage", () => {
     expect(stateOf(w)).toMatchObject({ generation: 3, recoveryRequired: false });
   });
 
+  /**
+   * A and B share two sectioned files; B appended to both, A edited its own sections and
+   * commits — settling A rewrites both files. A crashes at `stage`; B appends again;
+   * A's recovery must merge each file against what it derives from, without conflicts.
+   */
+  const movedOn = async (stage: FailpointStage) => {
+    const w = world();
+    const a = w.open();
+    await pull(a);
+    const sectioned = "== a ==\n== end a ==\n== b ==\n== end b ==\n";
+    w.write("/ws/a/s1.md", sectioned);
+    w.write("/ws/a/s2.md", sectioned);
+    await commit(a);
+    const b = w.open();
+    await pull(b, "/ws/b");
+    const add = (dir: string, file: string, who: string, line: string) =>
+      w.write(
+        `${dir}/${file}`,
+        w.read(`${dir}/${file}`).replace(`== end ${who} ==`, `${line}\n== end ${who} ==`),
+      );
+    for (const file of ["s1.md", "s2.md"]) add("/ws/b", file, "b", "b1");
+    await commit(b, "/ws/b");
+    for (const file of ["s1.md", "s2.md"]) add("/ws/a", file, "a", "a1");
+    await crashes(
+      w
+        .open({ failpoint: at(stage, Effect.interrupt) })
+        .commit({ path: "/ws/a", message: "m", author }),
+    );
+    expect(stateOf(w).recoveryRequired).toBe(true);
+    await pull(b, "/ws/b");
+    for (const file of ["s1.md", "s2.md"]) add("/ws/b", file, "b", "b2");
+    await commit(b, "/ws/b");
+    const recovered = await pull(w.open());
+    const final = "== a ==\na1\n== end a ==\n== b ==\nb1\nb2\n== end b ==\n";
+    expect(w.files("/ws/a")).toEqual({ "s1.md": final, "s2.md": final });
+    expect(recovered.generation).toBe(4);
+    expect(stateOf(w)).toMatchObject({ generation: 4, recoveryRequired: false });
+    // Nothing is left to publish: A's edits went out with the interrupted commit.
+    expect((await commit(w.open())).files).toEqual([]);
+  };
+
+  it("recovery after a crash before the state record merges against the settled state, though current moved on", async () => {
+    await movedOn("before-state-record");
+  });
+
+  it("recovery after a crash mid-materialisation merges each file against what it derives from", async () => {
+    await movedOn("mid-materialisation");
+  });
+
   it("a failure mid-materialisation is repaired at once: RECOVERY_FAILURE, resynchronized", async () => {
     const { w } = await busyWorld();
     const nb = w.open({ failpoint: at("mid-materialisation", Effect.fail(injected)) });

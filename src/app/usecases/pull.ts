@@ -6,6 +6,7 @@ import type { CopyCall } from "./context.js";
 import { runMerge } from "./mergeRun.js";
 import { loadStats, type CopyState } from "./privateState.js";
 import { emptyView, readRemote, type RemoteView } from "./remote.js";
+import { recoveryBase } from "./rewriteIntent.js";
 import { diffStats, scanLearnt, scanTree, settle, viewTree } from "./settle.js";
 import { changedPaths, scanWorkingCopy } from "./workingCopy.js";
 
@@ -45,8 +46,13 @@ export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainE
     );
     const remote = yield* readRemote(call, known);
     const local = scanTree(scan);
+    // A copy whose rewrite was interrupted merges each file against what it derives from.
+    const base =
+      Option.isSome(call.state) && call.state.value.recoveryRequired
+        ? yield* recoveryBase(call, call.state.value, scan)
+        : known.tree;
     const { merged, conflicts } = yield* runMerge(
-      viewTree(known),
+      new Map([...base].map(([path, ref]) => [path, ref.id])),
       local,
       viewTree(remote.view),
       call.blobs,

@@ -20,6 +20,7 @@ import {
   type StatStamp,
 } from "./privateState.js";
 import type { RemoteView } from "./remote.js";
+import { saveIntent } from "./rewriteIntent.js";
 import { changedPaths, materialise, type Scan } from "./workingCopy.js";
 
 /** Line counts of every path whose content differs between two trees (sorted paths given). */
@@ -113,8 +114,10 @@ const settleNow = (
       return { state: call.state.value, changed };
     }
     const guarded = Option.isSome(call.state) && changed.length > 0;
-    if (guarded && Option.isSome(call.state))
+    if (guarded && Option.isSome(call.state)) {
+      yield* saveIntent(call, call.state.value, scan, merged, accepted);
       yield* markRecoveryRequired(call.fs, call.copyDir, call.state.value);
+    }
     const hook = call.options.failpoint;
     const writer = materialisationFileSystem(call.fs, hook);
     const rewrite = Effect.gen(function* () {
