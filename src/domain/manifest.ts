@@ -4,6 +4,7 @@
  * inconsistent chains and unknown versions are refused before any pack is read.
  */
 import { Either, ParseResult, Schema } from "effect";
+import { describeIssue } from "./schemaProblem.js";
 import { parseStrictJson } from "./strictJson.js";
 
 const Sha256Hex = Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/));
@@ -85,7 +86,7 @@ export const decodeManifest = (text: string): Either.Either<Manifest, ManifestPr
   if (Either.isLeft(shaped)) {
     return Either.left({
       reason: "MANIFEST_INVALID",
-      problem: ParseResult.TreeFormatter.formatIssueSync(shaped.left),
+      problem: describeIssue(shaped.left),
     });
   }
   const problem = consistencyProblem(shaped.right);

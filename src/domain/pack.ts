@@ -9,6 +9,7 @@
 import { Either, ParseResult, Schema } from "effect";
 import { contentId, encodeText } from "./content.js";
 import { compareCodeUnits } from "./paths.js";
+import { describeIssue } from "./schemaProblem.js";
 import { parseStrictJson } from "./strictJson.js";
 
 const magic = "QUIRE-PACK 1\n";
@@ -182,7 +183,7 @@ export const decodePack = (bytes: Uint8Array): Either.Either<DecodedPack, string
   if (!parsed.ok) return Either.left(`header: ${parsed.problem}`);
   const shaped = decodeHeaderShape(parsed.value);
   if (Either.isLeft(shaped)) {
-    return Either.left(`header: ${ParseResult.TreeFormatter.formatIssueSync(shaped.left)}`);
+    return Either.left(`header: ${describeIssue(shaped.left)}`);
   }
   const raw = shaped.right;
   const blobLength = bytes.length - blobStart;

@@ -53,6 +53,13 @@ describe("manifest v1 codec", () => {
     );
     expect(problem(duplicated)?.problem).toMatch(/duplicate key/);
     expect(problem("{not json")?.reason).toBe("MANIFEST_INVALID");
+    // Problems name the field, never dump the schema or the value.
+    expect(problem(JSON.stringify({ ...raw, generation: "7" }))?.problem).toBe(
+      "generation has the wrong type",
+    );
+    expect(problem(JSON.stringify({ ...raw, extra: 1 }))?.problem).toBe(
+      "extra is not a known field",
+    );
   });
 
   it("refuses an unknown version as UNSUPPORTED_VERSION", () => {
