@@ -295,7 +295,7 @@ const parseRuntimeConfig = (
       isAtOrBelow(privateRoot, workspace.root)
     ) {
       return yield* fail(
-        `the private root ${privateRoot} is at or below the workspace root ${workspace.root}; ` +
+        `the private root (--private-root) is at or below the workspace root ${workspace.root}; ` +
           "choose another --private-root or --workspace-root",
       );
     }

@@ -145,7 +145,7 @@ export const prepareWorkspace = (
     if (checked && isAtOrBelow(privateRoot, workspaceRoot)) {
       return yield* new StartupError({
         kind: "config",
-        message: `the private root ${config.privateRoot} is at or below the workspace root ${workspaceRoot}`,
+        message: `the private root (--private-root) is at or below the workspace root ${workspaceRoot}`,
       });
     }
     return { workspaceRoot, notebookDirectory: workspaceRoot, privateRoot };
