@@ -1,0 +1,217 @@
+/**
+ * Issue 4, done-when 5: SIGTERM to a real `quire serve` during a long commit (made long
+ * by the hidden QUIRE_FAULT_INJECTION switch delaying a store request, over a few
+ * hundred edited files) stops it cleanly, and the next call on that working copy — the
+ * CLI — succeeds with nothing lost: every edited byte is either published or still in
+ * the working copy, and a fresh copy pulls exactly the edited tree.
+ *
+ * The server speaks raw JSON-RPC here (not the SDK client) because the test needs the
+ * process's exit status.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { unlinkSync } from "node:fs";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  assertBuilt,
+  binPath,
+  commit,
+  currentVersions,
+  findLeaks,
+  makeWorld,
+  parseReport,
+  pull,
+  readTree,
+  type World,
+  write,
+} from "../helpers/cli.js";
+
+let world: World;
+let children: Array<ChildProcessWithoutNullStreams> = [];
+beforeAll(assertBuilt);
+beforeEach(() => {
+  world = makeWorld();
+});
+afterEach(() => {
+  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+  children = [];
+  world.cleanup();
+});
+
+interface RawServe {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** Sends one JSON-RPC request and resolves with its response (never, if none comes). */
+  readonly request: (method: string, params: object) => Promise<Record<string, unknown>>;
+  readonly notify: (method: string) => void;
+  readonly stderr: () => string;
+  readonly waitForStderr: (needle: string) => Promise<void>;
+  /** Resolves with the exit status (or the killing signal's name). */
+  readonly exited: Promise<number | string>;
+  /** Every response received, by id. */
+  readonly responses: Map<number, Record<string, unknown>>;
+}
+
+/** `quire serve` with the world's store and private root, the workspace root `world.ws`. */
+const startServe = (env: Readonly<Record<string, string>>): RawServe => {
+  const child = spawn(process.execPath, [binPath, "serve", "--workspace-root", world.ws], {
+    cwd: world.ws,
+    env: { ...world.env, ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  children.push(child);
+  let stderr = "";
+  let stdout = "";
+  const wakers: Array<() => void> = [];
+  const wake = () => {
+    for (const w of wakers.splice(0)) w();
+  };
+  const responses = new Map<number, Record<string, unknown>>();
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+    wake();
+  });
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+    let newline = stdout.indexOf("\n");
+    while (newline >= 0) {
+      const line = stdout.slice(0, newline);
+      stdout = stdout.slice(newline + 1);
+      // Stdout carries only JSON-RPC: anything else fails the parse, and the test.
+      const message = JSON.parse(line) as Record<string, unknown>;
+      if (typeof message["id"] === "number") responses.set(message["id"], message);
+      newline = stdout.indexOf("\n");
+    }
+    wake();
+  });
+  const until = async (done: () => boolean) => {
+    while (!done()) await new Promise<void>((resolve) => wakers.push(resolve));
+  };
+  let nextId = 1;
+  const exited = new Promise<number | string>((resolve) =>
+    child.on("close", (code, signal) => {
+      wake();
+      resolve(code ?? signal ?? "unknown");
+    }),
+  );
+  return {
+    child,
+    responses,
+    request: async (method, params) => {
+      const id = nextId++;
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+      await until(() => responses.has(id));
+      return responses.get(id) ?? {};
+    },
+    notify: (method) => child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method })}\n`),
+    stderr: () => stderr,
+    waitForStderr: (needle) => until(() => stderr.includes(needle)),
+    exited,
+  };
+};
+
+const initialize = async (server: RawServe) => {
+  await server.request("initialize", {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "signals-test", version: "1" },
+  });
+  server.notify("notifications/initialized");
+};
+
+const files = 240;
+const name = (k: number) => `notes/n${String(k).padStart(3, "0")}.md`;
+
+/**
+ * Copy `a` published `files` notes (generation 1), then edited all of them, added
+ * some and deleted some. Returns the edited tree as path → text.
+ */
+const editedCopy = async (): Promise<Map<string, string>> => {
+  const copy = world.copy("a");
+  const pulled = await pull(world, copy);
+  expect(pulled.code, pulled.stderr).toBe(0);
+  for (let k = 0; k < files; k++) write(copy, name(k), `note ${k}\n`.repeat(50));
+  const seeded = await commit(world, copy, "seed");
+  expect(seeded.code, seeded.stderr).toBe(0);
+  for (let k = 0; k < files; k++) {
+    if (k % 10 === 0) unlinkSync(`${copy}/${name(k)}`);
+    else write(copy, name(k), `note ${k}\n`.repeat(50) + `edited ${k}\n`);
+  }
+  for (let k = 0; k < 20; k++) write(copy, `added/a${k}.md`, `added ${k}\n`);
+  return treeText(copy);
+};
+
+const treeText = (dir: string): Map<string, string> =>
+  new Map([...readTree(dir)].map(([file, bytes]) => [file, bytes.toString("utf8")]));
+
+const commitCall = (server: RawServe) =>
+  server.request("tools/call", {
+    name: "notes_commit",
+    arguments: { path: world.copy("a"), message: "long commit" },
+  });
+
+/** After the stop: the CLI's next commit on the copy succeeds, and a fresh copy has every edited byte. */
+const nothingLost = async (edited: Map<string, string>, expectPublishedNow: boolean) => {
+  expect(treeText(world.copy("a"))).toEqual(edited);
+  const next = await commit(world, world.copy("a"), "after the signal");
+  expect(next.code, next.stderr).toBe(0);
+  const report = parseReport(next.stdout);
+  expect(report.generation).toBe(2);
+  // Published by the interrupted call already (nothing left to do), or now by this one.
+  expect(report.files.length === 0).toBe(expectPublishedNow);
+  expect(treeText(world.copy("a"))).toEqual(edited);
+  const fresh = await pull(world, world.copy("b"));
+  expect(fresh.code, fresh.stderr).toBe(0);
+  expect(treeText(world.copy("b"))).toEqual(edited);
+};
+
+describe("SIGTERM during a long commit", () => {
+  it("within the grace period: the commit finishes and is answered, then the process exits 0", async () => {
+    const edited = await editedCopy();
+    const server = startServe({ QUIRE_FAULT_INJECTION: "put:packs/:delay-2500:1" });
+    await initialize(server);
+    const answer = commitCall(server);
+    await server.waitForStderr('msg="tool call started"');
+    server.child.kill("SIGTERM");
+    const response = await answer;
+    expect(response["result"]).toMatchObject({
+      structuredContent: { code: "OK", generation: 2 },
+    });
+    expect(await server.exited).toBe(0);
+    expect(server.stderr()).toMatch(/msg="stopping" why=SIGTERM/);
+    expect(server.stderr()).toMatch(/msg="waiting for calls in flight"/);
+    expect(findLeaks(server.stderr(), world)).toEqual([]);
+    await nothingLost(edited, true);
+  });
+
+  it("beyond the grace period: the call is interrupted before publishing, the process exits 0, the copy is intact", async () => {
+    const edited = await editedCopy();
+    const before = currentVersions(world);
+    const server = startServe({ QUIRE_FAULT_INJECTION: "put:current:delay-60000:1" });
+    await initialize(server);
+    void commitCall(server);
+    await server.waitForStderr('msg="tool call started"');
+    server.child.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+    expect(server.stderr()).toMatch(/msg="interrupting calls still in flight"/);
+    expect(server.stderr()).toMatch(/msg="tool call completed".* code=CANCELLED/);
+    // No OK was ever sent for the interrupted commit.
+    const answered = server.responses.get(2);
+    expect(JSON.stringify(answered ?? {})).not.toContain('"code":"OK"');
+    expect(currentVersions(world)).toEqual(before);
+    await nothingLost(edited, false);
+  });
+
+  it("a second SIGTERM exits at once with 143; the copy is still intact", async () => {
+    const edited = await editedCopy();
+    const before = currentVersions(world);
+    const server = startServe({ QUIRE_FAULT_INJECTION: "put:current:delay-60000:1" });
+    await initialize(server);
+    void commitCall(server);
+    await server.waitForStderr('msg="tool call started"');
+    server.child.kill("SIGTERM");
+    await server.waitForStderr('msg="waiting for calls in flight"');
+    server.child.kill("SIGTERM");
+    expect(await server.exited).toBe(143);
+    expect(currentVersions(world)).toEqual(before);
+    await nothingLost(edited, false);
+  });
+});
