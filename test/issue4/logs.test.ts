@@ -276,3 +276,24 @@ describe("injected secrets appear nowhere", () => {
     expect(leaksIn(run.stderr, [secretKey, accessKeyId, world.privateRoot])).toEqual([]);
   });
 });
+
+describe("the CLI's records", () => {
+  it("carry the diagnosticId the candid error text reports", async () => {
+    const copy = world.copy("a");
+    const run = await runCli(world, ["commit", copy, "-m", " "], { env: { LOG_LEVEL: "debug" } });
+    expect(run.code).toBe(1);
+    const id = /^diagnosticId: ([0-9a-f]{16})$/m.exec(run.stderr)?.[1];
+    expect(id).toBeDefined();
+    const lines = run.stderr.split("\n").filter((line) => line.startsWith("ts="));
+    const mine = lines.filter((line) => fieldsOf(line)["diagnosticId"] === id);
+    expect(mine.map((line) => fieldsOf(line)["msg"])).toEqual([
+      "commit started",
+      "commit completed",
+    ]);
+    expect(fieldsOf(mine[1] ?? "")).toMatchObject({
+      module: "cli",
+      code: "INVALID_REQUEST",
+      reason: "MESSAGE_BLANK",
+    });
+  });
+});

@@ -17,7 +17,8 @@ type Once = Extract<Invocation, { readonly _tag: "Pull" | "Commit" }>;
 /**
  * Runs one pull or commit: the report on stdout and status 0, or the candid error text
  * (same facts as the MCP text item) on stderr and status 1. A defect is reported as
- * ENGINE_FAILED/INTERNAL with its cause in the log under the same diagnosticId.
+ * ENGINE_FAILED/INTERNAL with its cause in the log under the same diagnosticId. Every log
+ * record of the run (module `cli`, and the use cases' own) carries that diagnosticId.
  */
 export const runOnce = (
   invocation: Once,
@@ -25,9 +26,24 @@ export const runOnce = (
   terminal: Terminal,
   redaction: RedactOptions,
 ): Effect.Effect<number, never, Notebook | IdGenerator> =>
+  Effect.flatMap(
+    Effect.flatMap(IdGenerator, (ids) => ids.diagnosticId),
+    // Every record of the run (the use cases' included) carries the id the error text reports.
+    (diagnosticId) =>
+      runWithId(invocation, author, terminal, redaction, diagnosticId).pipe(
+        Effect.annotateLogs("diagnosticId", diagnosticId),
+      ),
+  ).pipe(Effect.annotateLogs({ module: "cli" }));
+
+const runWithId = (
+  invocation: Once,
+  author: Author,
+  terminal: Terminal,
+  redaction: RedactOptions,
+  diagnosticId: string,
+): Effect.Effect<number, never, Notebook> =>
   Effect.gen(function* () {
     const notebook = yield* Notebook;
-    const diagnosticId = yield* (yield* IdGenerator).diagnosticId;
     const command = invocation._tag === "Pull" ? "pull" : "commit";
     const startedAt = yield* Clock.currentTimeMillis;
     yield* Effect.logDebug(`${command} started`);
@@ -68,7 +84,7 @@ export const runOnce = (
       renderCliError(error, diagnosticId, sets, { color: terminal.errColor }, redaction),
     );
     return exitCodes.reported;
-  }).pipe(Effect.annotateLogs({ module: "cli" }));
+  });
 
 /** What `serve` advertises besides the configuration. */
 export interface ServeSettings {
