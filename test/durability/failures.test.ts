@@ -485,6 +485,35 @@ describe("crash and failure at each local stage", () => {
     expect((await manifestOf(w.store))?.generation).toBe(3);
   });
 
+  it("crash after the CAS, then more edits: the next commit publishes only them, no conflict", async () => {
+    const { w } = await busyWorld();
+    await crashCommit(w, "after-cas");
+    w.write("/ws/a/x.md", "one\ntwo\nthree\n");
+    const next = await commit(w.open());
+    expect(next).toMatchObject({
+      generation: 4,
+      files: [{ path: "x.md", insertions: 1, deletions: 0 }],
+    });
+    const final = { ...expected, "x.md": "one\ntwo\nthree\n" };
+    expect(w.files("/ws/a")).toEqual(final);
+    await pull(w.open(), "/ws/b");
+    expect(w.files("/ws/b")).toEqual(final);
+  });
+
+  it("an intent whose publication did not land is ignored and cleared", async () => {
+    const { w } = await busyWorld();
+    const nb = w.open({ failpoint: at("after-pack-upload", Effect.fail(injected)) });
+    expect((await commitFails(nb)).reason).toBe("LOCAL_IO");
+    expect(w.exists(`${copyDirectory("/private", "/ws/a", w.store.identity)}/intent.json`)).toBe(
+      true,
+    );
+    const next = await commit(w.open());
+    expect(next.generation).toBe(3);
+    expect(w.files("/ws/a")).toEqual(expected);
+    await pull(w.open(), "/ws/b");
+    expect(w.files("/ws/b")).toEqual(expected);
+  });
+
   it("crash mid-materialisation: flagged; the next call resynchronises first", async () => {
     const { w } = await busyWorld();
     await crashCommit(w, "mid-materialisation");
@@ -512,7 +541,7 @@ describe("crash and failure at each local stage", () => {
    * commits — settling A rewrites both files. A crashes at `stage`; B appends again;
    * A's recovery must merge each file against what it derives from, without conflicts.
    */
-  const movedOn = async (stage: FailpointStage) => {
+  const movedOn = async (stage: FailpointStage, editAfterCrash = false) => {
     const w = world();
     const a = w.open();
     await pull(a);
@@ -539,13 +568,23 @@ describe("crash and failure at each local stage", () => {
     await pull(b, "/ws/b");
     for (const file of ["s1.md", "s2.md"]) add("/ws/b", file, "b", "b2");
     await commit(b, "/ws/b");
+    if (editAfterCrash) for (const file of ["s1.md", "s2.md"]) add("/ws/a", file, "a", "a2");
     const recovered = await pull(w.open());
-    const final = "== a ==\na1\n== end a ==\n== b ==\nb1\nb2\n== end b ==\n";
+    const mine = editAfterCrash ? "a1\na2\n" : "a1\n";
+    const final = `== a ==\n${mine}== end a ==\n== b ==\nb1\nb2\n== end b ==\n`;
     expect(w.files("/ws/a")).toEqual({ "s1.md": final, "s2.md": final });
     expect(recovered.generation).toBe(4);
     expect(stateOf(w)).toMatchObject({ generation: 4, recoveryRequired: false });
-    // Nothing is left to publish: A's edits went out with the interrupted commit.
-    expect((await commit(w.open())).files).toEqual([]);
+    // Only the edits made after the crash are left to publish.
+    const next = await commit(w.open());
+    expect(next.files.map((f) => [f.path, f.insertions, f.deletions])).toEqual(
+      editAfterCrash
+        ? [
+            ["s1.md", 1, 0],
+            ["s2.md", 1, 0],
+          ]
+        : [],
+    );
   };
 
   it("recovery after a crash before the state record merges against the settled state, though current moved on", async () => {
@@ -554,6 +593,11 @@ describe("crash and failure at each local stage", () => {
 
   it("recovery after a crash mid-materialisation merges each file against what it derives from", async () => {
     await movedOn("mid-materialisation");
+  });
+
+  it("recovery rolls forward files edited after the crash, rewritten or not", async () => {
+    await movedOn("mid-materialisation", true);
+    await movedOn("before-state-record", true);
   });
 
   it("a failure mid-materialisation is repaired at once: RECOVERY_FAILURE, resynchronized", async () => {

@@ -14,6 +14,7 @@ import { prepareCheckpoint, publishCheckpoint, type PreparedCheckpoint } from ".
 import { cleanup } from "./cleanup.js";
 import type { CopyCall } from "./context.js";
 import { reach } from "./failpoints.js";
+import { clearIntent, loadIntent, saveIntent } from "./rewriteIntent.js";
 import { localFailure } from "./failures.js";
 import { refuseMassDelete } from "./massDelete.js";
 import { loadText, runMerge } from "./mergeRun.js";
@@ -87,19 +88,59 @@ const backoff = (attempt: number): Effect.Effect<void> =>
     Effect.flatMap((ms) => Effect.sleep(Duration.millis(ms))),
   );
 
-/** A publication `current` accepted, before anything local has changed. */
+/** A publication `current` accepted, before the working copy has changed. */
 interface Published {
   /** The manifest it wrote. */
   readonly manifest: Manifest;
   /** The remote state it was merged onto (its generation is one below the manifest's). */
   readonly base: RemoteView;
-  readonly pack: {
-    readonly bytes: Uint8Array;
-    readonly sha: string;
-    readonly header: PackHeader;
-    readonly blobStart: number;
-  };
+  /** The accepted state: `base` with the pack applied, its blobs in the cached pack. */
+  readonly view: RemoteView;
+  readonly pack: { readonly bytes: Uint8Array; readonly sha: string };
 }
+
+/** `base` with a pack applied (the pack cached under `sha`). */
+const applied = (
+  base: RemoteView,
+  generation: number,
+  head: string,
+  sha: string,
+  pack: { readonly header: PackHeader; readonly blobStart: number },
+): RemoteView => {
+  const tree = new Map<string, BlobRef>(pack.header.kind === "checkpoint" ? [] : base.tree);
+  for (const path of pack.header.deletes) tree.delete(path);
+  for (const put of pack.header.puts)
+    tree.set(put.path, {
+      id: put.id,
+      pack: sha,
+      offset: pack.blobStart + put.offset,
+      size: put.size,
+    });
+  return { generation, head, tree };
+};
+
+/**
+ * What must be durable locally before `current` may accept a publication: the pack in
+ * the object cache and the rewrite intent naming the publication, so that a process
+ * killed right after the swap is recovered against the state it published.
+ */
+const prepareLocally = (
+  call: CopyCall,
+  scan: Scan,
+  merged: Tree,
+  view: RemoteView,
+  pack: { readonly bytes: Uint8Array; readonly sha: string },
+): Effect.Effect<void, DomainError> =>
+  Effect.gen(function* () {
+    yield* call.fs
+      .writeFileAtomic(packFile(call.copyDir, pack.sha), pack.bytes, {
+        mode: 0o600,
+        durable: true,
+      })
+      .pipe(Effect.mapError((error) => localFailure(error, "caching the published pack")));
+    if (Option.isSome(call.state))
+      yield* saveIntent(call, call.state.value, scan, merged, view, view.head);
+  });
 
 /**
  * One publication attempt on top of `remote`: upload the pack (an increment, or the
@@ -109,6 +150,7 @@ interface Published {
 const publishOnce = (
   call: CopyCall,
   remote: { view: RemoteView; etag: Option.Option<string>; manifest: Option.Option<Manifest> },
+  scan: Scan,
   merged: Tree,
   author: Author,
   message: string,
@@ -141,12 +183,19 @@ const publishOnce = (
     });
     const key = packKey(kind, generation, publicationId);
     const sha = sha256(bytes);
-    yield* uploadPack(call.store, key, bytes, {
-      size: String(bytes.length),
-      sha256: sha,
-      kind,
-      generation: String(generation),
-    });
+    const view = applied(base, generation, publicationId, sha, { header, blobStart });
+    yield* Effect.all(
+      [
+        uploadPack(call.store, key, bytes, {
+          size: String(bytes.length),
+          sha256: sha,
+          kind,
+          generation: String(generation),
+        }),
+        prepareLocally(call, scan, merged, view, { bytes, sha }),
+      ],
+      { concurrency: 2, discard: true },
+    );
     yield* reach(call.options.failpoint, "after-pack-upload");
     const descriptor: PackDescriptor = {
       key,
@@ -173,25 +222,7 @@ const publishOnce = (
     });
     const outcome = yield* publishManifest(call.store, next, remote.etag);
     if (outcome._tag === "LostRace") return Option.none();
-    return Option.some({ manifest: next, base, pack: { bytes, sha, header, blobStart } });
-  });
-
-/**
- * Makes an accepted publication's pack part of private state (cached, its blobs
- * registered) and returns the accepted view: the base tree with the pack applied.
- */
-const adopt = (call: CopyCall, published: Published): Effect.Effect<RemoteView, DomainError> =>
-  Effect.gen(function* () {
-    const { bytes, sha, header, blobStart } = published.pack;
-    yield* call.fs
-      .writeFileAtomic(packFile(call.copyDir, sha), bytes, { mode: 0o600, durable: true })
-      .pipe(Effect.mapError((error) => localFailure(error, "caching the published pack")));
-    call.blobs.addPack(sha, bytes);
-    const tree = new Map<string, BlobRef>(header.kind === "checkpoint" ? [] : published.base.tree);
-    for (const path of header.deletes) tree.delete(path);
-    for (const put of header.puts)
-      tree.set(put.path, { id: put.id, pack: sha, offset: blobStart + put.offset, size: put.size });
-    return { generation: published.manifest.generation, head: published.manifest.head, tree };
+    return Option.some({ manifest: next, base, view, pack: { bytes, sha } });
   });
 
 /**
@@ -277,7 +308,9 @@ const complete = (
     const remoteIds = viewTree(published.base);
     const ready = yield* Effect.gen(function* () {
       yield* reach(call.options.failpoint, "after-cas");
-      const view = yield* adopt(call, published);
+      // The pack was cached before the swap; its blobs now serve the rewrite.
+      call.blobs.addPack(published.pack.sha, published.pack.bytes);
+      const view = published.view;
       // Line counts read the replaced contents, so they are taken before the rewrite.
       const files = yield* diffStats(call.blobs, diffTrees(remoteIds, merged), remoteIds, merged);
       const checkpoint = yield* prepareCheckpoint(call, published.manifest, published.base).pipe(
@@ -325,8 +358,13 @@ export const commit = (
       );
     }
     let state: CopyState = call.state.value;
-    if (state.recoveryRequired) {
+    // A rewrite that was interrupted, or an earlier commit that may have been accepted
+    // without its copy being settled: resynchronise first (rewriteIntent.ts).
+    const intent = yield* loadIntent(call, state);
+    const unsettled = Option.isSome(intent) && intent.value.publication !== null;
+    if (state.recoveryRequired || unsettled) {
       const resynchronised = yield* synchronise(call);
+      if (unsettled) yield* clearIntent(call);
       if (resynchronised.conflicts.length > 0)
         return yield* Effect.fail(conflictError(resynchronised.conflicts, "notes_commit"));
       state = resynchronised.state;
@@ -362,7 +400,7 @@ export const commit = (
         return { generation: remote.view.generation, files: [] };
       }
       yield* refuseMassDelete(remoteIds, merged, current.options.allowMassDelete ?? false);
-      const published = yield* publishOnce(current, remote, merged, author, message);
+      const published = yield* publishOnce(current, remote, scan, merged, author, message);
       if (Option.isSome(published)) return yield* complete(current, scan, merged, published.value);
       yield* Effect.logDebug("lost the race for current; re-merging").pipe(
         Effect.annotateLogs("attempt", attempt + 1),

@@ -6,7 +6,7 @@ import type { CopyCall } from "./context.js";
 import { runMerge } from "./mergeRun.js";
 import { loadStats, type CopyState } from "./privateState.js";
 import { emptyView, readRemote, type RemoteView } from "./remote.js";
-import { recoveryBase } from "./rewriteIntent.js";
+import { loadIntent, publicationLanded, recoveryInputs, type Intent } from "./rewriteIntent.js";
 import { diffStats, scanLearnt, scanTree, settle, viewTree } from "./settle.js";
 import { changedPaths, scanWorkingCopy } from "./workingCopy.js";
 
@@ -45,12 +45,17 @@ export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainE
       call.blobs,
     );
     const remote = yield* readRemote(call, known);
-    const local = scanTree(scan);
-    // A copy whose rewrite was interrupted merges each file against what it derives from.
-    const base =
-      Option.isSome(call.state) && call.state.value.recoveryRequired
-        ? yield* recoveryBase(call, call.state.value, scan)
-        : known.tree;
+    // A copy whose rewrite (or whose commit, after its swap) was interrupted is rolled
+    // forward and merged against the state it was settling on (see rewriteIntent.ts).
+    const onDisk = scanTree(scan);
+    const intent = Option.isSome(call.state)
+      ? yield* loadIntent(call, call.state.value)
+      : Option.none<Intent>();
+    const { base, local } =
+      Option.isSome(call.state) &&
+      (call.state.value.recoveryRequired || publicationLanded(intent, remote.manifest))
+        ? yield* recoveryInputs(call, call.state.value, intent, onDisk)
+        : { base: known.tree, local: onDisk };
     const { merged, conflicts } = yield* runMerge(
       new Map([...base].map(([path, ref]) => [path, ref.id])),
       local,
@@ -58,7 +63,7 @@ export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainE
       call.blobs,
     );
     // Line counts read the old contents, so they are taken before the rewrite.
-    const files = yield* diffStats(call.blobs, changedPaths(scan, merged), local, merged);
+    const files = yield* diffStats(call.blobs, changedPaths(scan, merged), onDisk, merged);
     const settled = yield* settle(
       call,
       scan,
