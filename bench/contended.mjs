@@ -3,6 +3,7 @@
 // process per writer) and against one bare repository (git: K clones, push / pull
 // --rebase on rejection).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
 import * as path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -21,17 +22,24 @@ import { single } from "./lib/stats.mjs";
 import { row, fmt } from "./lib/report.mjs";
 import { profileMarkdown, profileNode } from "./lib/cpuProfile.mjs";
 import { gitWriter, quireWriter, summarizeWriters } from "./lib/writers.mjs";
+import { childrenCpuSeconds, processCpuSeconds, selfCpuSeconds } from "./lib/cpu.mjs";
 
 const THROUGHPUT_GOAL = 10;
 const FAIRNESS_GOAL = 3;
 
 /** Starts all writers at once, runs `warmupMs` + `measureMs`, returns the window summary. */
-const drive = async (startWriter, k, warmupMs, measureMs) => {
+const drive = async (startWriter, k, warmupMs, measureMs, cpuSeconds) => {
+  const cpuBefore = cpuSeconds();
   const t0 = performance.now();
   const from = t0 + warmupMs;
   const to = from + measureMs;
   const outcomes = await Promise.all(Array.from({ length: k }, (_, w) => startWriter(w, to)));
-  return { outcomes, summary: summarizeWriters(outcomes, from, to), t0, to };
+  const cpuAfter = cpuSeconds();
+  const wallSeconds = (performance.now() - t0) / 1000;
+  // Cores kept busy by this side over the whole run (warm-up included).
+  const cpuCores =
+    cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / wallSeconds;
+  return { outcomes, summary: { ...summarizeWriters(outcomes, from, to), cpuCores }, t0, to };
 };
 
 /** The debug record commit.ts writes for each lost compare-and-swap (counted in MCP mode). */
@@ -66,6 +74,7 @@ export const gitRun = async (k, warmupMs, measureMs) => {
       k,
       warmupMs,
       measureMs,
+      childrenCpuSeconds,
     );
     const accepted = outcomes.reduce((s, o) => s + o.accepted.length, 0);
     const rejected = outcomes.reduce((s, o) => s + o.rejected.length, 0);
@@ -103,6 +112,7 @@ export const libraryRun = async (k, warmupMs, measureMs) => {
       k,
       warmupMs,
       measureMs,
+      selfCpuSeconds,
     );
     const stats = counted.stats;
     const accepted = outcomes.reduce((s, o) => s + o.accepted.filter((t) => t < to).length, 0);
@@ -156,11 +166,20 @@ export const mcpRun = async (k, warmupMs, measureMs) => {
           return result.structuredContent;
         };
         expectOk(await call("notes_pull", {}), "initial pull");
-        return { workspace, call };
+        return { workspace, call, pid: transport.pid };
       }),
     );
     lostRaces = 0;
-    const { outcomes, summary } = await drive(
+    const serversCpu = () => {
+      let total = 0;
+      for (const { pid } of started) {
+        const seconds = pid === null ? null : processCpuSeconds(pid);
+        if (seconds === null) return null;
+        total += seconds;
+      }
+      return total;
+    };
+    const { outcomes, summary, to } = await drive(
       (w, deadline) =>
         quireWriter(started[w].workspace, w, deadline, (message) =>
           started[w].call("notes_commit", { message }),
@@ -168,8 +187,9 @@ export const mcpRun = async (k, warmupMs, measureMs) => {
       k,
       warmupMs,
       measureMs,
+      serversCpu,
     );
-    const accepted = outcomes.reduce((s, o) => s + o.accepted.length, 0);
+    const accepted = outcomes.reduce((s, o) => s + o.accepted.filter((t) => t < to).length, 0);
     const busy = outcomes.reduce((s, o) => s + o.busy.length, 0);
     // Without the log line in the build, lost races are invisible: report nothing rather than 1.00.
     const attempts = lostRaceLogged() ? attemptsPerAccepted(accepted, lostRaces) : null;
@@ -193,10 +213,12 @@ export const run = async ({ quick, log, profile = true }) => {
     `Each writer loops "append a ~60-byte line to its own file, commit" for ${(warmupMs + measureMs) / 1000} s; the first ${warmupMs / 1000} s are warm-up, the next ${measureMs / 1000} s are measured in 5 equal windows (accepted commits/s: median and min–max of the windows). ` +
       "git: K clones of one bare repository, each looping `git add`, `git commit`, `git push` and on a rejected push `git pull --rebase` + push again. " +
       "quire library: K working copies and K `openNotebook` handles in one Node process on one file store. quire MCP: one `quire serve` process per writer (stdio MCP client in the bench process) on one file store. " +
-      "Attempts/accepted: git push attempts, quire `current` compare-and-swap attempts, per accepted commit, over the whole run (MCP: lost races counted from the servers' debug log). Busy: commits that returned REMOTE_BUSY.",
+      "Attempts/accepted: git push attempts, quire `current` compare-and-swap attempts, per accepted commit, over the whole run (MCP: lost races counted from the servers' debug log). Busy: commits that returned REMOTE_BUSY. CPU: CPU seconds per wall second over the whole run (the machine has " +
+      cpus().length +
+      " cores) — git: all git processes; library: the one Node process; MCP: the serve processes (not the client).",
     "",
-    "| K | side | commits/s | accepted (window) | per writer max / min | attempts / accepted | busy | commit latency p50 / p99 |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| K | side | commits/s | accepted (window) | per writer max / min | attempts / accepted | busy | commit latency p50 / p99 | CPU (cores busy) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const k of ks) {
     log(`K=${k}: git`);
@@ -239,11 +261,11 @@ export const run = async ({ quick, log, profile = true }) => {
     }
     for (const [side, r] of sides) {
       details.push(
-        `| ${k} | ${side} | ${fmt(r.commitsPerSecond.median, "commits/s")} (${fmt(r.commitsPerSecond.min, "commits/s")}–${fmt(r.commitsPerSecond.max, "commits/s")}) | ${r.acceptedInWindow} | ${r.maxPerWriter} / ${r.minPerWriter} | ${r.attemptsPerAccepted === null ? "—" : r.attemptsPerAccepted.toFixed(2)} | ${r.failed} | ${fmt(r.latencyP50, "ms")} / ${fmt(r.latencyP99, "ms")} |`,
+        `| ${k} | ${side} | ${fmt(r.commitsPerSecond.median, "commits/s")} (${fmt(r.commitsPerSecond.min, "commits/s")}–${fmt(r.commitsPerSecond.max, "commits/s")}) | ${r.acceptedInWindow} | ${r.maxPerWriter} / ${r.minPerWriter} | ${r.attemptsPerAccepted === null ? "—" : r.attemptsPerAccepted.toFixed(2)} | ${r.failed} | ${fmt(r.latencyP50, "ms")} / ${fmt(r.latencyP99, "ms")} | ${r.cpuCores === null ? "—" : r.cpuCores.toFixed(2)} |`,
       );
       data.push({ k, side, ...r, commitsPerSecond: r.commitsPerSecond });
       log(
-        `K=${k} ${side}: ${r.commitsPerSecond.median.toFixed(1)} commits/s, per writer ${r.maxPerWriter}/${r.minPerWriter}, attempts/accepted ${r.attemptsPerAccepted?.toFixed(2)}`,
+        `K=${k} ${side}: ${r.commitsPerSecond.median.toFixed(1)} commits/s, per writer ${r.maxPerWriter}/${r.minPerWriter}, attempts/accepted ${r.attemptsPerAccepted?.toFixed(2)}, CPU ${r.cpuCores?.toFixed(2)} cores`,
       );
     }
   }

@@ -11,6 +11,7 @@
 // appends the profile summary to its details (`--no-profile` skips that). Requires
 // `npm run build` first (`npm run bench` does it). A run of some sections replaces
 // only those sections in docs/benchmarks.json and regenerates docs/benchmarks.md.
+import { loadavg } from "node:os";
 import * as path from "node:path";
 import { execFileSync } from "node:child_process";
 import { machine, readPrevious, fmtSummary, writeDocs } from "./lib/report.mjs";
@@ -56,11 +57,20 @@ const started = performance.now();
 for (const name of selected) {
   log(`== ${name}${quick ? " (quick)" : ""}`);
   const t0 = performance.now();
+  const loadBefore = loadavg()[0];
   const module = await import(`./${name}.mjs`);
   const result = await module.run({ quick, log, profile });
   if (result === null) continue; // skipped (s3 without a server): keep the previous numbers
   const durationMs = performance.now() - t0;
-  doc.sections[name] = { ranAt: new Date().toISOString(), durationMs, partial: quick, ...result };
+  // The 1-minute load average before and after: other work on the machine skews both sides.
+  const load = [loadBefore, loadavg()[0]];
+  doc.sections[name] = {
+    ranAt: new Date().toISOString(),
+    durationMs,
+    partial: quick,
+    load,
+    ...result,
+  };
   for (const r of result.rows) {
     console.log(
       `${r.workload}: git ${fmtSummary(r.git, r.unit)} | quire ${fmtSummary(r.quire, r.unit)} | ratio ${r.ratio === null ? "—" : r.ratio.toFixed(2)} | goal ${r.goal} | met ${r.met === null ? "—" : r.met ? "yes" : "NO"}`,

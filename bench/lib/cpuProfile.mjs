@@ -32,6 +32,7 @@ const moduleOf = (node) => {
       ? node.callFrame.functionName
       : "(native fs/crypto calls)";
   const short = shortUrl(url);
+  if (short.startsWith("src/")) return short.replace(/\.js$/, ".ts");
   return short.startsWith("node_modules/")
     ? short.split("/").slice(0, 2).join("/")
     : short.startsWith("node:")
