@@ -200,7 +200,7 @@ describe("SIGTERM during a long commit", () => {
     await nothingLost(edited, false);
   });
 
-  it("a second SIGTERM exits at once with 143; the copy is still intact", async () => {
+  it("while stopping, new calls are refused; a second SIGTERM exits at once with 143; the copy is still intact", async () => {
     const edited = await editedCopy();
     const before = currentVersions(world);
     const server = startServe({ QUIRE_FAULT_INJECTION: "put:current:delay-60000:1" });
@@ -209,6 +209,10 @@ describe("SIGTERM during a long commit", () => {
     await server.waitForStderr('msg="tool call started"');
     server.child.kill("SIGTERM");
     await server.waitForStderr('msg="waiting for calls in flight"');
+    // Stopping: a new call is refused at the protocol level, never run.
+    const late = await server.request("tools/call", { name: "notes_pull", arguments: {} });
+    expect(late["error"]).toMatchObject({ message: expect.stringContaining("shutting down") });
+    expect(late["result"]).toBeUndefined();
     server.child.kill("SIGTERM");
     expect(await server.exited).toBe(143);
     expect(currentVersions(world)).toEqual(before);
