@@ -5,7 +5,13 @@ import * as path from "node:path";
 import { instrument } from "../lib/instrumentedStore.mjs";
 import { cleanup, expectOk, fileStore, openNotebook, scratch } from "../lib/quire.mjs";
 import { quireWriter } from "../lib/writers.mjs";
+import { instrumentFs } from "./instrumentedFs.mjs";
+import { repoRoot } from "../lib/quire.mjs";
 
+const NodeFs = await import(path.join(repoRoot, "dist/src/adapters/nodeFileSystem.js"));
+
+// FS_STATS=1 also counts and times the file system port's calls (per accepted commit).
+const fsStats = process.env.FS_STATS === "1" ? instrumentFs(NodeFs.make()) : null;
 const k = Number(process.argv[2] ?? 1);
 const seconds = Number(process.argv[3] ?? 10);
 const dir = scratch("profile-writers");
@@ -21,11 +27,13 @@ try {
       workspaceRoot: workspace,
       privateRoot: path.join(dir, "private"),
       probe: false,
+      ...(fsStats ? { fileSystem: fsStats.fs } : {}),
     });
     expectOk(await notebook.pull(copy), "pull");
     writers.push({ notebook, copy });
   }
   counted.reset();
+  fsStats?.reset();
   const deadline = performance.now() + seconds * 1000;
   const outcomes = await Promise.all(
     writers.map(({ notebook, copy }, w) =>
@@ -42,6 +50,7 @@ try {
       perWriter: outcomes.map((o) => o.accepted.length),
       busy: outcomes.reduce((s, o) => s + o.busy.length, 0),
       stats: counted.snapshot(),
+      ...(fsStats ? { fs: fsStats.report() } : {}),
     }),
   );
 } finally {
