@@ -10,6 +10,7 @@ import { compareCodeUnits, utf8Length } from "../../domain/paths.js";
 import { noPathSets } from "../../domain/pathSets.js";
 import { createHash } from "node:crypto";
 import type { Author } from "../Notebook.js";
+import { makeBlobSource } from "./blobs.js";
 import { prepareCheckpoint, publishCheckpoint, type PreparedCheckpoint } from "./checkpoint.js";
 import { cleanup } from "./cleanup.js";
 import type { CopyCall } from "./context.js";
@@ -369,7 +370,13 @@ export const commit = (
         return yield* Effect.fail(conflictError(resynchronised.conflicts, "notes_commit"));
       state = resynchronised.state;
     }
-    const current: CopyCall = { ...call, state: Option.some(state) };
+    // After a resynchronisation the content source may point into cached packs that
+    // settling it pruned, so the commit starts from a fresh one.
+    const current: CopyCall = {
+      ...call,
+      state: Option.some(state),
+      blobs: state === call.state.value ? call.blobs : makeBlobSource(call.fs, call.copyDir),
+    };
     for (const ref of state.baseline.values()) current.blobs.addRef(ref);
     const stats = yield* loadStats(current.fs, current.copyDir);
     const scan: Scan = yield* scanWorkingCopy(
