@@ -195,4 +195,13 @@ describe("notebook use cases (memfs + in-memory store)", () => {
     expect((await fails(notebook.pull({ path: "/ws/state/x" }))).reason).toBe("PATH_OUTSIDE_ROOT");
     expect((await pull(notebook, "/ws/notes")).generation).toBe(0);
   });
+  it("tidies away temp files a killed rewrite left behind, and never publishes them", async () => {
+    const { notebook, vol, write } = setup();
+    await pull(notebook, "/ws/a");
+    write("/ws/a/n.md", "n\n");
+    write("/ws/a/.n.md.quire-0123456789ab.tmp", "half");
+    const committed = await commit(notebook, "/ws/a");
+    expect(committed.files).toEqual([{ path: "n.md", insertions: 1, deletions: 0 }]);
+    expect(vol.existsSync("/ws/a/.n.md.quire-0123456789ab.tmp")).toBe(false);
+  });
 });

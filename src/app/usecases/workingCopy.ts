@@ -207,8 +207,15 @@ export const scanWorkingCopy = (
     const issues: FileIssue[] = [];
     const toRead: Array<{ path: string; entry: WalkEntry }> = [];
     const files = new Map<string, ScannedFile>();
+    const litter: string[] = [];
     for (const entry of entries) {
-      if (entry.kind === "directory" || atomicTempFile.test(entry.relativePath)) continue;
+      if (entry.kind === "directory") continue;
+      if (atomicTempFile.test(entry.relativePath)) {
+        // A temp file of an atomic write that a killed process never renamed: the scan
+        // runs under the copy's lock, so no write of ours is in flight; tidy it away.
+        if (entry.kind === "file") litter.push(entry.relativePath);
+        continue;
+      }
       if (entry.kind === "symlink") {
         issues.push(issue(entry.relativePath, "SYMLINK"));
         continue;
@@ -255,6 +262,13 @@ export const scanWorkingCopy = (
           }),
         ),
       { concurrency: 16, discard: true },
+    );
+    yield* Effect.forEach(
+      litter,
+      (path) => fs.removeFile(hostPath(dir, path)).pipe(Effect.ignore),
+      {
+        discard: true,
+      },
     );
     for (const group of findCaseCollisions(files.keys())) {
       for (const path of group) issues.push(issue(path, "CASE_COLLISION"));
