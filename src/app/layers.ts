@@ -14,12 +14,13 @@ import * as NodeFileSystem from "../adapters/nodeFileSystem.js";
 import type { DomainError } from "../domain/errors.js";
 import { FileSystem, type FsError } from "../ports/FileSystem.js";
 import type { IdGenerator } from "../ports/IdGenerator.js";
-import type { ObjectStore } from "../ports/ObjectStore.js";
+import { ObjectStore } from "../ports/ObjectStore.js";
 import type { Notebook } from "./Notebook.js";
 import type { RuntimeConfig, StoreConfig } from "./config.js";
 import { isAtOrBelow } from "./config/paths.js";
 import { type NotebookOptions, notebookLayer } from "./usecases/notebookLayer.js";
 import { probeStore } from "./usecases/probe.js";
+import { withStoreLogging } from "./storeLogging.js";
 
 /**
  * Why the process could not start. `config`: the configuration names something
@@ -68,9 +69,13 @@ export const portsLayer = (
   config: RuntimeConfig,
 ): Layer.Layer<ObjectStore | FileSystem | IdGenerator> =>
   Layer.mergeAll(
-    config.faultInjection === undefined
-      ? storeLayer(config.store)
-      : FaultyObjectStore.layer(storeLayer(config.store), config.faultInjection),
+    Layer.effect(ObjectStore, Effect.map(ObjectStore, withStoreLogging)).pipe(
+      Layer.provide(
+        config.faultInjection === undefined
+          ? storeLayer(config.store)
+          : FaultyObjectStore.layer(storeLayer(config.store), config.faultInjection),
+      ),
+    ),
     NodeFileSystem.layer,
     IdGeneratorAdapter.layer,
   );
