@@ -7,11 +7,15 @@ import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import type { FailpointStage } from "../../src/app/usecases/failpoints.js";
 import type { NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
+import * as ids from "../../src/adapters/idGenerator.js";
+import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
 import { copyDirectory } from "../../src/app/usecases/privateState.js";
+import type { FileSystemService } from "../../src/ports/FileSystem.js";
 import { encodeText } from "../../src/domain/content.js";
 import { domainError } from "../../src/domain/errors.js";
 import {
   author,
+  baseOptions,
   commit,
   commitFails,
   crashes,
@@ -498,6 +502,31 @@ describe("crash and failure at each local stage", () => {
     expect(w.files("/ws/a")).toEqual(final);
     await pull(w.open(), "/ws/b");
     expect(w.files("/ws/b")).toEqual(final);
+  });
+
+  it("crash between the rewrite intent and the recovery flag of a commit: recovered against its publication", async () => {
+    const { w } = await busyWorld();
+    // The first state.json write of the call is the one setting recoveryRequired.
+    const crashingFs: FileSystemService = {
+      ...w.fs,
+      writeFileAtomic: (path, bytes, options) =>
+        path.endsWith("/state.json")
+          ? Effect.interrupt
+          : w.fs.writeFileAtomic(path, bytes, options),
+    };
+    const nb = Effect.runSync(
+      makeNotebook({ store: w.store, fs: crashingFs, ids: ids.make(), options: baseOptions }),
+    );
+    await crashes(nb.commit({ path: "/ws/a", message: "m", author }));
+    expect((await manifestOf(w.store))?.generation).toBe(3);
+    expect(stateOf(w)).toMatchObject({ generation: 1, recoveryRequired: false });
+    w.write("/ws/a/x.md", "one\ntwo\nthree\n");
+    const next = await commit(w.open());
+    expect(next).toMatchObject({
+      generation: 4,
+      files: [{ path: "x.md", insertions: 1, deletions: 0 }],
+    });
+    expect(w.files("/ws/a")).toEqual({ ...expected, "x.md": "one\ntwo\nthree\n" });
   });
 
   it("an intent whose publication did not land is ignored and cleared", async () => {

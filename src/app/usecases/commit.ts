@@ -364,6 +364,9 @@ export const commit = (
     const intent = yield* loadIntent(call, state);
     const unsettled = Option.isSome(intent) && intent.value.publication !== null;
     if (state.recoveryRequired || unsettled) {
+      yield* Effect.logDebug("resynchronising before the commit").pipe(
+        Effect.annotateLogs({ recoveryRequired: state.recoveryRequired, unsettled }),
+      );
       const resynchronised = yield* synchronise(call);
       if (unsettled) yield* clearIntent(call);
       if (resynchronised.conflicts.length > 0)

@@ -51,9 +51,15 @@ export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainE
     const intent = Option.isSome(call.state)
       ? yield* loadIntent(call, call.state.value)
       : Option.none<Intent>();
-    const { base, local } =
+    const recovering =
       Option.isSome(call.state) &&
-      (call.state.value.recoveryRequired || publicationLanded(intent, remote.manifest))
+      (call.state.value.recoveryRequired || publicationLanded(intent, remote.manifest));
+    if (Option.isSome(intent))
+      yield* Effect.logDebug("an interrupted rewrite or commit was found").pipe(
+        Effect.annotateLogs({ recovering, publication: intent.value.publication ?? "none" }),
+      );
+    const { base, local } =
+      recovering && Option.isSome(call.state)
         ? yield* recoveryInputs(call, call.state.value, intent, onDisk)
         : { base: known.tree, local: onDisk };
     const { merged, conflicts } = yield* runMerge(

@@ -115,7 +115,9 @@ const settleNow = (
     }
     const guarded = Option.isSome(call.state) && changed.length > 0;
     if (guarded && Option.isSome(call.state)) {
-      yield* saveIntent(call, call.state.value, scan, merged, accepted);
+      // A commit's intent keeps naming its publication until the flag is set.
+      const publication = remoteAccepted === "yes" ? accepted.head : null;
+      yield* saveIntent(call, call.state.value, scan, merged, accepted, publication);
       yield* markRecoveryRequired(call.fs, call.copyDir, call.state.value);
     }
     const hook = call.options.failpoint;
