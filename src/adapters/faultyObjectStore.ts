@@ -236,8 +236,9 @@ const ops: ReadonlyArray<StoreOp> = ["get", "head", "put", "delete", "list"];
 /**
  * Parses the hidden fault switch: `;`-separated items, `seed=<n>` or
  * `<op>:<key prefix>:<fault>:<probability>` with op one of get/head/put/delete/list/`*`,
- * key prefix `*` for any key, fault `fail-before`, `fail-after` (a lost response),
- * `delay-<ms>` or `corrupt`, and probability in [0, 1]. Every rule applies without a
+ * key prefix `*` for any key, fault `fail-before` (unavailable, no effect), `timeout`
+ * (ambiguous, no effect), `fail-after` (a lost response: took effect), `delay-<ms>` or
+ * `corrupt`, and probability in [0, 1]. Every rule applies without a
  * limit on the number of requests. Fails with a description of the first bad item.
  */
 export const parseFaultSpec = (spec: string): Either.Either<FaultyObjectStoreOptions, string> => {
@@ -268,6 +269,7 @@ export const parseFaultSpec = (spec: string): Either.Either<FaultyObjectStoreOpt
     let fault: Fault;
     const delay = /^delay-(\d{1,6})$/.exec(faultText);
     if (faultText === "fail-before") fault = { _tag: "FailBefore" };
+    else if (faultText === "timeout") fault = { _tag: "FailBefore", reason: "Ambiguous" };
     else if (faultText === "fail-after") fault = { _tag: "FailAfter" };
     else if (faultText === "corrupt") fault = { _tag: "CorruptResponse" };
     else if (delay !== null) fault = { _tag: "Delay", ms: Number(delay[1]) };

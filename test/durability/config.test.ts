@@ -53,12 +53,13 @@ describe("durability settings", () => {
   it("QUIRE_FAULT_INJECTION is parsed strictly and only from the environment", () => {
     expect(config(["serve"]).faultInjection).toBeUndefined();
     const parsed = config(["serve"], {
-      QUIRE_FAULT_INJECTION: "seed=7; put:current:fail-after:0.5 ;get:*:delay-3:1",
+      QUIRE_FAULT_INJECTION: "seed=7; put:current:fail-after:0.5 ;get:*:delay-3:1;put:x:timeout:1",
     }).faultInjection;
     expect(parsed?.seed).toBe(7);
     expect(parsed?.rules?.map((r) => r.fault)).toEqual([
       { _tag: "FailAfter" },
       { _tag: "Delay", ms: 3 },
+      { _tag: "FailBefore", reason: "Ambiguous" },
     ]);
     expect(configOf(["serve"], { QUIRE_FAULT_INJECTION: "put:current:explode:1" })).toMatch(
       /QUIRE_FAULT_INJECTION: unknown fault/,

@@ -81,7 +81,8 @@ const faultSpec = (seed: number) =>
   [
     `seed=${seed}`,
     "put:current:fail-after:0.15",
-    "put:current:fail-before:0.05",
+    "put:current:fail-before:0.04",
+    "put:current:timeout:0.04",
     "put:packs/:fail-after:0.1",
     "get:current:fail-before:0.03",
     "get:packs/:delay-20:0.2",
