@@ -3,16 +3,30 @@
  * (wrapped by the fault-injecting store) shared by any number of Notebook instances —
  * a new instance over the same volume and store is a restarted process.
  */
-import { Cause, Effect, Either, Exit, Logger, LogLevel, Option } from "effect";
+import {
+  Cause,
+  Context,
+  Effect,
+  Either,
+  Exit,
+  Layer,
+  Logger,
+  LogLevel,
+  Option,
+  Scope,
+} from "effect";
+import { afterAll } from "vitest";
 import * as faulty from "../../src/adapters/faultyObjectStore.js";
 import * as ids from "../../src/adapters/idGenerator.js";
 import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import * as S3Store from "../../src/adapters/s3ObjectStore.js";
 import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
 import { makeNotebook, type NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
 import type { DomainError } from "../../src/domain/errors.js";
 import { allDescriptors, decodeManifest, type Manifest } from "../../src/domain/manifest.js";
-import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
+import { ObjectStore, type ObjectStoreService } from "../../src/ports/ObjectStore.js";
+import { freshPrefix, s3TestEnv, storeOptions } from "../s3/env.js";
 
 export const author = { name: "test", version: "1" };
 
@@ -26,8 +40,24 @@ export const baseOptions: NotebookOptions = {
   retainedCheckpoints: 1,
 };
 
+// QUIRE_DURABILITY_STORE=s3 runs every world on the real S3 server of the S3 suite
+// (its environment; a fresh prefix per world) instead of the in-memory store.
+const scope = Effect.runSync(Scope.make());
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)));
+
+/** The store a world runs on by default: in-memory, or S3 when selected. */
+export const defaultStore = (): ObjectStoreService => {
+  if (process.env["QUIRE_DURABILITY_STORE"] !== "s3") return memoryStore.make();
+  const layer = S3Store.layer(storeOptions(s3TestEnv(), freshPrefix("durability")));
+  return Effect.runSync(
+    Layer.buildWithScope(layer, scope).pipe(
+      Effect.map((context) => Context.get(context, ObjectStore)),
+    ),
+  );
+};
+
 /** A world: the shared volume and store, and a way to start notebooks on them. */
-export const world = (inner: ObjectStoreService = memoryStore.make()) => {
+export const world = (inner: ObjectStoreService = defaultStore()) => {
   const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
   vol.unlinkSync("/ws/.keep");
   const faults = faulty.make(inner);

@@ -13,7 +13,8 @@
  * every token ever written is published. It prints its counts last.
  *
  * Needs the build (`npm run test:torture` builds first). Tunable with TORTURE_ATTEMPTS,
- * TORTURE_KILLS and TORTURE_WRITERS.
+ * TORTURE_KILLS and TORTURE_WRITERS; TORTURE_STORE=s3 runs it on the S3 server of the
+ * S3 suite (its environment, a fresh prefix) instead of a file store.
  */
 import { spawn } from "node:child_process";
 import {
@@ -28,9 +29,12 @@ import {
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Effect, Either, Option } from "effect";
+import { Context, Effect, Either, Exit, Layer, Option, Scope } from "effect";
 import { afterAll, describe, expect, it } from "vitest";
 import * as fileStore from "../../src/adapters/fileObjectStore.js";
+import * as S3Store from "../../src/adapters/s3ObjectStore.js";
+import { ObjectStore } from "../../src/ports/ObjectStore.js";
+import { freshPrefix, s3TestEnv, storeOptions } from "../s3/env.js";
 import { decodeManifest } from "../../src/domain/manifest.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -53,8 +57,18 @@ const storeDir = path.join(root, "store");
 const workspace = path.join(root, "ws");
 for (const dir of ["home", "tmp", "ws"]) mkdirSync(path.join(root, dir), { recursive: true });
 
+const onS3 = process.env["TORTURE_STORE"] === "s3";
+const s3 = onS3 ? { env: s3TestEnv(), prefix: freshPrefix("torture") } : undefined;
+
 const env: Record<string, string> = {
   PATH: process.env["PATH"] ?? "",
+  ...(s3 === undefined
+    ? {}
+    : {
+        AWS_ACCESS_KEY_ID: s3.env.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: s3.env.secretAccessKey,
+        AWS_REGION: s3.env.region,
+      }),
   HOME: path.join(root, "home"),
   TMPDIR: path.join(root, "tmp"),
   XDG_DATA_HOME: path.join(root, "data"),
@@ -64,8 +78,9 @@ const env: Record<string, string> = {
   LOG_LEVEL: "cli=debug,error",
 };
 const common = [
-  "--store",
-  `file:${storeDir}`,
+  ...(s3 === undefined
+    ? ["--store", `file:${storeDir}`]
+    : ["--store", `s3://${s3.env.bucket}/${s3.prefix}`, "--endpoint", s3.env.endpoint]),
   "--workspace-root",
   workspace,
   "--private-root",
@@ -186,7 +201,7 @@ interface Attempt {
 
 const allowedErrors = new Set(["STORAGE_FAILURE", "REMOTE_BUSY"]);
 
-describe("torture: concurrent CLI writers, SIGKILLs and store faults on one file store", () => {
+describe(`torture: concurrent CLI writers, SIGKILLs and store faults on one ${onS3 ? "S3" : "file"} store`, () => {
   it(`≥ ${minAttempts} commit attempts, ≥ ${minKills} kills, ${writers} writers: nothing lost`, async () => {
     // Seed: the shared file with one section per writer.
     const seedDir = path.join(workspace, "seed");
@@ -268,8 +283,18 @@ describe("torture: concurrent CLI writers, SIGKILLs and store faults on one file
     expect(unexpected).toEqual([]);
 
     // The manifest validates.
-    const store = await Effect.runPromise(fileStore.make({ root: storeDir }));
-    const current = await Effect.runPromise(store.get("current"));
+    const scope = await Effect.runPromise(Scope.make());
+    const store =
+      s3 === undefined
+        ? await Effect.runPromise(fileStore.make({ root: storeDir }))
+        : await Effect.runPromise(
+            Layer.buildWithScope(S3Store.layer(storeOptions(s3.env, s3.prefix)), scope).pipe(
+              Effect.map((context) => Context.get(context, ObjectStore)),
+            ),
+          );
+    const current = await Effect.runPromise(
+      Effect.ensuring(store.get("current"), Scope.close(scope, Exit.void)),
+    );
     if (Option.isNone(current)) throw new Error("no manifest");
     const manifest = decodeManifest(new TextDecoder().decode(current.value.body));
     expect(Either.isRight(manifest) ? "valid" : manifest.left.problem).toBe("valid");
