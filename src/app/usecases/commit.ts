@@ -336,12 +336,18 @@ export interface Committed {
 }
 
 /**
- * Commit (SPEC §6.2): requires a prior pull; refuses marker blocks before any remote
- * work; merges with `current`; writes conflicts into the working copy without
- * publishing; publishes nothing when the merge equals `current`; refuses a mass
- * deletion (INVALID_REQUEST/MASS_DELETE, working copy untouched) unless allowed;
- * otherwise uploads a pack and compare-and-swaps `current`, re-merging after each lost race (full-jitter
- * backoff) up to `commitRetries` → REMOTE_BUSY. OK only once acceptance is proven.
+ * Commit (SPEC §6.2), in steps:
+ * 1. requires a prior pull; resynchronises first a copy whose rewrite (or whose last
+ *    commit, after its swap) was interrupted;
+ * 2. scans; refuses marker blocks and path-set violations before any remote work;
+ * 3. per attempt: reads `current` and merges; writes conflicts into the working copy
+ *    without publishing; publishes nothing when the merge equals `current`; refuses a
+ *    mass deletion (INVALID_REQUEST/MASS_DELETE, working copy untouched) unless
+ *    allowed; uploads a pack and compare-and-swaps `current`;
+ * 4. re-merges after each lost race (full-jitter backoff) up to `commitRetries` →
+ *    REMOTE_BUSY;
+ * 5. once acceptance is proven: settles the working copy, then runs store maintenance
+ *    (checkpoint, cleanup) that never fails the commit. OK only after acceptance.
  */
 export const commit = (
   call: CopyCall,
