@@ -5,7 +5,10 @@
  */
 import { homedir } from "node:os";
 import { Cause, Effect, Exit, Option } from "effect";
+import { isAbsolute } from "node:path";
+import * as FileObjectStore from "../adapters/fileObjectStore.js";
 import * as IdGeneratorAdapter from "../adapters/idGenerator.js";
+import * as MemoryObjectStore from "../adapters/memoryObjectStore.js";
 import * as NodeFileSystem from "../adapters/nodeFileSystem.js";
 import {
   errorEnvelope,
@@ -14,7 +17,7 @@ import {
   type SuccessStructured,
 } from "../domain/envelope.js";
 import type { DomainError } from "../domain/errors.js";
-import { noPathSets } from "../domain/pathSets.js";
+import { noPathSets, type PathSets } from "../domain/pathSets.js";
 import type { FileSystemService } from "../ports/FileSystem.js";
 import type { ObjectStoreService } from "../ports/ObjectStore.js";
 import type { Author, NotebookService, SyncReport } from "./Notebook.js";
@@ -23,10 +26,24 @@ import { probeStore } from "./usecases/probe.js";
 import { ObjectStore } from "../ports/ObjectStore.js";
 import { IdGenerator } from "../ports/IdGenerator.js";
 
+/** Opens a store named `file:<absolute dir>` or `memory:`; rejects anything else. */
+const openStore = async (spec: string): Promise<ObjectStoreService> => {
+  if (spec === "memory:") return MemoryObjectStore.make();
+  if (spec.startsWith("file:") && isAbsolute(spec.slice(5))) {
+    return Effect.runPromise(FileObjectStore.make({ root: spec.slice(5) }));
+  }
+  throw new Error(
+    `quire: unsupported store ${JSON.stringify(spec)} (use file:<absolute dir>, memory: or an ObjectStoreService)`,
+  );
+};
+
 /** How to open a notebook in process. */
 export interface OpenNotebookOptions {
-  /** The object store (e.g. `memoryObjectStore.make()`, `fileObjectStore.make({ root })`). */
-  readonly store: ObjectStoreService;
+  /**
+   * The object store: `"file:<absolute dir>"`, `"memory:"`, or any ObjectStoreService
+   * (e.g. built with an S3 adapter's Effect API).
+   */
+  readonly store: ObjectStoreService | string;
   /** Every working copy must be at or below this absolute directory. */
   readonly workspaceRoot: string;
   /** What an omitted path means; defaults to `workspaceRoot`. */
@@ -39,6 +56,16 @@ export interface OpenNotebookOptions {
   readonly author?: Author;
   /** CAS retries before REMOTE_BUSY (default 8). */
   readonly commitRetries?: number;
+  /** Increments after which a checkpoint is written (default 1,024). */
+  readonly checkpointPacks?: number;
+  /** Tail bytes beyond which a checkpoint is written (default 64 MiB). */
+  readonly checkpointBytes?: number;
+  /** Older checkpoint chains kept for slow readers (default 1). */
+  readonly retainedCheckpoints?: number;
+  /** Publish commits that delete most or all of the notebook (default false: MASS_DELETE). */
+  readonly allowMassDelete?: boolean;
+  /** The writable and read-only path sets commits are confined to (default none). */
+  readonly pathSets?: PathSets;
   /** Run the store compatibility probe first (default true). */
   readonly probe?: boolean;
 }
@@ -63,10 +90,11 @@ export interface QuireNotebook {
  */
 export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireNotebook> => {
   const ids = IdGeneratorAdapter.make();
+  const store = typeof options.store === "string" ? await openStore(options.store) : options.store;
   if (options.probe ?? true) {
     const probed = await Effect.runPromiseExit(
       probeStore.pipe(
-        Effect.provideService(ObjectStore, options.store),
+        Effect.provideService(ObjectStore, store),
         Effect.provideService(IdGenerator, ids),
       ),
     );
@@ -81,7 +109,7 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
   }
   const service = await Effect.runPromise(
     makeNotebook({
-      store: options.store,
+      store,
       fs: options.fileSystem ?? NodeFileSystem.make(),
       ids,
       options: {
@@ -90,20 +118,27 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
         privateRoot: options.privateRoot,
         homeDirectory: homedir(),
         commitRetries: options.commitRetries ?? 8,
-        checkpointPacks: 1024,
-        retainedCheckpoints: 1,
+        checkpointPacks: options.checkpointPacks ?? 1024,
+        retainedCheckpoints: options.retainedCheckpoints ?? 1,
+        ...(options.checkpointBytes === undefined
+          ? {}
+          : { checkpointBytes: options.checkpointBytes }),
+        ...(options.allowMassDelete === undefined
+          ? {}
+          : { allowMassDelete: options.allowMassDelete }),
+        ...(options.pathSets === undefined ? {} : { pathSets: options.pathSets }),
       },
     }),
   );
   const author = options.author ?? { name: "library", version: "" };
+  const sets = options.pathSets ?? noPathSets;
   const run = async (effect: Effect.Effect<SyncReport, DomainError>): Promise<CallResult> => {
     const exit = await Effect.runPromiseExit(effect);
-    if (Exit.isSuccess(exit)) return successEnvelope(exit.value, noPathSets).structured;
+    if (Exit.isSuccess(exit)) return successEnvelope(exit.value, sets).structured;
     const failure = Cause.failureOption(exit.cause);
     if (Option.isNone(failure))
       throw new Error(`quire: internal failure: ${Cause.pretty(exit.cause)}`);
-    return errorEnvelope(failure.value, await Effect.runPromise(ids.diagnosticId), noPathSets)
-      .structured;
+    return errorEnvelope(failure.value, await Effect.runPromise(ids.diagnosticId), sets).structured;
   };
   return {
     service,

@@ -113,9 +113,9 @@ export const errorTable = {
     MASS_DELETE: {
       action: "FIX_REQUEST",
       retryable: false,
-      when: "The commit would delete every file of a non-empty notebook, usually the wrong or an emptied directory.",
+      when: "The commit would delete every file of a non-empty notebook, or more than half of one with at least 20 files (the server was not started with --allow-mass-delete).",
       remedy:
-        "Check the path; pull to restore the files, then delete what is meant to go in smaller commits.",
+        "Check the path; to get the files back, pull into a fresh directory; delete what is meant to go in smaller commits, or ask for --allow-mass-delete.",
     },
   },
   INVALID_CONTENT: {

@@ -31,12 +31,21 @@ export const maxMessageBytes = 16_384;
 
 /** Validates a commit message (SPEC §2.1): non-blank, no U+0000, at most 16,384 bytes. */
 export const validateMessage = (message: string): Effect.Effect<void, DomainError> => {
-  if (message.includes("\u0000") || /^\p{White_Space}*$/u.test(message)) {
+  if (message.includes("\u0000")) {
+    return Effect.fail(
+      domainError({
+        code: "INVALID_REQUEST",
+        reason: "INVALID_ARGUMENT",
+        message: "The message must not contain U+0000.",
+      }),
+    );
+  }
+  if (/^\p{White_Space}*$/u.test(message)) {
     return Effect.fail(
       domainError({
         code: "INVALID_REQUEST",
         reason: "MESSAGE_BLANK",
-        message: "The message must contain visible text and no U+0000.",
+        message: "The message must contain visible text.",
       }),
     );
   }

@@ -1,0 +1,66 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openNotebook } from "../../src/index.js";
+
+const root = mkdtempSync(join(tmpdir(), "quire-library-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe("the Promise facade", () => {
+  it("pulls and commits on a file store, returning the MCP result and error objects", async () => {
+    const workspace = join(root, "ws");
+    mkdirSync(workspace);
+    const options = {
+      store: `file:${join(root, "store")}`,
+      workspaceRoot: workspace,
+      privateRoot: join(root, "private"),
+      author: { name: "library-test", version: "1" },
+    };
+    const first = await openNotebook(options);
+    const second = await openNotebook(options);
+    const a = join(workspace, "a");
+    const b = join(workspace, "b");
+    expect(await first.pull(a)).toMatchObject({
+      code: "OK",
+      generation: 0,
+      files: [],
+      readOnly: [],
+      writable: [],
+    });
+    writeFileSync(join(a, "n.md"), "one\n");
+    expect(await first.commit("add n", a)).toMatchObject({
+      code: "OK",
+      generation: 1,
+      filesChanged: 1,
+      insertions: 1,
+      deletions: 0,
+      files: [{ path: "n.md", insertions: 1, deletions: 0 }],
+    });
+    expect(await second.pull(b)).toMatchObject({ code: "OK", generation: 1 });
+    expect(readFileSync(join(b, "n.md"), "utf8")).toBe("one\n");
+    const refused = await second.commit("   ", b);
+    expect(refused).toMatchObject({
+      code: "INVALID_REQUEST",
+      reason: "MESSAGE_BLANK",
+      action: "FIX_REQUEST",
+    });
+    expect("diagnosticId" in refused && /^[0-9a-f]{16}$/.test(String(refused.diagnosticId))).toBe(
+      true,
+    );
+  });
+
+  it("works in memory and rejects an unknown store spelling", async () => {
+    const workspace = join(root, "mem");
+    mkdirSync(workspace);
+    const notebook = await openNotebook({
+      store: "memory:",
+      workspaceRoot: workspace,
+      privateRoot: join(root, "p2"),
+    });
+    expect(await notebook.pull()).toMatchObject({ code: "OK", path: workspace });
+    await expect(
+      openNotebook({ store: "ftp://x", workspaceRoot: workspace, privateRoot: join(root, "p3") }),
+    ).rejects.toThrow(/unsupported store/);
+  });
+});
