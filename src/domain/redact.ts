@@ -30,6 +30,7 @@ export const redactionTokens = {
   objectKey: "<object-key>",
   awsAccessKeyId: "<aws-key-id>",
   hex: "<hex>",
+  uuid: "<id>",
   userInfo: "***",
 } as const;
 
@@ -52,6 +53,11 @@ const patterns: ReadonlyArray<readonly [RegExp, string]> = [
   [/(?:AKIA|ASIA)[A-Z0-9]{16}/gu, redactionTokens.awsAccessKeyId],
   // 40-hex (SHA-1, git ids), 64-hex (SHA-256) and any longer run of them
   [/[0-9a-fA-F]{40,}/gu, redactionTokens.hex],
+  // UUIDs: publication and probe ids are internal object ids too
+  [
+    /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/gu,
+    redactionTokens.uuid,
+  ],
 ];
 
 // Redaction is iterated to a fixed point so that a match formed by an earlier removal
@@ -62,8 +68,8 @@ const maxPasses = 8;
 /**
  * Scrubs `text`: exact secret values, private paths, URL user-info, object-store keys
  * (`…packs/checkpoints/…`, `…packs/increments/…`, `…probe/<uuid>`, `…/current`), AWS
- * access key ids (`AKIA`/`ASIA` + 16 `[A-Z0-9]`, even inside a word) and hex runs of 40
- * or more characters. Pure and idempotent (`redact(redact(t)) === redact(t)`); secrets
+ * access key ids (`AKIA`/`ASIA` + 16 `[A-Z0-9]`, even inside a word), hex runs of 40
+ * or more characters and UUIDs. Pure and idempotent (`redact(redact(t)) === redact(t)`); secrets
  * never survive, even embedded in other text. Longer secrets and paths are replaced first.
  */
 export const redact = (text: string, options: RedactOptions = {}): string => {

@@ -189,7 +189,7 @@ describe("probeStore", () => {
     ["Unavailable", "STORAGE_FAILURE/STORE_UNAVAILABLE"],
     ["Throttled", "STORAGE_FAILURE/THROTTLED"],
     ["Ambiguous", "STORAGE_FAILURE/TIMEOUT"],
-    ["Corrupt", "NO_READ_AFTER_WRITE"],
+    ["Corrupt", "STORAGE_FAILURE/STORE_UNAVAILABLE"],
     ["PreconditionFailed", "NO_CONDITIONAL_CREATE"],
   ];
   for (const [reason, expected] of storeFailures) {

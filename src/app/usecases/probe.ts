@@ -28,7 +28,7 @@ const incompatible = (reason: ReasonOf<"INCOMPATIBLE_STORE">, message: string): 
 /**
  * Maps a store error met during the probe. Configuration problems get their own
  * reasons; a refused first create of a fresh key means conditional create is broken;
- * malformed answers mean no read-after-write; a store that could not be asked
+ * a store that could not be set up, answered garbage or could not be asked
  * (unreachable, throttled, ambiguous) is STORAGE_FAILURE: the process must not start
  * either way.
  */
@@ -50,10 +50,13 @@ const fromStoreError =
           `${prefix}: a conditional create of a fresh key was refused: ${error.message}`,
         );
       case "Corrupt":
-        return incompatible(
-          "NO_READ_AFTER_WRITE",
-          `${prefix}: the store answered with malformed data: ${error.message}`,
-        );
+        // A store that cannot even be set up (e.g. a file where its directory should be)
+        // or answers garbage: unusable, reported as a storage failure with its cause.
+        return domainError({
+          code: "STORAGE_FAILURE",
+          reason: "STORE_UNAVAILABLE",
+          message: `${prefix}: ${error.message}`,
+        });
       default:
         // Unreachable, throttled or ambiguous: not a broken promise, a store that could
         // not be asked — reported like any other storage failure.

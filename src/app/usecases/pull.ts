@@ -56,7 +56,10 @@ export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainE
       (call.state.value.recoveryRequired || publicationLanded(intent, remote.manifest));
     if (Option.isSome(intent))
       yield* Effect.logDebug("an interrupted rewrite or commit was found").pipe(
-        Effect.annotateLogs({ recovering, publication: intent.value.publication ?? "none" }),
+        Effect.annotateLogs({
+          recovering,
+          publication: intent.value.publication === undefined ? "none" : "recorded",
+        }),
       );
     const { base, local } =
       recovering && Option.isSome(call.state)
