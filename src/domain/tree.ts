@@ -7,6 +7,10 @@
 /** A notebook tree: path → content id. */
 export type Tree = ReadonlyMap<string, string>;
 
+/** The ids of any path-keyed map of entries that carry a content id (scans, cached blobs). */
+export const idsOf = (entries: ReadonlyMap<string, { readonly id: string }>): Tree =>
+  new Map([...entries].map(([path, entry]) => [path, entry.id]));
+
 /** The empty notebook (generation 0). */
 export const emptyTree: Tree = new Map();
 

@@ -1,7 +1,7 @@
 /** The pull use case (SPEC §6.1): bring the accepted notebook into a working copy. */
 import { Effect, Option } from "effect";
 import { domainError, type DomainError, type FileIssue } from "../../domain/errors.js";
-import type { FileStat } from "../../domain/tree.js";
+import { idsOf, type FileStat } from "../../domain/tree.js";
 import type { CopyCall } from "./context.js";
 import { runMerge } from "./mergeRun.js";
 import { loadStats, type CopyState } from "./privateState.js";
@@ -66,7 +66,7 @@ export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainE
         ? yield* recoveryInputs(call, call.state.value, intent, onDisk)
         : { base: known.tree, local: onDisk };
     const { merged, conflicts } = yield* runMerge(
-      new Map([...base].map(([path, ref]) => [path, ref.id])),
+      idsOf(base),
       local,
       viewTree(remote.view),
       call.blobs,

@@ -36,7 +36,7 @@ import { allDescriptors, type Manifest } from "../../domain/manifest.js";
 import { encodePack } from "../../domain/pack.js";
 import { parseStrictJson } from "../../domain/strictJson.js";
 import { mergeText } from "../../domain/textMerge.js";
-import type { Tree } from "../../domain/tree.js";
+import { idsOf, type Tree } from "../../domain/tree.js";
 import type { CopyCall } from "./context.js";
 import { localFailure } from "./failures.js";
 import { packFile, type BlobRef, type CopyState } from "./privateState.js";
@@ -274,12 +274,7 @@ export const saveIntent = (
 ): Effect.Effect<void, DomainError> =>
   Effect.gen(function* () {
     const base = state.recoveryRequired
-      ? (yield* recoveryInputs(
-          call,
-          state,
-          yield* loadIntent(call, state),
-          new Map([...scan].map(([p, f]) => [p, f.id])),
-        )).base
+      ? (yield* recoveryInputs(call, state, yield* loadIntent(call, state), idsOf(scan))).base
       : state.baseline;
     const changes: Array<readonly [string, string | null, string | null]> = [];
     for (const [path, file] of scan) {

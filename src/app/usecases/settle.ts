@@ -5,7 +5,7 @@
  */
 import { Clock, Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
-import type { Tree } from "../../domain/tree.js";
+import { idsOf, type Tree } from "../../domain/tree.js";
 import { countChanges } from "../../domain/diffstat.js";
 import type { FileStat } from "../../domain/tree.js";
 import type { BlobSource } from "./blobs.js";
@@ -44,12 +44,10 @@ export const diffStats = (
   );
 
 /** The ids of a scan. */
-export const scanTree = (scan: Scan): Tree =>
-  new Map([...scan].map(([path, file]) => [path, file.id]));
+export const scanTree = (scan: Scan): Tree => idsOf(scan);
 
 /** The ids of a view's tree. */
-export const viewTree = (view: RemoteView): Tree =>
-  new Map([...view.tree].map(([path, ref]) => [path, ref.id]));
+export const viewTree = (view: RemoteView): Tree => idsOf(view.tree);
 
 /** Whether `state` already records `accepted` as a clean baseline. */
 const isCurrent = (state: CopyState, accepted: RemoteView): boolean =>

@@ -21,6 +21,8 @@ import type { FileSystemService, PathInfo, WalkEntry } from "../../ports/FileSys
 import type { BlobSource } from "./blobs.js";
 import { localFailure } from "./failures.js";
 import type { StatStamp } from "./privateState.js";
+import { diffTrees } from "../../domain/treeDiff.js";
+import { idsOf } from "../../domain/tree.js";
 
 /** The largest file a notebook accepts (TOO_LARGE beyond). */
 export const maxFileBytes = 32 * 1024 * 1024;
@@ -306,10 +308,7 @@ export const changedPaths = (
   before: Scan,
   target: ReadonlyMap<string, string>,
 ): ReadonlyArray<string> => {
-  const changed: string[] = [];
-  for (const [path, file] of before) if (target.get(path) !== file.id) changed.push(path);
-  for (const path of target.keys()) if (!before.has(path)) changed.push(path);
-  return changed.sort(compareCodeUnits);
+  return diffTrees(idsOf(before), target);
 };
 
 /**
