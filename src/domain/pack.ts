@@ -8,7 +8,7 @@
  */
 import { Either, ParseResult, Schema } from "effect";
 import { contentId, encodeText } from "./content.js";
-import { compareCodeUnits } from "./paths.js";
+import { compareCodeUnits, isNotebookPath } from "./paths.js";
 import { describeIssue } from "./schemaProblem.js";
 import { parseStrictJson } from "./strictJson.js";
 
@@ -188,7 +188,12 @@ export const decodePack = (bytes: Uint8Array): Either.Either<DecodedPack, string
   const raw = shaped.right;
   const blobLength = bytes.length - blobStart;
   const puts: PackPut[] = [];
+  // A pack's paths become file names in working copies: one that is not a valid
+  // notebook path (`../x`, `a//b`, a device name) makes the whole pack invalid.
+  for (const path of raw.deletes)
+    if (!isNotebookPath(path)) return Either.left("entry with an invalid path");
   for (const [path, id, offset, size] of raw.puts) {
+    if (!isNotebookPath(path)) return Either.left("entry with an invalid path");
     if (!/^[0-9a-f]{64}$/.test(id)) return Either.left("entry with a malformed content id");
     if (
       !Number.isInteger(offset) ||

@@ -40,6 +40,7 @@ const forbiddenCharacter = /[\\:*?"<>|]/u;
 // With the u flag a surrogate pair is one code point, so this matches only lone halves,
 // which have no UTF-8 encoding.
 const loneSurrogate = /[\ud800-\udfff]/u;
+const printableAscii = /^[\x20-\x7e]*$/;
 const deviceStem = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)$/u;
 
 /**
@@ -52,11 +53,14 @@ const deviceStem = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|cono
  * Fails with the first rule broken, checking segments left to right.
  */
 export const normalizeNotebookPath = (raw: string): Either.Either<string, PathProblem> => {
-  if (loneSurrogate.test(raw)) return problem("NOT_UNICODE", "the path is not valid Unicode");
-  const path = raw.normalize("NFC");
+  // Printable ASCII is already NFC and one byte per character: skip both scans.
+  const ascii = printableAscii.test(raw);
+  if (!ascii && loneSurrogate.test(raw))
+    return problem("NOT_UNICODE", "the path is not valid Unicode");
+  const path = ascii ? raw : raw.normalize("NFC");
   if (path.length === 0) return problem("EMPTY", "the path is empty");
   if (path.startsWith("/")) return problem("ABSOLUTE", "the path must be relative to the notebook");
-  if (utf8Length(path) > maxPathBytes) {
+  if ((ascii ? path.length : utf8Length(path)) > maxPathBytes) {
     return problem("PATH_TOO_LONG", `the path is longer than ${maxPathBytes} UTF-8 bytes`);
   }
   for (const segment of path.split("/")) {
@@ -142,41 +146,49 @@ export const utf8Length = (text: string): number => {
 export const compareCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 const foldSegment = (segment: string): string =>
-  segment.normalize("NFD").toUpperCase().toLowerCase().normalize("NFC");
+  // For printable ASCII both normalisations are the identity and upper-then-lower is lower.
+  printableAscii.test(segment)
+    ? segment.toLowerCase()
+    : segment.normalize("NFD").toUpperCase().toLowerCase().normalize("NFC");
 
 const segmentProblem = (segment: string): PathProblem | undefined => {
-  const shown = JSON.stringify(segment);
+  const problem = segmentRule(segment);
+  return problem === undefined
+    ? undefined
+    : { kind: problem.kind, segment, message: problem.message(JSON.stringify(segment)) };
+};
+
+/** The first rule `segment` breaks, with its message for the segment as shown. */
+const segmentRule = (
+  segment: string,
+): { readonly kind: PathProblemKind; readonly message: (shown: string) => string } | undefined => {
   if (segment.length === 0)
-    return { kind: "EMPTY_SEGMENT", segment, message: "the path has an empty segment" };
-  if (utf8Length(segment) > maxSegmentBytes) {
+    return { kind: "EMPTY_SEGMENT", message: () => "the path has an empty segment" };
+  if (segment.length > maxSegmentBytes / 4 && utf8Length(segment) > maxSegmentBytes) {
     return {
       kind: "SEGMENT_TOO_LONG",
-      segment,
-      message: `the segment ${shown} is longer than ${maxSegmentBytes} UTF-8 bytes`,
+      message: (shown) => `the segment ${shown} is longer than ${maxSegmentBytes} UTF-8 bytes`,
     };
   }
   if (controlCharacter.test(segment)) {
     return {
       kind: "CONTROL_CHARACTER",
-      segment,
-      message: `the segment ${shown} contains a control character`,
+      message: (shown) => `the segment ${shown} contains a control character`,
     };
   }
   if (forbiddenCharacter.test(segment)) {
     return {
       kind: "FORBIDDEN_CHARACTER",
-      segment,
-      message: `the segment ${shown} contains one of ${forbiddenCharacters}`,
+      message: (shown) => `the segment ${shown} contains one of ${forbiddenCharacters}`,
     };
   }
   if (segment === "." || segment === ".." || segment.toLowerCase() === ".git") {
-    return { kind: "RESERVED_NAME", segment, message: `the segment ${shown} is reserved` };
+    return { kind: "RESERVED_NAME", message: (shown) => `the segment ${shown} is reserved` };
   }
   if (segment.endsWith(" ") || segment.endsWith(".")) {
     return {
       kind: "TRAILING_SPACE_OR_DOT",
-      segment,
-      message: `the segment ${shown} ends in a space or a dot`,
+      message: (shown) => `the segment ${shown} ends in a space or a dot`,
     };
   }
   // Windows resolves `con.txt` and `CON .md` to the console device too.
@@ -184,8 +196,7 @@ const segmentProblem = (segment: string): PathProblem | undefined => {
   if (deviceStem.test(stem)) {
     return {
       kind: "DEVICE_NAME",
-      segment,
-      message: `the segment ${shown} is a Windows device name`,
+      message: (shown) => `the segment ${shown} is a Windows device name`,
     };
   }
   return undefined;

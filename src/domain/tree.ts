@@ -7,9 +7,22 @@
 /** A notebook tree: path → content id. */
 export type Tree = ReadonlyMap<string, string>;
 
-/** The ids of any path-keyed map of entries that carry a content id (scans, cached blobs). */
-export const idsOf = (entries: ReadonlyMap<string, { readonly id: string }>): Tree =>
-  new Map([...entries].map(([path, entry]) => [path, entry.id]));
+// Trees are immutable values: the ids of one map instance are computed once, and equal
+// instances let diffTrees return at once.
+const idsByEntries = new WeakMap<ReadonlyMap<string, { readonly id: string }>, Tree>();
+
+/**
+ * The ids of any path-keyed map of entries that carry a content id (scans, cached
+ * blobs). `entries` must not change afterwards: the result is remembered per instance.
+ */
+export const idsOf = (entries: ReadonlyMap<string, { readonly id: string }>): Tree => {
+  const known = idsByEntries.get(entries);
+  if (known !== undefined) return known;
+  const ids = new Map<string, string>();
+  for (const [path, entry] of entries) ids.set(path, entry.id);
+  idsByEntries.set(entries, ids);
+  return ids;
+};
 
 /** The empty notebook (generation 0). */
 export const emptyTree: Tree = new Map();

@@ -164,6 +164,25 @@ describe("notebook use cases (memfs + in-memory store)", () => {
     expect(Option.isNone(await Effect.runPromise(store.get("current")))).toBe(true);
   });
 
+  it("catches a new name that case-collides with one the stat cache already vouches for", async () => {
+    const { notebook, write, store } = setup();
+    await pull(notebook);
+    write("/ws/a/notes/a.md", "lower\n");
+    await commit(notebook, "/ws/a");
+    await pull(notebook); // the stat cache now records notes/a.md
+    write("/ws/a/NOTES/A.md", "upper\n");
+    write("/ws/a/notes/b:c.md", "bad name\n");
+    const before = await Effect.runPromise(store.get("current"));
+    const error = await fails(notebook.commit({ path: "/ws/a", message: "m", author }));
+    expect(error.code).toBe("INVALID_CONTENT");
+    expect(error.files.map((f) => [f.path, f.reason])).toEqual([
+      ["NOTES/A.md", "CASE_COLLISION"],
+      ["notes/a.md", "CASE_COLLISION"],
+      ["notes/b:c.md", "INVALID_NAME"],
+    ]);
+    expect(await Effect.runPromise(store.get("current"))).toEqual(before);
+  });
+
   it("deletes propagate and emptied directories disappear", async () => {
     const { notebook, vol, write } = setup();
     await pull(notebook, "/ws/a");

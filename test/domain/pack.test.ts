@@ -47,4 +47,29 @@ describe("pack codec", () => {
     tampered[0] = 0x58;
     expect(Either.isLeft(decodePack(tampered))).toBe(true);
   });
+
+  it.each([
+    "../evil.md",
+    "a//b.md",
+    "/etc/passwd",
+    "x/./y.md",
+    ".git/config",
+    "con.md",
+    "a\u0000b",
+  ])("refuses a pack naming the invalid path %j (it would become a file name)", (path) => {
+    for (const files of [
+      new Map([[path, encodeText("x\n")]]),
+      new Map<string, Uint8Array | undefined>([[path, undefined]]),
+    ]) {
+      const { bytes } = encodePack({
+        kind: "increment",
+        generation: 2,
+        publicationId: "0190a5b4-0000-7000-8000-000000000001",
+        baseGeneration: 1,
+        files,
+      });
+      const decoded = decodePack(bytes);
+      expect(Either.isLeft(decoded) && decoded.left).toBe("entry with an invalid path");
+    }
+  });
 });

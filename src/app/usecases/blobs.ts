@@ -9,6 +9,7 @@ import { domainError, type DomainError } from "../../domain/errors.js";
 import type { FileSystemService } from "../../ports/FileSystem.js";
 import { localFailure } from "./failures.js";
 import { packFile, type BlobRef } from "./privateState.js";
+import { hostPath } from "./workingCopy.js";
 
 /** A per-operation registry of where each content id can be loaded from. */
 export interface BlobSource {
@@ -16,10 +17,18 @@ export interface BlobSource {
   readonly addBytes: (id: string, bytes: Uint8Array) => void;
   /** Registers a blob in a cached pack. */
   readonly addRef: (ref: BlobRef) => void;
+  /**
+   * Registers every blob of a tree of cached-pack refs (indexed only if a load needs
+   * it; the tree must not change afterwards).
+   */
+  readonly addTree: (tree: ReadonlyMap<string, BlobRef>) => void;
   /** Registers a pack's bytes held in memory (avoids re-reading the cache file). */
   readonly addPack: (sha: string, bytes: Uint8Array) => void;
-  /** Registers a working-copy file known (from a scan) to hold content `id`. */
-  readonly addLocal: (id: string, hostPath: string) => void;
+  /**
+   * Registers the files of a scan of working copy `dir`: notebook path → its content id
+   * (indexed only if a load needs it; the scan must not change afterwards).
+   */
+  readonly addScan: (dir: string, scan: ReadonlyMap<string, { readonly id: string }>) => void;
   /**
    * Loads the bytes of `id`. A working-copy file that no longer hashes to `id` (edited
    * during the call) fails with ENGINE_FAILED/LOCAL_IO asking to call again.
@@ -33,6 +42,19 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
   const refsById = new Map<string, BlobRef>();
   const packs = new Map<string, Uint8Array>();
   const localById = new Map<string, string>();
+  // Registered wholesale and indexed on the first load that needs them: a call that
+  // loads nothing (a no-op pull) never pays for indexing 10,000 entries.
+  const trees: Array<ReadonlyMap<string, BlobRef>> = [];
+  const scans: Array<{ dir: string; scan: ReadonlyMap<string, { readonly id: string }> }> = [];
+  const indexTrees = (): void => {
+    for (const tree of trees.splice(0))
+      for (const ref of tree.values()) if (!refsById.has(ref.id)) refsById.set(ref.id, ref);
+  };
+  const indexScans = (): void => {
+    for (const { dir, scan } of scans.splice(0))
+      for (const [path, file] of scan)
+        if (!localById.has(file.id)) localById.set(file.id, hostPath(dir, path));
+  };
 
   const fromRef = (ref: BlobRef): Effect.Effect<Uint8Array, DomainError> => {
     const pack = packs.get(ref.pack);
@@ -74,14 +96,19 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
     addPack: (sha, bytes) => {
       packs.set(sha, bytes);
     },
-    addLocal: (id, hostPath) => {
-      if (!localById.has(id)) localById.set(id, hostPath);
+    addTree: (tree) => {
+      trees.push(tree);
+    },
+    addScan: (dir, scan) => {
+      scans.push({ dir, scan });
     },
     load: (id) => {
       const bytes = bytesById.get(id);
       if (bytes !== undefined) return Effect.succeed(bytes);
+      if (!refsById.has(id)) indexTrees();
       const ref = refsById.get(id);
       if (ref !== undefined) return fromRef(ref);
+      if (!localById.has(id)) indexScans();
       const local = localById.get(id);
       if (local !== undefined) return fromLocal(id, local);
       return Effect.fail(

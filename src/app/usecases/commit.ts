@@ -23,7 +23,7 @@ import { loadStats, packFile, type BlobRef, type CopyState } from "./privateStat
 import { enforcePathSets } from "./pathSetGuard.js";
 import { conflictError, knownView, synchronise } from "./pull.js";
 import { publishManifest, readRemote, uploadPack, type RemoteView } from "./remote.js";
-import { diffStats, scanTree, settle, viewTree } from "./settle.js";
+import { diffStats, scanLearnt, scanTree, settle, viewTree } from "./settle.js";
 import { scanWorkingCopy, type Scan } from "./workingCopy.js";
 
 /** The most bytes a commit message may have. */
@@ -395,8 +395,8 @@ export const commit = (
       state: Option.some(state),
       blobs: state === call.state.value ? call.blobs : makeBlobSource(call.fs, call.copyDir),
     };
-    for (const ref of state.baseline.values()) current.blobs.addRef(ref);
-    const stats = yield* loadStats(current.fs, current.copyDir);
+    current.blobs.addTree(state.baseline);
+    const stats = yield* loadStats(current.fs, current.copyDir, current.memo);
     const scan: Scan = yield* scanWorkingCopy(
       current.fs,
       current.dir,
@@ -415,13 +415,18 @@ export const commit = (
       const remote = yield* readRemote(current, known);
       known = remote.view;
       const remoteIds = viewTree(remote.view);
-      const { merged, conflicts } = yield* runMerge(baseIds, local, remoteIds, current.blobs);
+      // Nobody published since the baseline: the merge is the working copy itself.
+      const unchanged =
+        remote.view.generation === base.generation && remote.view.head === base.head;
+      const { merged, conflicts } = unchanged
+        ? { merged: local, conflicts: [] }
+        : yield* runMerge(baseIds, local, remoteIds, current.blobs);
       if (conflicts.length > 0) {
         yield* settle(current, scan, merged, remote.view, "no");
         return yield* Effect.fail(conflictError(conflicts, "notes_commit"));
       }
       if (diffTrees(remoteIds, merged).length === 0) {
-        yield* settle(current, scan, merged, remote.view, "no");
+        yield* settle(current, scan, merged, remote.view, "no", scanLearnt(scan, stats.stamps));
         return { generation: remote.view.generation, files: [] };
       }
       yield* refuseMassDelete(remoteIds, merged, current.options.allowMassDelete ?? false);

@@ -7,7 +7,7 @@ import type { FileSystemService } from "../../ports/FileSystem.js";
 import type { IdGeneratorService } from "../../ports/IdGenerator.js";
 import type { ObjectStoreService } from "../../ports/ObjectStore.js";
 import type { BlobSource } from "./blobs.js";
-import type { CopyState } from "./privateState.js";
+import type { CopyState, PrivateStateMemo } from "./privateState.js";
 import type { NotebookOptions } from "./notebookLayer.js";
 
 /** The ports and settings a Notebook service was built with. */
@@ -27,4 +27,6 @@ export interface CopyCall extends Services {
   readonly blobs: BlobSource;
   /** The private state as loaded at the start of the call (`None`: never pulled). */
   readonly state: Option.Option<CopyState>;
+  /** What this process remembers of decoded private state (see privateState.ts). */
+  readonly memo: PrivateStateMemo;
 }

@@ -15,7 +15,13 @@ import { commit, validateMessage } from "./commit.js";
 import type { CopyCall, Services } from "./context.js";
 import type { Failpoint } from "./failpoints.js";
 import { localFailure } from "./failures.js";
-import { copyDirectory, ensureCopyDirectory, loadState, lockFile } from "./privateState.js";
+import {
+  copyDirectory,
+  ensureCopyDirectory,
+  loadState,
+  lockFile,
+  makePrivateStateMemo,
+} from "./privateState.js";
 import { refuseNestedCopies } from "./nesting.js";
 import { pull } from "./pull.js";
 import { resolveWorkingCopy } from "./workingCopy.js";
@@ -58,6 +64,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
     const { fs, store, options } = services;
     // One permit per private directory: calls on one copy queue, different copies run in parallel.
     const permits = new Map<string, Effect.Semaphore>();
+    const memo = makePrivateStateMemo();
     const permitFor = (copyDir: string): Effect.Effect<Effect.Semaphore> =>
       Effect.suspend(() => {
         const existing = permits.get(copyDir);
@@ -96,13 +103,14 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             ),
             () =>
               Effect.gen(function* () {
-                const state = yield* loadState(fs, copyDir);
+                const state = yield* loadState(fs, copyDir, memo);
                 return yield* body({
                   ...services,
                   dir: resolved.path,
                   copyDir,
                   blobs: makeBlobSource(fs, copyDir),
                   state,
+                  memo,
                 });
               }),
             (release) => release,

@@ -98,10 +98,10 @@ const invalidState = (problem: string): DomainError =>
     message: `This working copy's private state is unreadable (${problem}).`,
   });
 
-const readJson = (
+const readText = (
   fs: FileSystemService,
   path: string,
-): Effect.Effect<Option.Option<unknown>, DomainError> =>
+): Effect.Effect<Option.Option<string>, DomainError> =>
   fs.readFile(path).pipe(
     Effect.map((bytes) => Option.some(new TextDecoder().decode(bytes))),
     Effect.catchTag("FsError", (error) =>
@@ -109,13 +109,24 @@ const readJson = (
         ? Effect.succeed(Option.none<string>())
         : Effect.fail(localFailure(error, "reading private state")),
     ),
-    Effect.flatMap((text) => {
-      if (Option.isNone(text)) return Effect.succeed(Option.none());
-      const parsed = parseStrictJson(text.value);
-      return parsed.ok
-        ? Effect.succeed(Option.some(parsed.value))
-        : Effect.fail(invalidState(parsed.problem));
-    }),
+  );
+
+const parseOrInvalid = (text: string): Effect.Effect<unknown, DomainError> => {
+  const parsed = parseStrictJson(text);
+  return parsed.ok ? Effect.succeed(parsed.value) : Effect.fail(invalidState(parsed.problem));
+};
+
+const readJson = (
+  fs: FileSystemService,
+  path: string,
+): Effect.Effect<Option.Option<unknown>, DomainError> =>
+  readText(fs, path).pipe(
+    Effect.flatMap(
+      Option.match({
+        onNone: () => Effect.succeed(Option.none()),
+        onSome: (text) => parseOrInvalid(text).pipe(Effect.map(Option.some)),
+      }),
+    ),
   );
 
 const isSha = (value: unknown): value is string =>
@@ -155,30 +166,60 @@ const decodeBaseline = (raw: unknown): Either.Either<Map<string, BlobRef>, strin
 };
 
 /**
+ * What one process remembers of the private state it decoded or wrote, per private
+ * directory, so that a long-lived server does not re-read and re-decode a 10,000-entry
+ * baseline and stat cache on every call. Never trusted blindly: a remembered baseline is
+ * used only when `state.json` still has the exact text it was remembered with (baseline
+ * files are write-once under unique names, so the text names its content), and a
+ * remembered stat cache only while `stats.json` shows the same inode, size and times
+ * (every rewrite renames a new file into place). Another process changing the private
+ * state therefore just costs a re-read here.
+ */
+export interface PrivateStateMemo {
+  readonly states: Map<string, { readonly recordText: string; readonly state: CopyState }>;
+  readonly stats: Map<string, { readonly stamp: string; readonly cache: StatCache }>;
+}
+
+/** An empty memo (one per Notebook service). */
+export const makePrivateStateMemo = (): PrivateStateMemo => ({
+  states: new Map(),
+  stats: new Map(),
+});
+
+/**
  * Loads the state of a working copy: `None` if it was never pulled. A corrupt or
  * unknown-version record is STORAGE_INTEGRITY/STATE_INVALID.
  */
 export const loadState = (
   fs: FileSystemService,
   copyDir: string,
+  memo: PrivateStateMemo,
 ): Effect.Effect<Option.Option<CopyState>, DomainError> =>
   Effect.gen(function* () {
-    const rawState = yield* readJson(fs, join(copyDir, "state.json"));
-    if (Option.isNone(rawState)) return Option.none();
-    const record = decodeStateRecord(rawState.value);
+    const recordText = yield* readText(fs, join(copyDir, "state.json"));
+    if (Option.isNone(recordText)) {
+      memo.states.delete(copyDir);
+      return Option.none();
+    }
+    const remembered = memo.states.get(copyDir);
+    if (remembered !== undefined && remembered.recordText === recordText.value)
+      return Option.some(remembered.state);
+    const record = decodeStateRecord(yield* parseOrInvalid(recordText.value));
     if (Either.isLeft(record)) return yield* Effect.fail(invalidState("bad state record"));
     const rawBaseline = yield* readJson(fs, join(copyDir, record.right.baseline));
     if (Option.isNone(rawBaseline))
       return yield* Effect.fail(invalidState("baseline file missing"));
     const baseline = decodeBaseline(rawBaseline.value);
     if (Either.isLeft(baseline)) return yield* Effect.fail(invalidState(baseline.left));
-    return Option.some({
+    const state: CopyState = {
       generation: record.right.generation,
       head: record.right.head,
       baseline: baseline.right,
       baselineFile: record.right.baseline,
       recoveryRequired: record.right.recoveryRequired,
-    });
+    };
+    memo.states.set(copyDir, { recordText: recordText.value, state });
+    return Option.some(state);
   });
 
 const writeDurable = (
@@ -199,32 +240,36 @@ export const ensureCopyDirectory = (
     .makeDirectory(join(copyDir, "packs"), privateDirMode)
     .pipe(Effect.mapError((error) => localFailure(error, "creating private state")));
 
+/** Durably writes the state record of `state` and remembers it. */
 const writeRecord = (
   fs: FileSystemService,
   copyDir: string,
-  record: { generation: number; head: string; baselineFile: string; recoveryRequired: boolean },
-): Effect.Effect<void, DomainError> =>
-  writeDurable(
-    fs,
-    join(copyDir, "state.json"),
-    JSON.stringify({
-      version: stateVersion,
-      generation: record.generation,
-      head: record.head,
-      baseline: record.baselineFile,
-      recoveryRequired: record.recoveryRequired,
-    }),
+  memo: PrivateStateMemo,
+  state: CopyState,
+): Effect.Effect<CopyState, DomainError> => {
+  const recordText = JSON.stringify({
+    version: stateVersion,
+    generation: state.generation,
+    head: state.head,
+    baseline: state.baselineFile,
+    recoveryRequired: state.recoveryRequired,
+  });
+  // Forgotten first: if the write fails, what is on disk is unknown.
+  memo.states.delete(copyDir);
+  return writeDurable(fs, join(copyDir, "state.json"), recordText).pipe(
+    Effect.tap(() => Effect.sync(() => memo.states.set(copyDir, { recordText, state }))),
+    Effect.as(state),
   );
+};
 
 /** Durably marks the copy as needing recovery before its working copy is rewritten. */
 export const markRecoveryRequired = (
   fs: FileSystemService,
   copyDir: string,
+  memo: PrivateStateMemo,
   state: CopyState,
 ): Effect.Effect<CopyState, DomainError> =>
-  writeRecord(fs, copyDir, { ...state, recoveryRequired: true }).pipe(
-    Effect.as({ ...state, recoveryRequired: true }),
-  );
+  writeRecord(fs, copyDir, memo, { ...state, recoveryRequired: true });
 
 /**
  * Durably records a new baseline (baseline file first, then the state record pointing
@@ -234,6 +279,7 @@ export const markRecoveryRequired = (
 export const saveBaseline = (
   fs: FileSystemService,
   copyDir: string,
+  memo: PrivateStateMemo,
   previous: Option.Option<CopyState>,
   next: {
     readonly generation: number;
@@ -259,9 +305,10 @@ export const saveBaseline = (
       join(copyDir, baselineFile),
       JSON.stringify({ version: stateVersion, packs: [...packIndex.keys()], files }),
     );
-    yield* writeRecord(fs, copyDir, {
+    const state = yield* writeRecord(fs, copyDir, memo, {
       generation: next.generation,
       head: next.head,
+      baseline: next.baseline,
       baselineFile,
       recoveryRequired: false,
     });
@@ -269,13 +316,7 @@ export const saveBaseline = (
       yield* fs.removeFile(join(copyDir, previous.value.baselineFile)).pipe(Effect.ignore);
     }
     yield* prunePacks(fs, copyDir, new Set(packIndex.keys()));
-    return {
-      generation: next.generation,
-      head: next.head,
-      baseline: next.baseline,
-      baselineFile,
-      recoveryRequired: false,
-    };
+    return state;
   });
 
 /** Deletes cached packs the baseline no longer references; never fails. */
@@ -306,9 +347,37 @@ export interface StatCache {
 
 const emptyStats: StatCache = { stamps: new Map(), recordedAtMs: 0 };
 
+const statsFile = (copyDir: string): string => join(copyDir, "stats.json");
+
+/** What identifies one version of `stats.json` (`None`: absent or unreadable). */
+const statsStamp = (fs: FileSystemService, copyDir: string): Effect.Effect<Option.Option<string>> =>
+  fs.info(statsFile(copyDir)).pipe(
+    Effect.map(Option.map((i) => `${i.ino}:${i.size}:${i.mtimeMs}:${i.ctimeMs}`)),
+    Effect.orElseSucceed(() => Option.none<string>()),
+  );
+
 /** Reads the best-effort stat cache; anything unreadable is an empty cache. */
-export const loadStats = (fs: FileSystemService, copyDir: string): Effect.Effect<StatCache> =>
-  readJson(fs, join(copyDir, "stats.json")).pipe(
+export const loadStats = (
+  fs: FileSystemService,
+  copyDir: string,
+  memo: PrivateStateMemo,
+): Effect.Effect<StatCache> =>
+  Effect.gen(function* () {
+    const stamp = yield* statsStamp(fs, copyDir);
+    if (Option.isNone(stamp)) {
+      memo.stats.delete(copyDir);
+      return emptyStats;
+    }
+    const remembered = memo.stats.get(copyDir);
+    if (remembered !== undefined && remembered.stamp === stamp.value) return remembered.cache;
+    // Stamped before reading: a concurrent rewrite makes the stamp stale, never the content.
+    const cache = yield* readStats(fs, copyDir);
+    memo.stats.set(copyDir, { stamp: stamp.value, cache });
+    return cache;
+  });
+
+const readStats = (fs: FileSystemService, copyDir: string): Effect.Effect<StatCache> =>
+  readJson(fs, statsFile(copyDir)).pipe(
     Effect.map((raw): StatCache => {
       if (Option.isNone(raw)) return emptyStats;
       const value = raw.value;
@@ -344,25 +413,37 @@ export const loadStats = (fs: FileSystemService, copyDir: string): Effect.Effect
 export const saveStats = (
   fs: FileSystemService,
   copyDir: string,
+  memo: PrivateStateMemo,
   stats: StatCache,
 ): Effect.Effect<void> =>
-  fs
-    .writeFileAtomic(
-      join(copyDir, "stats.json"),
-      encodeText(
-        JSON.stringify({
-          version: stateVersion,
-          recordedAtMs: stats.recordedAtMs,
-          entries: [...stats.stamps].map(([path, s]) => [
-            path,
-            s.size,
-            s.mtimeMs,
-            s.ctimeMs,
-            s.ino,
-            s.id,
-          ]),
-        }),
-      ),
-      { mode: privateFileMode, durable: false },
-    )
-    .pipe(Effect.ignore);
+  Effect.sync(() => memo.stats.delete(copyDir)).pipe(
+    Effect.zipRight(writeStats(fs, copyDir, stats)),
+    Effect.zipRight(statsStamp(fs, copyDir)),
+    Effect.tap((stamp) =>
+      Effect.sync(() => {
+        if (Option.isSome(stamp)) memo.stats.set(copyDir, { stamp: stamp.value, cache: stats });
+      }),
+    ),
+    Effect.asVoid,
+    Effect.ignore,
+  );
+
+const writeStats = (fs: FileSystemService, copyDir: string, stats: StatCache) =>
+  fs.writeFileAtomic(
+    statsFile(copyDir),
+    encodeText(
+      JSON.stringify({
+        version: stateVersion,
+        recordedAtMs: stats.recordedAtMs,
+        entries: [...stats.stamps].map(([path, s]) => [
+          path,
+          s.size,
+          s.mtimeMs,
+          s.ctimeMs,
+          s.ino,
+          s.id,
+        ]),
+      }),
+    ),
+    { mode: privateFileMode, durable: false },
+  );

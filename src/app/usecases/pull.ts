@@ -35,8 +35,8 @@ export interface Synchronised {
 export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainError> =>
   Effect.gen(function* () {
     const known = knownView(call.state);
-    for (const ref of known.tree.values()) call.blobs.addRef(ref);
-    const stats = yield* loadStats(call.fs, call.copyDir);
+    call.blobs.addTree(known.tree);
+    const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
     const scan = yield* scanWorkingCopy(
       call.fs,
       call.dir,
@@ -65,12 +65,12 @@ export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainE
       recovering && Option.isSome(call.state)
         ? yield* recoveryInputs(call, call.state.value, intent, onDisk)
         : { base: known.tree, local: onDisk };
-    const { merged, conflicts } = yield* runMerge(
-      idsOf(base),
-      local,
-      viewTree(remote.view),
-      call.blobs,
-    );
+    // Nobody published since the baseline: the merge is the working copy itself.
+    const unchanged =
+      !recovering && remote.view.generation === known.generation && remote.view.head === known.head;
+    const { merged, conflicts } = unchanged
+      ? { merged: local, conflicts: [] }
+      : yield* runMerge(idsOf(base), local, viewTree(remote.view), call.blobs);
     // Line counts read the old contents, so they are taken before the rewrite.
     const files = yield* diffStats(call.blobs, changedPaths(scan, merged), onDisk, merged);
     const settled = yield* settle(

@@ -210,7 +210,8 @@ export const recoveryInputs = (
     if (Option.isNone(intent)) return { base: state.baseline, local };
     const accepted = apply(state.baseline, intent.value.accepted);
     const previous = apply(state.baseline, intent.value.base);
-    for (const ref of [...accepted.values(), ...previous.values()]) call.blobs.addRef(ref);
+    call.blobs.addTree(accepted);
+    call.blobs.addTree(previous);
     for (const [, before, after] of intent.value.targets) {
       if (before !== null) call.blobs.addRef(before);
       if (after !== null) call.blobs.addRef(after);
@@ -284,8 +285,9 @@ export const saveIntent = (
     for (const [path, id] of merged) if (!scan.has(path)) changes.push([path, null, id]);
     // Contents already in a cached pack are referenced there; the rest are packed here.
     const known = new Map<string, BlobRef>();
-    for (const tree of [accepted.tree, base, state.baseline])
-      for (const ref of tree.values()) if (!known.has(ref.id)) known.set(ref.id, ref);
+    if (changes.length > 0)
+      for (const tree of [accepted.tree, base, state.baseline])
+        for (const ref of tree.values()) if (!known.has(ref.id)) known.set(ref.id, ref);
     const missing = new Map<string, Uint8Array>();
     for (const [, before, after] of changes)
       for (const id of [before, after])

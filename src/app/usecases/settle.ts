@@ -107,7 +107,7 @@ const settleNow = (
       if (statsChanged) {
         const now = yield* Clock.currentTimeMillis;
         const stamps = new Map([...scan].map(([path, file]) => [path, file.stamp]));
-        yield* saveStats(call.fs, call.copyDir, { stamps, recordedAtMs: now });
+        yield* saveStats(call.fs, call.copyDir, call.memo, { stamps, recordedAtMs: now });
       }
       return { state: call.state.value, changed };
     }
@@ -116,7 +116,7 @@ const settleNow = (
       // A commit's intent keeps naming its publication until the flag is set.
       const publication = remoteAccepted === "yes" ? accepted.head : null;
       yield* saveIntent(call, call.state.value, scan, merged, accepted, publication);
-      yield* markRecoveryRequired(call.fs, call.copyDir, call.state.value);
+      yield* markRecoveryRequired(call.fs, call.copyDir, call.memo, call.state.value);
     }
     const hook = call.options.failpoint;
     const writer = materialisationFileSystem(call.fs, hook);
@@ -128,11 +128,15 @@ const settleNow = (
       const state = yield* saveBaseline(
         call.fs,
         call.copyDir,
+        call.memo,
         call.state,
         { generation: accepted.generation, head: accepted.head, baseline: accepted.tree },
         suffix,
       );
-      yield* saveStats(call.fs, call.copyDir, { stamps: done.stamps, recordedAtMs: now });
+      yield* saveStats(call.fs, call.copyDir, call.memo, {
+        stamps: done.stamps,
+        recordedAtMs: now,
+      });
       return { state, changed };
     });
     return yield* rewrite.pipe(

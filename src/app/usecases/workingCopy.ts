@@ -210,6 +210,7 @@ export const scanWorkingCopy = (
     const toRead: Array<{ path: string; entry: WalkEntry }> = [];
     const files = new Map<string, ScannedFile>();
     const litter: string[] = [];
+    let newNames = 0;
     for (const entry of entries) {
       if (entry.kind === "directory") continue;
       if (atomicTempFile.test(entry.relativePath)) {
@@ -226,19 +227,23 @@ export const scanWorkingCopy = (
         issues.push(issue(entry.relativePath, "SPECIAL_FILE"));
         continue;
       }
-      const normalized = normalizeNotebookPath(entry.relativePath);
-      if (Either.isLeft(normalized) || normalized.right !== entry.relativePath) {
-        issues.push(issue(entry.relativePath, "INVALID_NAME"));
-        continue;
+      const cached = stats.get(entry.relativePath);
+      // A path the stat cache records passed these checks when it was recorded; only
+      // names new since then are validated (they are pure functions of the name).
+      if (cached === undefined) {
+        newNames++;
+        const normalized = normalizeNotebookPath(entry.relativePath);
+        if (Either.isLeft(normalized) || normalized.right !== entry.relativePath) {
+          issues.push(issue(entry.relativePath, "INVALID_NAME"));
+          continue;
+        }
       }
       if (entry.size > maxFileBytes) {
         issues.push(issue(entry.relativePath, "TOO_LARGE"));
         continue;
       }
-      const cached = stats.get(entry.relativePath);
       if (stampMatches(cached, entry, recordedAtMs)) {
         files.set(entry.relativePath, { id: cached.id, stamp: cached });
-        blobs.addLocal(cached.id, hostPath(dir, entry.relativePath));
       } else {
         toRead.push({ path: entry.relativePath, entry });
       }
@@ -272,9 +277,13 @@ export const scanWorkingCopy = (
         discard: true,
       },
     );
-    for (const group of findCaseCollisions(files.keys())) {
-      for (const path of group) issues.push(issue(path, "CASE_COLLISION"));
+    // The recorded names were collision-free together; only new names can collide.
+    if (newNames > 0) {
+      for (const group of findCaseCollisions(files.keys())) {
+        for (const path of group) issues.push(issue(path, "CASE_COLLISION"));
+      }
     }
+    blobs.addScan(dir, files);
     if (issues.length > 0) {
       issues.sort((a, b) => compareCodeUnits(a.path, b.path));
       return yield* Effect.fail(

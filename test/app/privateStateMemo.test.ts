@@ -1,0 +1,91 @@
+import { Effect, Option } from "effect";
+import { describe, expect, it } from "vitest";
+import { make } from "../../src/adapters/memFileSystem.js";
+import {
+  ensureCopyDirectory,
+  loadState,
+  loadStats,
+  makePrivateStateMemo,
+  markRecoveryRequired,
+  saveBaseline,
+  saveStats,
+  type BlobRef,
+} from "../../src/app/usecases/privateState.js";
+
+const sha = (c: string) => c.repeat(64);
+const ref = (id: string): BlobRef => ({ id: sha(id), pack: sha("c"), offset: 0, size: 1 });
+const copyDir = "/private/copies/x";
+
+// Two memos on one directory stand for two processes sharing a working copy (a CLI
+// call while `quire serve` runs): what one writes, the other must see on its next call.
+describe("private state remembered in process", () => {
+  it("re-reads a baseline another process replaced, and sees its own writes without reading", async () => {
+    const { service: fs, vol } = make();
+    const server = makePrivateStateMemo();
+    const cli = makePrivateStateMemo();
+    const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
+    await run(ensureCopyDirectory(fs, copyDir));
+    const first = await run(
+      saveBaseline(
+        fs,
+        copyDir,
+        server,
+        Option.none(),
+        { generation: 1, head: "h1", baseline: new Map([["a.md", ref("a")]]) },
+        "aaaaaaaaaaaa",
+      ),
+    );
+    const remembered = await run(loadState(fs, copyDir, server));
+    expect(Option.getOrThrow(remembered)).toBe(first); // no re-decode: the same object
+
+    const seenByCli = Option.getOrThrow(await run(loadState(fs, copyDir, cli)));
+    expect(seenByCli).toEqual(first);
+    await run(
+      saveBaseline(
+        fs,
+        copyDir,
+        cli,
+        Option.some(seenByCli),
+        { generation: 2, head: "h2", baseline: new Map([["b.md", ref("b")]]) },
+        "bbbbbbbbbbbb",
+      ),
+    );
+    const reloaded = Option.getOrThrow(await run(loadState(fs, copyDir, server)));
+    expect(reloaded.generation).toBe(2);
+    expect([...reloaded.baseline.keys()]).toEqual(["b.md"]);
+
+    await run(markRecoveryRequired(fs, copyDir, cli, reloaded));
+    expect(Option.getOrThrow(await run(loadState(fs, copyDir, server))).recoveryRequired).toBe(
+      true,
+    );
+
+    // A corrupted record is never masked by what was remembered.
+    vol.writeFileSync(`${copyDir}/state.json`, "{");
+    const corrupt = await Effect.runPromiseExit(loadState(fs, copyDir, server));
+    expect(corrupt._tag).toBe("Failure");
+    vol.unlinkSync(`${copyDir}/state.json`);
+    expect(Option.isNone(await run(loadState(fs, copyDir, server)))).toBe(true);
+  });
+
+  it("re-reads a stat cache another process rewrote, and forgets one that vanished", async () => {
+    const { service: fs, vol } = make();
+    const server = makePrivateStateMemo();
+    const cli = makePrivateStateMemo();
+    const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
+    await run(ensureCopyDirectory(fs, copyDir));
+    const stamp = (size: number) => ({ size, mtimeMs: 1, ctimeMs: 1, ino: 7, id: sha("a") });
+    const mine = { stamps: new Map([["a.md", stamp(1)]]), recordedAtMs: 10 };
+    await run(saveStats(fs, copyDir, server, mine));
+    expect(await run(loadStats(fs, copyDir, server))).toBe(mine);
+
+    await run(
+      saveStats(fs, copyDir, cli, { stamps: new Map([["a.md", stamp(2)]]), recordedAtMs: 20 }),
+    );
+    const seen = await run(loadStats(fs, copyDir, server));
+    expect(seen.recordedAtMs).toBe(20);
+    expect(seen.stamps.get("a.md")?.size).toBe(2);
+
+    vol.unlinkSync(`${copyDir}/stats.json`);
+    expect((await run(loadStats(fs, copyDir, server))).stamps.size).toBe(0);
+  });
+});
