@@ -13,6 +13,7 @@ import {
   fileStore,
   openNotebook,
   quireBin,
+  quireUnbundled,
   repoRoot,
   scratch,
 } from "./lib/quire.mjs";
@@ -305,7 +306,7 @@ export const run = async ({ quick, log, profile = true }) => {
         const target = path.join(workspace, "cold-profiled");
         mkdirSync(target);
         const result = await profileNode([
-          quireBin,
+          quireUnbundled,
           "pull",
           target,
           "--store",
@@ -317,7 +318,7 @@ export const run = async ({ quick, log, profile = true }) => {
         ]);
         profiles.push(
           profileMarkdown(
-            `Profile: cold pull CLI process (${fmt(result.ms, "ms")} under the profiler)`,
+            `Profile: cold pull CLI process, unbundled so that frames map to the sources (${fmt(result.ms, "ms")} under the profiler)`,
             result.summary,
           ),
         );

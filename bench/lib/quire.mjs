@@ -7,8 +7,13 @@ import { Effect } from "effect";
 
 /** The repository root. */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-/** The CLI launcher. */
+/** The CLI launcher (runs the bundled CLI, dist/cli/). */
 export const quireBin = path.join(repoRoot, "bin/quire.js");
+/**
+ * The same CLI unbundled (dist/src/), for CPU profiles: its frames map back to the
+ * TypeScript sources. It loads more slowly than the bundle, so never time it.
+ */
+export const quireUnbundled = path.join(repoRoot, "dist/src/app/cli/main.js");
 
 const dist = (module) => import(path.join(repoRoot, "dist/src", module));
 

@@ -1,5 +1,5 @@
 /** The commit use case (SPEC §6.2): publish a working copy's edits with one compare-and-swap. */
-import { Cause, Clock, Duration, Effect, Option, Random } from "effect";
+import { Cause, Clock, Effect, Option } from "effect";
 import { domainError, type DomainError, type FileIssue } from "../../domain/errors.js";
 import { findMarkerBlocks } from "../../domain/markers.js";
 import { packKey, type Manifest, type PackDescriptor } from "../../domain/manifest.js";
@@ -13,6 +13,7 @@ import type { Author } from "../Notebook.js";
 import { makeBlobSource } from "./blobs.js";
 import { prepareCheckpoint, publishCheckpoint, type PreparedCheckpoint } from "./checkpoint.js";
 import { cleanup } from "./cleanup.js";
+import { backoff, inTurn } from "./contention.js";
 import type { CopyCall } from "./context.js";
 import { reach } from "./failpoints.js";
 import { clearIntent, loadIntent, saveIntent } from "./rewriteIntent.js";
@@ -91,12 +92,6 @@ const refuseMarkers = (call: CopyCall, base: Tree, local: Tree): Effect.Effect<v
   });
 
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
-
-/** Full-jitter exponential backoff before CAS retry `attempt` (0-based). */
-const backoff = (attempt: number): Effect.Effect<void> =>
-  Random.nextIntBetween(0, Math.min(1000, 10 * 2 ** Math.min(attempt, 10)) + 1).pipe(
-    Effect.flatMap((ms) => Effect.sleep(Duration.millis(ms))),
-  );
 
 /** A publication `current` accepted, before the working copy has changed. */
 interface Published {
@@ -412,26 +407,41 @@ export const commit = (
     let known = base;
     for (let attempt = 0; attempt <= current.options.commitRetries; attempt++) {
       if (attempt > 0) yield* backoff(attempt - 1);
-      const remote = yield* readRemote(current, known);
+      // From reading `current` to swapping it, in this process's turn for the store.
+      const outcome = yield* inTurn(current.store.identity)(
+        Effect.gen(function* () {
+          const remote = yield* readRemote(current, known);
+          const remoteIds = viewTree(remote.view);
+          // Nobody published since the baseline: the merge is the working copy itself.
+          const unchanged =
+            remote.view.generation === base.generation && remote.view.head === base.head;
+          const { merged, conflicts } = unchanged
+            ? { merged: local, conflicts: [] }
+            : yield* runMerge(baseIds, local, remoteIds, current.blobs);
+          if (conflicts.length > 0) return { kind: "conflict", remote, merged, conflicts } as const;
+          if (diffTrees(remoteIds, merged).length === 0)
+            return { kind: "nothing", remote, merged } as const;
+          yield* refuseMassDelete(remoteIds, merged, current.options.allowMassDelete ?? false);
+          const published = yield* publishOnce(current, remote, scan, merged, author, message);
+          return Option.isSome(published)
+            ? ({ kind: "published", remote, merged, published: published.value } as const)
+            : ({ kind: "lost", remote, merged } as const);
+        }),
+      );
+      const { remote, merged } = outcome;
       known = remote.view;
-      const remoteIds = viewTree(remote.view);
-      // Nobody published since the baseline: the merge is the working copy itself.
-      const unchanged =
-        remote.view.generation === base.generation && remote.view.head === base.head;
-      const { merged, conflicts } = unchanged
-        ? { merged: local, conflicts: [] }
-        : yield* runMerge(baseIds, local, remoteIds, current.blobs);
-      if (conflicts.length > 0) {
-        yield* settle(current, scan, merged, remote.view, "no");
-        return yield* Effect.fail(conflictError(conflicts, "notes_commit"));
+      switch (outcome.kind) {
+        case "published":
+          return yield* complete(current, scan, merged, outcome.published);
+        case "conflict":
+          yield* settle(current, scan, merged, remote.view, "no");
+          return yield* Effect.fail(conflictError(outcome.conflicts, "notes_commit"));
+        case "nothing":
+          yield* settle(current, scan, merged, remote.view, "no", scanLearnt(scan, stats.stamps));
+          return { generation: remote.view.generation, files: [] };
+        case "lost":
+          break;
       }
-      if (diffTrees(remoteIds, merged).length === 0) {
-        yield* settle(current, scan, merged, remote.view, "no", scanLearnt(scan, stats.stamps));
-        return { generation: remote.view.generation, files: [] };
-      }
-      yield* refuseMassDelete(remoteIds, merged, current.options.allowMassDelete ?? false);
-      const published = yield* publishOnce(current, remote, scan, merged, author, message);
-      if (Option.isSome(published)) return yield* complete(current, scan, merged, published.value);
       yield* Effect.logDebug("lost the race for current; re-merging").pipe(
         Effect.annotateLogs("attempt", attempt + 1),
       );

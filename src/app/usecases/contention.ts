@@ -1,0 +1,76 @@
+/**
+ * Contention for `current` (SPEC §6.2 step 6): the backoff after a lost race, and the
+ * publish turns that keep the writers of one process from racing each other at all.
+ *
+ * Why turns: a compare-and-swap race wastes the loser's whole attempt (fetch, merge,
+ * pack upload), and the winner is the best placed to win again — its view of `current`
+ * is its own publication, so its next attempt fetches and merges nothing. With many
+ * working copies in one process (a library host, a server for several agents) that
+ * made a few copies capture `current` while others starved (measured: 32 writers in one
+ * process, several published nothing in 20 s). Within a process the race is pointless:
+ * attempts on one store take turns in arrival order, so they never lose to each other
+ * and none waits behind more than the attempts queued before it. Races with other
+ * processes remain, and the compare-and-swap still decides them.
+ */
+import { Duration, Effect, FiberRef, Random } from "effect";
+
+/** The longest single backoff. */
+const maxBackoffMs = 1000;
+
+/** Full-jitter exponential backoff before CAS retry `attempt` (0-based). */
+export const backoff = (attempt: number): Effect.Effect<void> =>
+  Random.nextIntBetween(0, Math.min(maxBackoffMs, 10 * 2 ** Math.min(attempt, 10)) + 1).pipe(
+    Effect.flatMap((ms) => Effect.sleep(Duration.millis(ms))),
+  );
+
+/** The last turn queued per store identity, process-wide (every Notebook service shares it). */
+const lastTurn = new Map<string, Promise<void>>();
+
+/**
+ * Runs `attempt` in its turn among the attempts on the store `storeIdentity` in this
+ * process: strictly first come, first served, one at a time. The turn passes on however
+ * the attempt ends (success, failure, interruption), and a caller interrupted while it
+ * waits passes its turn on as soon as it comes. An attempt made while the fiber already
+ * holds the store's turn runs at once.
+ */
+export const inTurn =
+  (storeIdentity: string) =>
+  <A, E, R>(attempt: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    FiberRef.get(turnsHeld).pipe(
+      Effect.flatMap((held) => {
+        // A call made from within a turn (a store wrapper publishing on another copy's
+        // behalf, as tests of lost races do) would otherwise wait for its own caller.
+        if (held.has(storeIdentity)) return attempt;
+        const holding = Effect.locally(turnsHeld, new Set([...held, storeIdentity]));
+        return Effect.uninterruptibleMask((restore) =>
+          restore(waitForTurn(storeIdentity)).pipe(
+            Effect.flatMap((passOn) =>
+              restore(holding(attempt)).pipe(Effect.ensuring(Effect.sync(passOn))),
+            ),
+          ),
+        );
+      }),
+    );
+
+/** The stores whose turn the current fiber (or the fiber that forked it) holds. */
+const turnsHeld = FiberRef.unsafeMake<ReadonlySet<string>>(new Set());
+
+/** Queues a turn; succeeds with the function that passes it on once it has come. */
+const waitForTurn = (storeIdentity: string): Effect.Effect<() => void> =>
+  Effect.async<() => void>((resume) => {
+    let passOn: () => void = () => undefined;
+    const mine = new Promise<void>((resolve) => {
+      passOn = resolve;
+    });
+    const previous = lastTurn.get(storeIdentity) ?? Promise.resolve();
+    lastTurn.set(storeIdentity, mine);
+    let waiting = true;
+    void previous.then(() => {
+      if (waiting) resume(Effect.succeed(passOn));
+      else passOn();
+    });
+    // Interrupted while waiting: the turn is passed on as soon as it comes.
+    return Effect.sync(() => {
+      waiting = false;
+    });
+  });
