@@ -4,6 +4,7 @@
 // commit and a one-file commit (in process, as `quire serve` runs them) against
 // `git status --porcelain`.
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { makeRng, words } from "./lib/rng.mjs";
 import { git, gitEnv, hasGnuTime, run as runProcess } from "./lib/proc.mjs";
@@ -119,30 +120,41 @@ export const run = async ({ quick, log, profile = true }) => {
       if (result.maxRssKb !== null) quireRss.push(result.maxRssKb / 1024);
       return { ms: result.ms, target, privateRoot };
     };
+    // Interleaved, with the page cache flushed before every run: both sides then see the
+    // same states of the disk, and neither pays for the other's (or the seeding's)
+    // writeback. In separate blocks the first block ran while the seed's 80 MB were
+    // still being written back.
     let lastGit;
     let lastQuire;
-    const coldGit = await repeat(
-      async (i) => {
-        if (lastGit) cleanup(lastGit.target);
-        lastGit = await gitClone();
-        if (i < 0) gitRss.length = 0;
-        return lastGit.ms;
-      },
-      { warmup: 1, runs },
-    );
+    const coldGitSamples = [];
+    const coldQuireSamples = [];
+    // An even number of measured runs: each order is measured equally often.
+    const coldRuns = runs + (runs % 2);
+    for (let i = -1; i < coldRuns; i++) {
+      if (lastGit) cleanup(lastGit.target);
+      if (lastQuire) {
+        cleanup(lastQuire.target);
+        cleanup(lastQuire.privateRoot);
+      }
+      // Which side runs first alternates too: the second process after a flush was
+      // measured up to 1.5× slower than the first (the file system allocating inodes
+      // for the second 10,000 files), whichever tool it was.
+      for (const side of i % 2 === 0 ? ["git", "quire"] : ["quire", "git"]) {
+        execFileSync("sync");
+        if (side === "git") lastGit = await gitClone();
+        else lastQuire = await quirePull();
+      }
+      if (i < 0) {
+        gitRss.length = 0;
+        quireRss.length = 0;
+        continue;
+      }
+      coldGitSamples.push(lastGit.ms);
+      coldQuireSamples.push(lastQuire.ms);
+    }
+    const coldGit = summarize(coldGitSamples);
+    const coldQuire = summarize(coldQuireSamples);
     log(`cold: git clone ${fmtSummary(coldGit, "ms")}`);
-    const coldQuire = await repeat(
-      async (i) => {
-        if (lastQuire) {
-          cleanup(lastQuire.target);
-          cleanup(lastQuire.privateRoot);
-        }
-        lastQuire = await quirePull();
-        if (i < 0) quireRss.length = 0;
-        return lastQuire.ms;
-      },
-      { warmup: 1, runs },
-    );
     log(`cold: quire pull ${fmtSummary(coldQuire, "ms")}`);
     const coldRatio = coldQuire.median / coldGit.median;
     rows.push(
@@ -286,7 +298,7 @@ export const run = async ({ quick, log, profile = true }) => {
       `The notebook: ${tree.files.toLocaleString("en-US")} files in ${dirs} directories, ${tree.bytes.toLocaleString("en-US")} bytes of text (${notebookMb.toFixed(1)} MiB). ` +
         `Creating it: quire's first commit (one checkpoint pack) took ${fmt(data.quireInitialCommitMs, "ms")}, git's \`git commit\` ${fmt(data.gitInitialCommitMs, "ms")} (after \`git add\`).`,
       "",
-      "Cold pull: `node bin/quire.js pull <empty dir> --store file:<dir>` as a whole process with a fresh private root each run, against `git clone -q --no-local` of a repository holding the same tree; both timed spawn to exit, peak RSS from `/usr/bin/time -f %M`.",
+      "Cold pull: `node bin/quire.js pull <empty dir> --store file:<dir>` as a whole process with a fresh private root each run, against `git clone -q --no-local` of a repository holding the same tree; both timed spawn to exit, peak RSS from `/usr/bin/time -f %M`. Runs are interleaved (git then quire, then quire then git, and so on: the second of two back-to-back 10,000-file writes was measured up to 1.5× slower, whichever tool made it) and `sync` flushes the page cache before each.",
       "Warm: on the last cold-pulled copy, the library's `pull`/`commit` in one long-lived process (as `quire serve` runs them), against `git status --porcelain` (whole process) in the last clone. One-file commit: append a line to one file, commit (publishes one increment).",
       "",
       "| measurement | git | quire |",
