@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest";
-import { Deferred, Effect, Exit, Fiber } from "effect";
+import { Deferred, Duration, Effect, Exit, Fiber, Option, TestClock } from "effect";
 import { inTurn } from "../../src/app/usecases/contention.js";
 
 describe("publish turns within one process", () => {
@@ -7,27 +7,35 @@ describe("publish turns within one process", () => {
     Effect.gen(function* () {
       const log: string[] = [];
       const gate = yield* Deferred.make<void>();
-      const step = (name: string, wait?: Deferred.Deferred<void>) =>
-        inTurn("store-a")(
+      const firstStarted = yield* Deferred.make<void>();
+      const step = (name: string) =>
+        inTurn(
+          "store-a",
+          60_000,
+        )(
           Effect.gen(function* () {
             log.push(`${name} start`);
-            if (wait !== undefined) yield* Deferred.await(wait);
+            if (name === "first") {
+              yield* Deferred.succeed(firstStarted, undefined);
+              yield* Deferred.await(gate);
+            }
             yield* Effect.yieldNow();
             log.push(`${name} end`);
           }),
         );
-      const first = yield* Effect.fork(step("first", gate));
+      const first = yield* Effect.fork(step("first"));
+      yield* Deferred.await(firstStarted);
+      const second = yield* Effect.fork(step("second"));
       yield* Effect.yieldNow();
-      const others = yield* Effect.fork(
-        Effect.all([step("second"), step("third")], { concurrency: "unbounded" }),
-      );
+      const third = yield* Effect.fork(step("third"));
+      yield* Effect.yieldNow();
       // Another store's turns are independent: this one runs while "first" holds store-a.
-      yield* inTurn("store-b")(Effect.sync(() => log.push("other store")));
-      yield* Effect.yieldNow();
+      yield* inTurn("store-b", 60_000)(Effect.sync(() => log.push("other store")));
       expect(log).toEqual(["first start", "other store"]);
       yield* Deferred.succeed(gate, undefined);
       yield* Fiber.join(first);
-      yield* Fiber.join(others);
+      yield* Fiber.join(second);
+      yield* Fiber.join(third);
       expect(log).toEqual([
         "first start",
         "other store",
@@ -43,27 +51,43 @@ describe("publish turns within one process", () => {
   it.effect("pass on after a failure, and when a waiter is interrupted", () =>
     Effect.gen(function* () {
       const gate = yield* Deferred.make<void>();
-      const holder = yield* Effect.fork(inTurn("store-c")(Deferred.await(gate)));
+      const holder = yield* Effect.fork(inTurn("store-c", 60_000)(Deferred.await(gate)));
       yield* Effect.yieldNow();
-      const waiter = yield* Effect.fork(inTurn("store-c")(Effect.succeed("never mind")));
+      const waiter = yield* Effect.fork(inTurn("store-c", 60_000)(Effect.succeed("never mind")));
       yield* Effect.yieldNow();
       yield* Fiber.interrupt(waiter);
-      const failing = yield* Effect.fork(inTurn("store-c")(Effect.fail("boom")));
+      const failing = yield* Effect.fork(inTurn("store-c", 60_000)(Effect.fail("boom")));
       yield* Deferred.succeed(gate, undefined);
       yield* Fiber.join(holder);
       const failed = yield* Fiber.await(failing);
       expect(Exit.isFailure(failed)).toBe(true);
       // Nobody holds store-c now: a new turn starts at once.
-      expect(yield* inTurn("store-c")(Effect.succeed("free"))).toBe("free");
+      expect(yield* inTurn("store-c", 60_000)(Effect.succeed("free"))).toEqual(Option.some("free"));
     }),
   );
 
   it.effect("let a call made from within a turn run at once instead of waiting for itself", () =>
     Effect.gen(function* () {
-      const nested = inTurn("store-d")(
-        inTurn("store-d")(Effect.succeed("inner")).pipe(Effect.map((inner) => `outer+${inner}`)),
-      );
-      expect(yield* nested).toBe("outer+inner");
+      const inner = inTurn("store-d", 60_000)(Effect.succeed("inner"));
+      const outer = inTurn("store-d", 60_000)(inner);
+      expect(yield* outer).toEqual(Option.some(Option.some("inner")));
+    }),
+  );
+
+  it.effect("give up (None, the attempt never runs) when the turn does not come in time", () =>
+    Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>();
+      const holder = yield* Effect.fork(inTurn("store-e", 60_000)(Deferred.await(gate)));
+      yield* Effect.yieldNow();
+      let ran = false;
+      const late = yield* Effect.fork(inTurn("store-e", 2_000)(Effect.sync(() => (ran = true))));
+      yield* TestClock.adjust(Duration.millis(2_001));
+      expect(yield* Fiber.join(late)).toEqual(Option.none());
+      yield* Deferred.succeed(gate, undefined);
+      yield* Fiber.join(holder);
+      expect(ran).toBe(false);
+      // The abandoned place in the queue was passed on.
+      expect(yield* inTurn("store-e", 60_000)(Effect.succeed(1))).toEqual(Option.some(1));
     }),
   );
 });

@@ -228,6 +228,37 @@ describe("compare-and-swap of current", () => {
     expect((await commit(w.open())).files).toEqual([]);
   });
 
+  it("no turn within the retry budget (another copy of this process holds it): REMOTE_BUSY, copy kept", async () => {
+    const { w, nb } = await edited();
+    await pull(w.open(), "/ws/b");
+    w.write("/ws/b/y.md", "why\n");
+    let entered: () => void = () => undefined;
+    const holding = new Promise<void>((resolve) => (entered = resolve));
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // Copy A's swap of `current` stalls inside its turn until copy B has given up.
+    w.faults.inject({
+      ops: ["put"],
+      key: "current",
+      fault: {
+        _tag: "Interleave",
+        effect: Effect.promise(() => {
+          entered();
+          return released;
+        }),
+      },
+    });
+    const first = commit(nb);
+    await holding;
+    const error = await commitFails(w.open({ commitRetries: 0 }), "/ws/b");
+    expect([error.code, error.reason]).toEqual(["REMOTE_BUSY", "CAS_RETRIES_EXHAUSTED"]);
+    expect(w.files("/ws/b")).toEqual({ "x.md": "one\n", "y.md": "why\n" });
+    release();
+    expect((await first).generation).toBe(2);
+    w.faults.clear();
+    expect((await commit(w.open(), "/ws/b")).generation).toBe(3);
+  });
+
   it("retry exhaustion: REMOTE_BUSY, nothing of ours published, copy kept", async () => {
     const { w } = await edited();
     await pull(w.open(), "/ws/b");

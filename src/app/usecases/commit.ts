@@ -13,7 +13,7 @@ import type { Author } from "../Notebook.js";
 import { makeBlobSource } from "./blobs.js";
 import { prepareCheckpoint, publishCheckpoint, type PreparedCheckpoint } from "./checkpoint.js";
 import { cleanup } from "./cleanup.js";
-import { backoff, inTurn } from "./contention.js";
+import { backoff, inTurn, turnWaitBudgetMs } from "./contention.js";
 import type { CopyCall } from "./context.js";
 import { reach } from "./failpoints.js";
 import { clearIntent, loadIntent, saveIntent } from "./rewriteIntent.js";
@@ -405,10 +405,16 @@ export const commit = (
     yield* refuseMarkers(current, baseIds, local);
     yield* enforcePathSets(current, current.options.pathSets ?? noPathSets, scan, baseIds, local);
     let known = base;
+    const turnsUntilMs =
+      (yield* Clock.currentTimeMillis) + turnWaitBudgetMs(current.options.commitRetries);
     for (let attempt = 0; attempt <= current.options.commitRetries; attempt++) {
       if (attempt > 0) yield* backoff(attempt - 1);
       // From reading `current` to swapping it, in this process's turn for the store.
-      const outcome = yield* inTurn(current.store.identity)(
+      const turnWaitMs = turnsUntilMs - (yield* Clock.currentTimeMillis);
+      const turn = yield* inTurn(
+        current.store.identity,
+        turnWaitMs,
+      )(
         Effect.gen(function* () {
           const remote = yield* readRemote(current, known);
           const remoteIds = viewTree(remote.view);
@@ -428,6 +434,11 @@ export const commit = (
             : ({ kind: "lost", remote, merged } as const);
         }),
       );
+      if (Option.isNone(turn)) {
+        yield* Effect.logDebug("no turn for the store within the retry budget");
+        break;
+      }
+      const outcome = turn.value;
       const { remote, merged } = outcome;
       known = remote.view;
       switch (outcome.kind) {

@@ -12,16 +12,33 @@
  * and none waits behind more than the attempts queued before it. Races with other
  * processes remain, and the compare-and-swap still decides them.
  */
-import { Duration, Effect, FiberRef, Random } from "effect";
+import { Duration, Effect, FiberRef, Option, Random } from "effect";
 
 /** The longest single backoff. */
 const maxBackoffMs = 1000;
 
+/** The cap of the backoff before CAS retry `attempt` (0-based). */
+const backoffCapMs = (attempt: number): number =>
+  Math.min(maxBackoffMs, 10 * 2 ** Math.min(attempt, 10));
+
 /** Full-jitter exponential backoff before CAS retry `attempt` (0-based). */
 export const backoff = (attempt: number): Effect.Effect<void> =>
-  Random.nextIntBetween(0, Math.min(maxBackoffMs, 10 * 2 ** Math.min(attempt, 10)) + 1).pipe(
+  Random.nextIntBetween(0, backoffCapMs(attempt) + 1).pipe(
     Effect.flatMap((ms) => Effect.sleep(Duration.millis(ms))),
   );
+
+/**
+ * How long one commit may wait, in all, for its turns: as long as `retries` lost races
+ * could have kept it backing off (about 2.3 s for the default 8). Waiting behind other
+ * copies of the process stands for losing races to them, so a commit that cannot get a
+ * turn within that time is REMOTE_BUSY, as it would be had it raced and lost: under
+ * overload callers get a prompt answer rather than an ever longer queue.
+ */
+export const turnWaitBudgetMs = (retries: number): number => {
+  let total = 0;
+  for (let attempt = 0; attempt < retries; attempt++) total += backoffCapMs(attempt);
+  return Math.max(total, backoffCapMs(0));
+};
 
 /** The last turn queued per store identity, process-wide (every Notebook service shares it). */
 const lastTurn = new Map<string, Promise<void>>();
@@ -30,22 +47,34 @@ const lastTurn = new Map<string, Promise<void>>();
  * Runs `attempt` in its turn among the attempts on the store `storeIdentity` in this
  * process: strictly first come, first served, one at a time. The turn passes on however
  * the attempt ends (success, failure, interruption), and a caller interrupted while it
- * waits passes its turn on as soon as it comes. An attempt made while the fiber already
- * holds the store's turn runs at once.
+ * waits passes its turn on as soon as it comes. `None` (the attempt never ran) when the
+ * turn did not come within `maxWaitMs`. An attempt made while the fiber already holds
+ * the store's turn runs at once.
  */
 export const inTurn =
-  (storeIdentity: string) =>
-  <A, E, R>(attempt: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  (storeIdentity: string, maxWaitMs: number) =>
+  <A, E, R>(attempt: Effect.Effect<A, E, R>): Effect.Effect<Option.Option<A>, E, R> =>
     FiberRef.get(turnsHeld).pipe(
       Effect.flatMap((held) => {
         // A call made from within a turn (a store wrapper publishing on another copy's
         // behalf, as tests of lost races do) would otherwise wait for its own caller.
-        if (held.has(storeIdentity)) return attempt;
+        if (held.has(storeIdentity)) return Effect.asSome(attempt);
         const holding = Effect.locally(turnsHeld, new Set([...held, storeIdentity]));
         return Effect.uninterruptibleMask((restore) =>
-          restore(waitForTurn(storeIdentity)).pipe(
-            Effect.flatMap((passOn) =>
-              restore(holding(attempt)).pipe(Effect.ensuring(Effect.sync(passOn))),
+          restore(
+            waitForTurn(storeIdentity).pipe(
+              Effect.timeoutOption(Duration.millis(Math.max(0, maxWaitMs))),
+            ),
+          ).pipe(
+            Effect.flatMap(
+              Option.match({
+                onNone: () => Effect.succeedNone,
+                onSome: (passOn) =>
+                  restore(holding(attempt)).pipe(
+                    Effect.asSome,
+                    Effect.ensuring(Effect.sync(passOn)),
+                  ),
+              }),
             ),
           ),
         );
