@@ -68,8 +68,10 @@ export const renderCliSuccess = (
 
 /**
  * The error report: the candid text of the MCP error envelope (same lines, same
- * redaction), each line LF-terminated. With `color`, the `CODE · REASON` line is bold
- * red and the action line bold.
+ * redaction), each line LF-terminated, with the MCP tool names a message mentions
+ * given as the CLI's commands (`notes_commit` → `quire commit`, `notes_pull` →
+ * `quire pull`): a CLI user has no tools to call. With `color`, the `CODE · REASON`
+ * line is bold red and the action line bold.
  */
 export const renderCliError = (
   error: DomainError,
@@ -80,6 +82,7 @@ export const renderCliError = (
 ): string => {
   const paint = painter(options.color);
   return errorTextLines(error, diagnosticId, sets, redaction)
+    .map(inCliWords)
     .map((line, index) => {
       if (index === 0) return paint(ansi.boldRed, line);
       if (line.startsWith("action: ")) return paint(ansi.bold, line);
@@ -104,3 +107,11 @@ const painter =
   (color: boolean) =>
   (code: string, text: string): string =>
     color ? `${code}${text}${ansi.reset}` : text;
+
+const cliCommands: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\bnotes_commit\b/g, "quire commit"],
+  [/\bnotes_pull\b/g, "quire pull"],
+];
+
+const inCliWords = (line: string): string =>
+  cliCommands.reduce((text, [tool, command]) => text.replace(tool, command), line);

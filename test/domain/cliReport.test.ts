@@ -82,13 +82,21 @@ describe("renderCliError", () => {
     files: [{ path: "notes/today.md", reason: "TEXT_CONFLICT", ranges: [{ start: 12, end: 18 }] }],
   });
 
-  it("prints the candid text, LF-terminated", () => {
+  it("prints the candid text, LF-terminated, naming CLI commands instead of MCP tools", () => {
     expect(renderCliError(error, "0011223344556677", noPathSets, plain)).toBe(
-      "CONTENT_CONFLICT · MERGE_CONFLICT\nResolve the conflict blocks before notes_commit.\nfile: notes/today.md · TEXT_CONFLICT · lines 12-18\naction: EDIT_FILES\nretryable: false\ndiagnosticId: 0011223344556677\n",
+      "CONTENT_CONFLICT · MERGE_CONFLICT\nResolve the conflict blocks before quire commit.\nfile: notes/today.md · TEXT_CONFLICT · lines 12-18\naction: EDIT_FILES\nretryable: false\ndiagnosticId: 0011223344556677\n",
     );
     const sets = { readOnly: ["r"], writable: ["w"] };
     expect(renderCliError(error, "0011223344556677", sets, plain)).toBe(
-      `${errorEnvelope(error, "0011223344556677", sets).text}\n`,
+      `${errorEnvelope(error, "0011223344556677", sets).text.replace("notes_commit", "quire commit")}\n`,
+    );
+    const pullFirst = domainError({
+      code: "INVALID_REQUEST",
+      reason: "NOT_PULLED",
+      message: "This working copy was never pulled; call notes_pull first.",
+    });
+    expect(renderCliError(pullFirst, "0011223344556677", noPathSets, plain)).toContain(
+      "call quire pull first.",
     );
   });
 
