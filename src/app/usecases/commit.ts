@@ -349,7 +349,9 @@ export interface Committed {
  *    mass deletion (INVALID_REQUEST/MASS_DELETE, working copy untouched) unless
  *    allowed; uploads a pack and compare-and-swaps `current`;
  * 4. re-merges after each lost race (full-jitter backoff) up to `commitRetries` →
- *    REMOTE_BUSY;
+ *    REMOTE_BUSY; each attempt runs in this process's turn for the store (see
+ *    contention.ts), and a commit that gets no turn within the retry budget is
+ *    REMOTE_BUSY too;
  * 5. once acceptance is proven: settles the working copy, then runs store maintenance
  *    (checkpoint, cleanup) that never fails the commit. OK only after acceptance.
  */
