@@ -2,7 +2,7 @@
 // loop, against one file store (quire: library API in one process, and one MCP `serve`
 // process per writer) and against one bare repository (git: K clones, push / pull
 // --rebase on rejection).
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import * as path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -15,12 +15,13 @@ import {
   fileStore,
   openNotebook,
   quireBin,
+  quireUnbundled,
   repoRoot,
   scratch,
 } from "./lib/quire.mjs";
 import { single } from "./lib/stats.mjs";
 import { row, fmt } from "./lib/report.mjs";
-import { profileMarkdown, profileNode } from "./lib/cpuProfile.mjs";
+import { profileMarkdown, profileNode, summarizeProfile } from "./lib/cpuProfile.mjs";
 import { gitWriter, quireWriter, summarizeWriters } from "./lib/writers.mjs";
 import { childrenCpuSeconds, processCpuSeconds, selfCpuSeconds } from "./lib/cpu.mjs";
 
@@ -124,7 +125,11 @@ export const libraryRun = async (k, warmupMs, measureMs) => {
   }
 };
 
-export const mcpRun = async (k, warmupMs, measureMs) => {
+/**
+ * K `quire serve` processes, one per writer. With `profileDir`, writer 0's server runs
+ * the unbundled CLI under `node --cpu-prof` and writes its profile there on exit.
+ */
+export const mcpRun = async (k, warmupMs, measureMs, { profileDir } = {}) => {
   const dir = scratch(`mcp-writers-${k}`);
   const clients = [];
   let lostRaces = 0;
@@ -134,10 +139,19 @@ export const mcpRun = async (k, warmupMs, measureMs) => {
       Array.from({ length: k }, async (_, w) => {
         const workspace = path.join(dir, `ws${w}`);
         mkdirSync(workspace, { recursive: true });
+        const profiled =
+          profileDir !== undefined && w === 0
+            ? [
+                "--cpu-prof",
+                `--cpu-prof-dir=${profileDir}`,
+                "--cpu-prof-interval=500",
+                quireUnbundled,
+              ]
+            : [quireBin];
         const transport = new StdioClientTransport({
           command: process.execPath,
           args: [
-            quireBin,
+            ...profiled,
             "serve",
             "--store",
             `file:${store}`,
@@ -299,6 +313,32 @@ export const run = async ({ quick, log, profile = true }) => {
         result.summary,
       ),
     );
+  }
+  const mcpMissed = rows.some(
+    (r) => r.met === false && r.id.startsWith("writers-") && r.id.includes("-mcp-"),
+  );
+  if (profile && modes.includes("mcp") && mcpMissed) {
+    const k = 8;
+    const seconds = quick ? 4 : 8;
+    log(`profiling one of ${k} MCP servers for ${seconds} s`);
+    const profileDir = scratch("mcp-cpuprof");
+    try {
+      mkdirSync(profileDir, { recursive: true });
+      const result = await mcpRun(k, 1000, seconds * 1000, { profileDir });
+      const file = readdirSync(profileDir).find((name) => name.endsWith(".cpuprofile"));
+      if (file === undefined) throw new Error("the profiled server wrote no profile");
+      const summary = summarizeProfile(
+        JSON.parse(readFileSync(path.join(profileDir, file), "utf8")),
+      );
+      details.push(
+        "",
+        `Where an MCP writer's time goes: ${k} \`quire serve\` processes for ${seconds} s, the first (unbundled, so that frames map to the sources) under the profiler — ${result.acceptedInWindow} accepted in the window, ${result.attemptsPerAccepted === null ? "—" : result.attemptsPerAccepted.toFixed(2)} attempts per accepted commit, per writer ${result.maxPerWriter} / ${result.minPerWriter}, ${result.cpuCores === null ? "—" : result.cpuCores.toFixed(2)} cores busy in the servers. The servers log at debug level (the bench counts lost races from their logs).`,
+        "",
+        profileMarkdown(`Profile: one of ${k} MCP servers, ${seconds} s`, summary),
+      );
+    } finally {
+      cleanup(profileDir);
+    }
   }
   return { rows, details: details.join("\n"), data };
 };
