@@ -18,6 +18,7 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,9 +31,27 @@ export const binPath = path.join(repoRoot, "bin", "quire.js");
 
 /** Throws a clear message when `dist/` is missing (tests would otherwise fail obscurely). */
 export const assertBuilt = (): void => {
-  if (!existsSync(path.join(repoRoot, "dist", "src", "app", "cli", "main.js"))) {
+  const compiled = path.join(repoRoot, "dist", "src", "app", "cli", "main.js");
+  const bundled = path.join(repoRoot, "dist", "cli", "main.js");
+  if (!existsSync(compiled) || !existsSync(bundled)) {
     throw new Error("dist/ is missing: run `npm run build` (npm test does it) before these tests");
   }
+  // bin/quire.js runs the bundle: one older than any compiled module would test old code.
+  if (statSync(bundled).mtimeMs < newestModuleMs(path.join(repoRoot, "dist", "src"))) {
+    throw new Error(
+      "dist/cli is older than dist/src: run `npm run build` (not a bare tsc) before these tests",
+    );
+  }
+};
+
+/** The latest modification time of the `.js` files below `dir`. */
+const newestModuleMs = (dir: string): number => {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && entry.name.endsWith(".js"))
+      newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
 };
 
 /**
