@@ -509,7 +509,17 @@ const makeService = (
       // The temp file is written before observing, so the window between reading the
       // current version and claiming the next one is as short as possible.
       const tmpFile = path.join(tmpDir, `${process.pid}-${randomUUID()}`);
-      const n = yield* writeTemp(tmpFile, body).pipe(
+      // A create-only put is nearly always of a new key (a pack): its key directory and
+      // the parent's fsync are made alongside the temp file's write and fsync, not after.
+      // An empty key directory is the state a crash between the two steps always left.
+      const prepared =
+        condition._tag === "IfNoneMatch"
+          ? Effect.all([writeTemp(tmpFile, body), ensureKeyDirectory(keyDir)], {
+              concurrency: 2,
+              discard: true,
+            })
+          : writeTemp(tmpFile, body);
+      const n = yield* prepared.pipe(
         Effect.mapError(toStoreError("beforeCommit")),
         Effect.zipRight(
           write(

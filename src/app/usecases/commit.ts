@@ -136,16 +136,23 @@ const prepareLocally = (
   view: RemoteView,
   pack: { readonly bytes: Uint8Array; readonly sha: string },
 ): Effect.Effect<void, DomainError> =>
-  Effect.gen(function* () {
-    yield* call.fs
-      .writeFileAtomic(packFile(call.copyDir, pack.sha), pack.bytes, {
-        mode: 0o600,
-        durable: true,
-      })
-      .pipe(Effect.mapError((error) => localFailure(error, "caching the published pack")));
-    if (Option.isSome(call.state))
-      yield* saveIntent(call, call.state.value, scan, merged, view, view.head);
-  });
+  // Both in parallel: the intent is used only once `current` names its publication, and
+  // the swap waits for both, so neither needs the other on disk first.
+  Effect.all(
+    [
+      call.fs
+        .writeFileAtomic(packFile(call.copyDir, pack.sha), pack.bytes, {
+          mode: 0o600,
+          durable: true,
+        })
+        .pipe(Effect.mapError((error) => localFailure(error, "caching the published pack"))),
+      Option.match(call.state, {
+        onNone: () => Effect.void,
+        onSome: (state) => saveIntent(call, state, scan, merged, view, view.head),
+      }),
+    ],
+    { concurrency: 2, discard: true },
+  );
 
 /**
  * One publication attempt on top of `remote`: upload the pack (an increment, or the

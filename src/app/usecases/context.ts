@@ -7,6 +7,7 @@ import type { FileSystemService } from "../../ports/FileSystem.js";
 import type { IdGeneratorService } from "../../ports/IdGenerator.js";
 import type { ObjectStoreService } from "../../ports/ObjectStore.js";
 import type { BlobSource } from "./blobs.js";
+import type { PendingWrites } from "./pendingWrites.js";
 import type { CopyState, PrivateStateMemo } from "./privateState.js";
 import type { NotebookOptions } from "./notebookLayer.js";
 
@@ -29,4 +30,6 @@ export interface CopyCall extends Services {
   readonly state: Option.Option<CopyState>;
   /** What this process remembers of decoded private state (see privateState.ts). */
   readonly memo: PrivateStateMemo;
+  /** Cache writes of downloaded packs still in flight (see pendingWrites.ts). */
+  readonly cacheWrites: PendingWrites;
 }

@@ -23,6 +23,7 @@ import {
   makePrivateStateMemo,
 } from "./privateState.js";
 import { refuseNestedCopies } from "./nesting.js";
+import { makePendingWrites } from "./pendingWrites.js";
 import { pull } from "./pull.js";
 import { resolveWorkingCopy } from "./workingCopy.js";
 
@@ -111,6 +112,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                   blobs: makeBlobSource(fs, copyDir),
                   state,
                   memo,
+                  cacheWrites: makePendingWrites(),
                 });
               }),
             (release) => release,

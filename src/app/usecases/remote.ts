@@ -19,6 +19,7 @@ import { encodeText } from "../../domain/content.js";
 import type { FileSystemService } from "../../ports/FileSystem.js";
 import type { ObjectStoreService } from "../../ports/ObjectStore.js";
 import type { BlobSource } from "./blobs.js";
+import type { PendingWrites } from "./pendingWrites.js";
 import { localFailure, storeFailure } from "./failures.js";
 import { packFile, type BlobRef } from "./privateState.js";
 
@@ -46,6 +47,8 @@ export interface RemoteContext {
   readonly fs: FileSystemService;
   readonly copyDir: string;
   readonly blobs: BlobSource;
+  /** Where downloaded packs' cache writes run until a durable record awaits them. */
+  readonly cacheWrites: PendingWrites;
 }
 
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
@@ -132,9 +135,12 @@ const fetchPack = (
           ),
         );
       }
-      yield* ctx.fs
-        .writeFileAtomic(cachePath, bytes, { mode: 0o600, durable: true })
-        .pipe(Effect.mapError((error) => localFailure(error, "caching a pack")));
+      // Durable before any record names it, not before the call goes on (pendingWrites.ts).
+      yield* ctx.cacheWrites.start(
+        ctx.fs
+          .writeFileAtomic(cachePath, bytes, { mode: 0o600, durable: true })
+          .pipe(Effect.mapError((error) => localFailure(error, "caching a pack"))),
+      );
     }
     const decoded = decodePack(bytes);
     if (Either.isLeft(decoded))

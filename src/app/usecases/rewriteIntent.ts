@@ -263,7 +263,8 @@ export const recoveryInputs = (
  * a commit's compare-and-swap (see the module comment). The merge base recorded is
  * the baseline, or for a copy that is itself recovering the base {@link recoveryInputs}
  * gave its merge (recomputed: it is deterministic). Contents the intent needs that no
- * cached pack holds go into a small pack of the object cache first.
+ * cached pack holds go into a small pack of the object cache first. Returns once the
+ * intent and every pack the call is still caching are durable.
  */
 export const saveIntent = (
   call: CopyCall,
@@ -272,6 +273,24 @@ export const saveIntent = (
   merged: Tree,
   accepted: RemoteView,
   publication: string | null = null,
+): Effect.Effect<void, DomainError> =>
+  // The intent names blobs in cached packs: the ones still being written must be durable
+  // too before this returns (and so before the flag or the swap that makes it count).
+  Effect.all(
+    [call.cacheWrites.awaitAll, writeIntent(call, state, scan, merged, accepted, publication)],
+    {
+      concurrency: 2,
+      discard: true,
+    },
+  );
+
+const writeIntent = (
+  call: CopyCall,
+  state: CopyState,
+  scan: Scan,
+  merged: Tree,
+  accepted: RemoteView,
+  publication: string | null,
 ): Effect.Effect<void, DomainError> =>
   Effect.gen(function* () {
     const base = state.recoveryRequired

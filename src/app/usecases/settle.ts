@@ -123,6 +123,8 @@ const settleNow = (
     const rewrite = Effect.gen(function* () {
       const done = yield* materialise(writer, call.dir, scan, merged, changed, call.blobs);
       yield* reach(hook, "before-state-record");
+      // The baseline names blobs in cached packs: those still being written must be durable first.
+      yield* call.cacheWrites.awaitAll;
       const now = yield* Clock.currentTimeMillis;
       const suffix = (yield* call.ids.uuidv7).slice(-12);
       const state = yield* saveBaseline(

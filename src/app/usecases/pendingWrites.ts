@@ -1,0 +1,45 @@
+/**
+ * Durable writes of downloaded packs into the object cache, still in flight during one
+ * call.
+ *
+ * Why: a downloaded pack is verified and held in memory, so nothing in the call needs
+ * its cache file until a durable record — the rewrite intent or the baseline — names
+ * it. Writing it (temp file, fsync, rename, directory fsync) before the call may go on
+ * put two fsync rounds per fetch into the window between reading `current` and writing
+ * it, which bounds commit throughput under contention; a cold pull waited for 40 MB to
+ * reach the disk before writing any note. So the writes start at once and run
+ * alongside, and every durable record that names cached packs first awaits them all:
+ * what the private state promises is the same as before.
+ */
+import { Effect, Fiber } from "effect";
+import type { DomainError } from "../../domain/errors.js";
+
+/** The in-flight cache writes of one call. */
+export interface PendingWrites {
+  /** Starts `write` now, detached from the calling fiber (it completes even if that ends). */
+  readonly start: (write: Effect.Effect<void, DomainError>) => Effect.Effect<void>;
+  /**
+   * Waits for every write started so far; fails with the first failure among them (the
+   * durable record that needed them must then not be written).
+   */
+  readonly awaitAll: Effect.Effect<void, DomainError>;
+}
+
+/** No writes in flight yet. */
+export const makePendingWrites = (): PendingWrites => {
+  const inFlight: Array<Fiber.RuntimeFiber<void, DomainError>> = [];
+  return {
+    start: (write) =>
+      Effect.forkDaemon(write).pipe(
+        Effect.map((fiber) => {
+          inFlight.push(fiber);
+        }),
+      ),
+    awaitAll: Effect.suspend(() =>
+      Effect.forEach([...inFlight], (fiber) => Fiber.join(fiber), { discard: true }).pipe(
+        // Joined writes stay listed until all succeeded: a failure is reported again.
+        Effect.tap(() => Effect.sync(() => inFlight.splice(0))),
+      ),
+    ),
+  };
+};

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "@effect/vitest";
+import { Deferred, Effect, Exit, Fiber } from "effect";
+import { domainError } from "../../src/domain/errors.js";
+import { makePendingWrites } from "../../src/app/usecases/pendingWrites.js";
+
+const failure = domainError({
+  code: "ENGINE_FAILED",
+  reason: "LOCAL_IO",
+  message: "A local file operation failed while caching a pack.",
+});
+
+describe("pending cache writes of one call", () => {
+  it.effect("run detached from the fiber that started them; awaitAll waits for each", () =>
+    Effect.gen(function* () {
+      const pending = makePendingWrites();
+      const gate = yield* Deferred.make<void>();
+      const done: string[] = [];
+      // Started from a fiber that ends at once, as a fetch inside Effect.forEach does.
+      const starter = yield* Effect.fork(
+        pending.start(
+          Deferred.await(gate).pipe(Effect.tap(() => Effect.sync(() => done.push("a")))),
+        ),
+      );
+      yield* Fiber.join(starter);
+      yield* pending.start(Effect.sync(() => done.push("b")));
+      const waiting = yield* Effect.fork(pending.awaitAll);
+      yield* Effect.yieldNow();
+      expect(waiting.unsafePoll()).toBeNull();
+      yield* Deferred.succeed(gate, undefined);
+      yield* Fiber.join(waiting);
+      expect([...done].sort()).toEqual(["a", "b"]);
+      yield* pending.awaitAll; // nothing left: returns at once
+    }),
+  );
+
+  it.effect(
+    "report a failed write to every later awaitAll, so nothing durable names its pack",
+    () =>
+      Effect.gen(function* () {
+        const pending = makePendingWrites();
+        yield* pending.start(Effect.fail(failure));
+        yield* pending.start(Effect.void);
+        for (let i = 0; i < 2; i++) {
+          const exit = yield* Effect.exit(pending.awaitAll);
+          expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("LOCAL_IO");
+        }
+      }),
+  );
+});
