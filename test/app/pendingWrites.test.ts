@@ -46,4 +46,23 @@ describe("pending cache writes of one call", () => {
         }
       }),
   );
+
+  it.effect("keep a write started during a wait for the next wait", () =>
+    Effect.gen(function* () {
+      const pending = makePendingWrites();
+      const first = yield* Deferred.make<void>();
+      const second = yield* Deferred.make<void>();
+      yield* pending.start(Deferred.await(first));
+      const waiting = yield* Effect.fork(pending.awaitAll);
+      yield* Effect.yieldNow();
+      yield* pending.start(Deferred.await(second));
+      yield* Deferred.succeed(first, undefined);
+      yield* Fiber.join(waiting);
+      const next = yield* Effect.fork(pending.awaitAll);
+      yield* Effect.yieldNow();
+      expect(next.unsafePoll()).toBeNull();
+      yield* Deferred.succeed(second, undefined);
+      yield* Fiber.join(next);
+    }),
+  );
 });

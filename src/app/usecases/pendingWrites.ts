@@ -35,11 +35,13 @@ export const makePendingWrites = (): PendingWrites => {
           inFlight.push(fiber);
         }),
       ),
-    awaitAll: Effect.suspend(() =>
-      Effect.forEach([...inFlight], (fiber) => Fiber.join(fiber), { discard: true }).pipe(
-        // Joined writes stay listed until all succeeded: a failure is reported again.
-        Effect.tap(() => Effect.sync(() => inFlight.splice(0))),
-      ),
-    ),
+    awaitAll: Effect.suspend(() => {
+      const joining = [...inFlight];
+      return Effect.forEach(joining, (fiber) => Fiber.join(fiber), { discard: true }).pipe(
+        // Joined writes stay listed until all succeeded, so a failure is reported again;
+        // writes started meanwhile (appended after them) stay listed for the next wait.
+        Effect.tap(() => Effect.sync(() => inFlight.splice(0, joining.length))),
+      );
+    }),
   };
 };
