@@ -563,7 +563,7 @@ const lock = (path: string, timeoutMs: number) =>
  * - `walk` fails `Other` if a name is not valid UTF-8 (it could not be named again), and
  *   skips entries that vanish while it runs.
  * - `info` is `None` also when a parent is a file (ENOTDIR): such a path cannot exist.
- * - `writeFileAtomic` names its temp file `.<name>.quire-<12 hex>.tmp` (the name part cut
+ * - `writeFileAtomic` names its temp file `.<name>.quire-<12 hex><counter, base 36>.tmp` (the name part cut
  *   to 200 bytes); modes are subject to the umask.
  * - `lock` writes `{pid, host, boot, token}` JSON; a holder on another host is always
  *   presumed alive (its pid cannot be checked), so such a file must be removed by hand.

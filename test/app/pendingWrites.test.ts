@@ -65,4 +65,22 @@ describe("pending cache writes of one call", () => {
       yield* Fiber.join(next);
     }),
   );
+
+  it.effect("drain waits for every write, failed or not, and never fails", () =>
+    Effect.gen(function* () {
+      const pending = makePendingWrites();
+      const gate = yield* Deferred.make<void>();
+      let finished = false;
+      yield* pending.start(Effect.fail(failure));
+      yield* pending.start(
+        Deferred.await(gate).pipe(Effect.tap(() => Effect.sync(() => (finished = true)))),
+      );
+      const draining = yield* Effect.fork(pending.drain);
+      yield* Effect.yieldNow();
+      expect(draining.unsafePoll()).toBeNull();
+      yield* Deferred.succeed(gate, undefined);
+      yield* Fiber.join(draining);
+      expect(finished).toBe(true);
+    }),
+  );
 });

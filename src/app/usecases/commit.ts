@@ -414,17 +414,19 @@ export const commit = (
     yield* refuseMarkers(current, baseIds, local);
     yield* enforcePathSets(current, current.options.pathSets ?? noPathSets, scan, baseIds, local);
     let known = base;
-    const turnsUntilMs =
-      (yield* Clock.currentTimeMillis) + turnWaitBudgetMs(current.options.commitRetries);
+    // Only the time spent waiting for turns counts against this budget.
+    let turnWaitLeftMs = turnWaitBudgetMs(current.options.commitRetries);
     for (let attempt = 0; attempt <= current.options.commitRetries; attempt++) {
       if (attempt > 0) yield* backoff(attempt - 1);
       // From reading `current` to swapping it, in this process's turn for the store.
-      const turnWaitMs = turnsUntilMs - (yield* Clock.currentTimeMillis);
+      const waitStartedMs = yield* Clock.currentTimeMillis;
+      let turnCameMs = waitStartedMs;
       const turn = yield* inTurn(
         current.store.identity,
-        turnWaitMs,
+        turnWaitLeftMs,
       )(
         Effect.gen(function* () {
+          turnCameMs = yield* Clock.currentTimeMillis;
           const remote = yield* readRemote(current, known);
           const remoteIds = viewTree(remote.view);
           // Nobody published since the baseline: the merge is the working copy itself.
@@ -447,6 +449,7 @@ export const commit = (
         yield* Effect.logDebug("no turn for the store within the retry budget");
         break;
       }
+      turnWaitLeftMs -= turnCameMs - waitStartedMs;
       const outcome = turn.value;
       const { remote, merged } = outcome;
       known = remote.view;

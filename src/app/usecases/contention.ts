@@ -28,7 +28,8 @@ export const backoff = (attempt: number): Effect.Effect<void> =>
   );
 
 /**
- * How long one commit may wait, in all, for its turns: as long as `retries` lost races
+ * How long one commit may spend waiting, in all, for its turns (the attempts themselves
+ * and the backoff between them do not count): as long as `retries` lost races
  * could have kept it backing off (about 2.3 s for the default 8). Waiting behind other
  * copies of the process stands for losing races to them, so a commit that cannot get a
  * turn within that time is REMOTE_BUSY, as it would be had it raced and lost: under
@@ -61,11 +62,7 @@ export const inTurn =
         if (held.has(storeIdentity)) return Effect.asSome(attempt);
         const holding = Effect.locally(turnsHeld, new Set([...held, storeIdentity]));
         return Effect.uninterruptibleMask((restore) =>
-          restore(
-            waitForTurn(storeIdentity).pipe(
-              Effect.timeoutOption(Duration.millis(Math.max(0, maxWaitMs))),
-            ),
-          ).pipe(
+          restore(waitForTurn(storeIdentity, maxWaitMs)).pipe(
             Effect.flatMap(
               Option.match({
                 onNone: () => Effect.succeedNone,
@@ -84,22 +81,46 @@ export const inTurn =
 /** The stores whose turn the current fiber (or the fiber that forked it) holds. */
 const turnsHeld = FiberRef.unsafeMake<ReadonlySet<string>>(new Set());
 
-/** Queues a turn; succeeds with the function that passes it on once it has come. */
-const waitForTurn = (storeIdentity: string): Effect.Effect<() => void> =>
-  Effect.async<() => void>((resume) => {
+/**
+ * Queues a turn; succeeds with the function that passes it on once it has come, or with
+ * `None` after `maxWaitMs` (wall-clock) without it.
+ *
+ * One state per waiter decides who passes the turn on, whatever order the turn's
+ * arrival, the timer and an interruption happen in: a turn that arrives for an
+ * abandoned waiter is passed on at once; a turn granted to a waiter that is then
+ * interrupted is passed on by the canceler (passing on twice is harmless). A timeout
+ * raced against the wait from outside could lose a turn that arrived in between, and a
+ * lost turn would block the store for the rest of the process.
+ */
+const waitForTurn = (
+  storeIdentity: string,
+  maxWaitMs: number,
+): Effect.Effect<Option.Option<() => void>> =>
+  Effect.async<Option.Option<() => void>>((resume) => {
     let passOn: () => void = () => undefined;
     const mine = new Promise<void>((resolve) => {
       passOn = resolve;
     });
     const previous = lastTurn.get(storeIdentity) ?? Promise.resolve();
     lastTurn.set(storeIdentity, mine);
-    let waiting = true;
+    let state: "waiting" | "granted" | "abandoned" = "waiting";
+    const timer = setTimeout(
+      () => {
+        if (state !== "waiting") return;
+        state = "abandoned";
+        resume(Effect.succeedNone);
+      },
+      Math.max(0, maxWaitMs),
+    );
     void previous.then(() => {
-      if (waiting) resume(Effect.succeed(passOn));
-      else passOn();
+      clearTimeout(timer);
+      if (state === "abandoned") return passOn();
+      state = "granted";
+      resume(Effect.succeed(Option.some(passOn)));
     });
-    // Interrupted while waiting: the turn is passed on as soon as it comes.
     return Effect.sync(() => {
-      waiting = false;
+      clearTimeout(timer);
+      if (state === "granted") passOn();
+      else state = "abandoned";
     });
   });

@@ -84,6 +84,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         const resolved = yield* resolveWorkingCopy(fs, options, rawPath, create);
         const copyDir = copyDirectory(options.privateRoot, resolved.path, store.identity);
         const permit = yield* permitFor(copyDir);
+        const cacheWrites = makePendingWrites();
         const value = yield* permit.withPermits(1)(
           Effect.acquireUseRelease(
             ensureCopyDirectory(fs, copyDir).pipe(
@@ -112,10 +113,11 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                   blobs: makeBlobSource(fs, copyDir),
                   state,
                   memo,
-                  cacheWrites: makePendingWrites(),
+                  cacheWrites,
                 });
               }),
-            (release) => release,
+            // Cache writes of this call end before its lock is released (pendingWrites.ts).
+            (release) => cacheWrites.drain.pipe(Effect.zipRight(release)),
           ),
         );
         return { path: resolved.path, value };

@@ -8,7 +8,8 @@
  * put two fsync rounds per fetch into the window between reading `current` and writing
  * it, which bounds commit throughput under contention; a cold pull waited for 40 MB to
  * reach the disk before writing any note. So the writes start at once and run
- * alongside, and every durable record that names cached packs first awaits them all:
+ * alongside; every durable record that names cached packs is written only after they
+ * all are durable, and the call releases its working copy only after they have ended:
  * what the private state promises is the same as before.
  */
 import { Effect, Fiber } from "effect";
@@ -23,6 +24,11 @@ export interface PendingWrites {
    * durable record that needed them must then not be written).
    */
   readonly awaitAll: Effect.Effect<void, DomainError>;
+  /**
+   * Waits until every write started so far has ended, however: run before the call
+   * releases its working copy, so no write of one call outlives its lock.
+   */
+  readonly drain: Effect.Effect<void>;
 }
 
 /** No writes in flight yet. */
@@ -43,5 +49,8 @@ export const makePendingWrites = (): PendingWrites => {
         Effect.tap(() => Effect.sync(() => inFlight.splice(0, joining.length))),
       );
     }),
+    drain: Effect.suspend(() =>
+      Effect.forEach([...inFlight], (fiber) => Fiber.await(fiber), { discard: true }),
+    ),
   };
 };

@@ -274,24 +274,31 @@ export const saveIntent = (
   accepted: RemoteView,
   publication: string | null = null,
 ): Effect.Effect<void, DomainError> =>
-  // The intent names blobs in cached packs: the ones still being written must be durable
-  // too before this returns (and so before the flag or the swap that makes it count).
+  // The intent names blobs in cached packs: it is built while the packs still being
+  // cached are written, and written itself only once they are durable.
   Effect.all(
-    [call.cacheWrites.awaitAll, writeIntent(call, state, scan, merged, accepted, publication)],
-    {
-      concurrency: 2,
-      discard: true,
-    },
+    [call.cacheWrites.awaitAll, buildIntent(call, state, scan, merged, accepted, publication)],
+    { concurrency: 2 },
+  ).pipe(
+    Effect.flatMap(([, text]) =>
+      call.fs
+        .writeFileAtomic(intentFile(call.copyDir), encodeText(text), {
+          mode: 0o600,
+          durable: true,
+        })
+        .pipe(Effect.mapError((error) => localFailure(error, "writing private state"))),
+    ),
   );
 
-const writeIntent = (
+/** The intent's text, after writing the small pack of contents no cached pack holds. */
+const buildIntent = (
   call: CopyCall,
   state: CopyState,
   scan: Scan,
   merged: Tree,
   accepted: RemoteView,
   publication: string | null,
-): Effect.Effect<void, DomainError> =>
+): Effect.Effect<string, DomainError> =>
   Effect.gen(function* () {
     const base = state.recoveryRequired
       ? (yield* recoveryInputs(call, state, yield* loadIntent(call, state), idsOf(scan))).base
@@ -342,12 +349,7 @@ const writeIntent = (
       targets: changes.map(([path, before, after]) => [path, refOf(before), refOf(after)]),
       publication,
     };
-    yield* call.fs
-      .writeFileAtomic(intentFile(call.copyDir), encodeText(JSON.stringify(intent)), {
-        mode: 0o600,
-        durable: true,
-      })
-      .pipe(Effect.mapError((error) => localFailure(error, "writing private state")));
+    return JSON.stringify(intent);
   });
 
 /** Removes the intent once it has served (best effort: a stale intent is never used). */
