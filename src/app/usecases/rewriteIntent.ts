@@ -273,22 +273,29 @@ export const saveIntent = (
   merged: Tree,
   accepted: RemoteView,
   publication: string | null = null,
-): Effect.Effect<void, DomainError> =>
-  // The intent names blobs in cached packs: it is built while the packs still being
-  // cached are written, and written itself only once they are durable.
-  Effect.all(
-    [call.cacheWrites.awaitAll, buildIntent(call, state, scan, merged, accepted, publication)],
-    { concurrency: 2 },
-  ).pipe(
-    Effect.flatMap(([, text]) =>
-      call.fs
-        .writeFileAtomic(intentFile(call.copyDir), encodeText(text), {
-          mode: 0o600,
-          durable: true,
-        })
-        .pipe(Effect.mapError((error) => localFailure(error, "writing private state"))),
-    ),
-  );
+): Effect.Effect<void, DomainError> => {
+  const write = (text: string) =>
+    call.fs
+      .writeFileAtomic(intentFile(call.copyDir), encodeText(text), {
+        mode: 0o600,
+        durable: true,
+      })
+      .pipe(Effect.mapError((error) => localFailure(error, "writing private state")));
+  const build = buildIntent(call, state, scan, merged, accepted, publication);
+  // The intent names blobs in packs still being cached. A rewrite intent can count at
+  // once (recoveryRequired may already be set), so it is written only after they are
+  // durable. A commit's intent counts only once `current` names its publication, and
+  // the swap waits for this whole effect: it is written alongside them, keeping their
+  // fsyncs out of the compare-and-swap window's critical path.
+  return publication === null
+    ? Effect.all([call.cacheWrites.awaitAll, build], { concurrency: 2 }).pipe(
+        Effect.flatMap(([, text]) => write(text)),
+      )
+    : Effect.all([call.cacheWrites.awaitAll, Effect.flatMap(build, write)], {
+        concurrency: 2,
+        discard: true,
+      });
+};
 
 /** The intent's text, after writing the small pack of contents no cached pack holds. */
 const buildIntent = (
