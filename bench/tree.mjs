@@ -73,6 +73,18 @@ export const run = async ({ quick, log, profile = true }) => {
 
     log("quire: pull + commit the tree (creates the first checkpoint)");
     const storeDir = path.join(dir, "store");
+    // The CLI pull of `target` on the notebook's store (argv after `node`).
+    const cliPull = (entry, target, privateRoot) => [
+      entry,
+      "pull",
+      target,
+      "--store",
+      `file:${storeDir}`,
+      "--workspace-root",
+      workspace,
+      "--private-root",
+      privateRoot,
+    ];
     const store = await fileStore(storeDir);
     const seeding = await openNotebook({
       store,
@@ -102,21 +114,9 @@ export const run = async ({ quick, log, profile = true }) => {
       const target = path.join(workspace, `cold-${n}`);
       const privateRoot = path.join(dir, `private-cold-${n}`);
       mkdirSync(target);
-      const result = await runProcess(
-        process.execPath,
-        [
-          quireBin,
-          "pull",
-          target,
-          "--store",
-          `file:${storeDir}`,
-          "--workspace-root",
-          workspace,
-          "--private-root",
-          privateRoot,
-        ],
-        { measureRss: true },
-      );
+      const result = await runProcess(process.execPath, cliPull(quireBin, target, privateRoot), {
+        measureRss: true,
+      });
       if (result.maxRssKb !== null) quireRss.push(result.maxRssKb / 1024);
       return { ms: result.ms, target, privateRoot };
     };
@@ -249,19 +249,7 @@ export const run = async ({ quick, log, profile = true }) => {
     );
     const cliNoop = await repeat(
       async () =>
-        (
-          await runProcess(process.execPath, [
-            quireBin,
-            "pull",
-            copy,
-            "--store",
-            `file:${storeDir}`,
-            "--workspace-root",
-            workspace,
-            "--private-root",
-            lastQuire.privateRoot,
-          ])
-        ).ms,
+        (await runProcess(process.execPath, cliPull(quireBin, copy, lastQuire.privateRoot))).ms,
       { warmup: 1, runs: 5 },
     );
     log(
@@ -332,17 +320,9 @@ export const run = async ({ quick, log, profile = true }) => {
         log("profiling a cold pull");
         const target = path.join(workspace, "cold-profiled");
         mkdirSync(target);
-        const result = await profileNode([
-          quireUnbundled,
-          "pull",
-          target,
-          "--store",
-          `file:${storeDir}`,
-          "--workspace-root",
-          workspace,
-          "--private-root",
-          path.join(dir, "private-cold-profiled"),
-        ]);
+        const result = await profileNode(
+          cliPull(quireUnbundled, target, path.join(dir, "private-cold-profiled")),
+        );
         profiles.push(
           profileMarkdown(
             `Profile: cold pull CLI process, unbundled so that frames map to the sources (${fmt(result.ms, "ms")} under the profiler)`,

@@ -23,7 +23,13 @@ import { loadText, runMerge } from "./mergeRun.js";
 import { loadStats, packFile, type BlobRef, type CopyState } from "./privateState.js";
 import { enforcePathSets } from "./pathSetGuard.js";
 import { conflictError, knownView, synchronise } from "./pull.js";
-import { publishManifest, readRemote, uploadPack, type RemoteView } from "./remote.js";
+import {
+  publishManifest,
+  readRemote,
+  samePublication,
+  uploadPack,
+  type RemoteView,
+} from "./remote.js";
 import { diffStats, scanLearnt, scanTree, settle, viewTree } from "./settle.js";
 import { scanWorkingCopy, type Scan } from "./workingCopy.js";
 
@@ -430,8 +436,7 @@ export const commit = (
           const remote = yield* readRemote(current, known);
           const remoteIds = viewTree(remote.view);
           // Nobody published since the baseline: the merge is the working copy itself.
-          const unchanged =
-            remote.view.generation === base.generation && remote.view.head === base.head;
+          const unchanged = samePublication(remote.view, base);
           const { merged, conflicts } = unchanged
             ? { merged: local, conflicts: [] }
             : yield* runMerge(baseIds, local, remoteIds, current.blobs);

@@ -5,7 +5,7 @@ import { idsOf, type FileStat } from "../../domain/tree.js";
 import type { CopyCall } from "./context.js";
 import { runMerge } from "./mergeRun.js";
 import { loadStats, type CopyState } from "./privateState.js";
-import { emptyView, readRemote, type RemoteView } from "./remote.js";
+import { emptyView, readRemote, samePublication, type RemoteView } from "./remote.js";
 import { loadIntent, publicationLanded, recoveryInputs, type Intent } from "./rewriteIntent.js";
 import { diffStats, scanLearnt, scanTree, settle, viewTree } from "./settle.js";
 import { changedPaths, scanWorkingCopy } from "./workingCopy.js";
@@ -66,8 +66,7 @@ export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainE
         ? yield* recoveryInputs(call, call.state.value, intent, onDisk)
         : { base: known.tree, local: onDisk };
     // Nobody published since the baseline: the merge is the working copy itself.
-    const unchanged =
-      !recovering && remote.view.generation === known.generation && remote.view.head === known.head;
+    const unchanged = !recovering && samePublication(remote.view, known);
     const { merged, conflicts } = unchanged
       ? { merged: local, conflicts: [] }
       : yield* runMerge(idsOf(base), local, viewTree(remote.view), call.blobs);

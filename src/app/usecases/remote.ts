@@ -30,6 +30,15 @@ export interface RemoteView {
   readonly tree: ReadonlyMap<string, BlobRef>;
 }
 
+/**
+ * Whether two records name the same accepted state: the same generation and head
+ * publication (a generation alone could come from a replaced history).
+ */
+export const samePublication = (
+  a: { readonly generation: number; readonly head: string },
+  b: { readonly generation: number; readonly head: string },
+): boolean => a.generation === b.generation && a.head === b.head;
+
 /** The empty notebook at generation 0. */
 export const emptyView: RemoteView = { generation: 0, head: "", tree: new Map() };
 

@@ -40,7 +40,7 @@ import { idsOf, type Tree } from "../../domain/tree.js";
 import type { CopyCall } from "./context.js";
 import { localFailure } from "./failures.js";
 import { packFile, type BlobRef, type CopyState } from "./privateState.js";
-import type { RemoteView } from "./remote.js";
+import { samePublication, type RemoteView } from "./remote.js";
 import type { Scan } from "./workingCopy.js";
 
 const intentVersion = 1;
@@ -154,9 +154,7 @@ export const loadIntent = (
     Effect.map((bytes) => {
       const parsed = parseStrictJson(new TextDecoder().decode(bytes));
       const intent = parsed.ok ? decodeIntent(parsed.value) : undefined;
-      return intent !== undefined &&
-        intent.generation === state.generation &&
-        intent.head === state.head
+      return intent !== undefined && samePublication(intent, state)
         ? Option.some(intent)
         : Option.none();
     }),

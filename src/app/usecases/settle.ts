@@ -19,7 +19,7 @@ import {
   type CopyState,
   type StatStamp,
 } from "./privateState.js";
-import type { RemoteView } from "./remote.js";
+import { samePublication, type RemoteView } from "./remote.js";
 import { saveIntent } from "./rewriteIntent.js";
 import { changedPaths, materialise, type Scan } from "./workingCopy.js";
 
@@ -51,9 +51,7 @@ export const viewTree = (view: RemoteView): Tree => idsOf(view.tree);
 
 /** Whether `state` already records `accepted` as a clean baseline. */
 const isCurrent = (state: CopyState, accepted: RemoteView): boolean =>
-  !state.recoveryRequired &&
-  state.generation === accepted.generation &&
-  state.head === accepted.head;
+  !state.recoveryRequired && samePublication(state, accepted);
 
 /** Whether a scan read any file the stat cache could not vouch for. */
 export const scanLearnt = (scan: Scan, cached: ReadonlyMap<string, StatStamp>): boolean => {
