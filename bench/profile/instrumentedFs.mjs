@@ -2,6 +2,15 @@
 // timed (count, summed latency, first and last call time relative to `reset`).
 import { Effect } from "effect";
 
+const kindOf = (file, options) => {
+  const base = file.split("/").pop() ?? "";
+  // Hex ids and numbers vary per file; what is left names the kind of file.
+  const shape = base.replace(/[0-9a-f]{12,}/g, "<hex>").replace(/\d+/g, "N");
+  const durable =
+    options && typeof options === "object" && options.durable === true ? " durable" : "";
+  return shape + durable;
+};
+
 export const instrumentFs = (inner) => {
   let t0 = performance.now();
   let ops = {};
@@ -16,7 +25,12 @@ export const instrumentFs = (inner) => {
       if (!Effect.isEffect(result)) return result;
       return Effect.suspend(() => {
         const start = performance.now();
-        const op = (ops[name] ??= { count: 0, ms: 0, first: start - t0, last: 0 });
+        // FS_PATHS=1 splits counts by the kind of path (the file name's shape).
+        const key =
+          process.env.FS_PATHS === "1" && typeof args[0] === "string"
+            ? `${name} ${kindOf(args[0], args[2])}`
+            : name;
+        const op = (ops[key] ??= { count: 0, ms: 0, first: start - t0, last: 0 });
         op.count++;
         return result.pipe(
           Effect.ensuring(

@@ -69,7 +69,9 @@ export interface Settled {
 
 /**
  * Rewrites the working copy from `scan` to `merged` and records `accepted` as the
- * baseline. When files must change, `recoveryRequired` is persisted first. A failure
+ * baseline. When files must change, the rewrite intent and then `recoveryRequired` are
+ * persisted first; with `remoteAccepted` "yes" (an accepted commit) the caller has
+ * already written the intent, naming its publication, before its swap. A failure
  * after that point is RECOVERY_FAILURE: recovery re-runs the rewrite once and reports
  * whether it succeeded; the flag stays set if not, so the next call resynchronises.
  * Uninterruptible: a cancelled call or a shutdown waits for this local rewrite to reach
@@ -111,9 +113,11 @@ const settleNow = (
     }
     const guarded = Option.isSome(call.state) && changed.length > 0;
     if (guarded && Option.isSome(call.state)) {
-      // A commit's intent keeps naming its publication until the flag is set.
-      const publication = remoteAccepted === "yes" ? accepted.head : null;
-      yield* saveIntent(call, call.state.value, scan, merged, accepted, publication);
+      // An accepted commit wrote this very intent, naming its publication, before its
+      // swap (the same state, scan, merge and accepted view): writing it again would
+      // change nothing on disk. What the flag needs durable first is the packs it names.
+      if (remoteAccepted === "yes") yield* call.cacheWrites.awaitAll;
+      else yield* saveIntent(call, call.state.value, scan, merged, accepted);
       yield* markRecoveryRequired(call.fs, call.copyDir, call.memo, call.state.value);
     }
     const hook = call.options.failpoint;
