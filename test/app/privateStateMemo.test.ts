@@ -88,4 +88,31 @@ describe("private state remembered in process", () => {
     vol.unlinkSync(`${copyDir}/stats.json`);
     expect((await run(loadStats(fs, copyDir, server))).stamps.size).toBe(0);
   });
+
+  it("keeps only the most recently used copies, and reads a forgotten one again", async () => {
+    const { service: fs } = make();
+    const memo = makePrivateStateMemo(2);
+    const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
+    const dirs = ["/private/copies/a", "/private/copies/b", "/private/copies/c"];
+    const saved = [];
+    for (const [i, dir] of dirs.entries()) {
+      await run(ensureCopyDirectory(fs, dir));
+      const baseline = new Map([[`f${i}.md`, ref("a")]]);
+      saved.push(
+        await run(
+          saveBaseline(fs, dir, memo, Option.none(), { generation: 1, head: "h", baseline }, "s"),
+        ),
+      );
+      // `a` is used between the writes of `b` and `c`: `b` is the least recently used.
+      if (i === 1)
+        expect(Option.getOrThrow(await run(loadState(fs, dirs[0] ?? "", memo)))).toBe(saved[0]);
+    }
+    expect(memo.states.size()).toBe(2);
+    expect(memo.states.get(dirs[1] ?? "")).toBeUndefined();
+    expect(Option.getOrThrow(await run(loadState(fs, dirs[0] ?? "", memo)))).toBe(saved[0]);
+    const reread = Option.getOrThrow(await run(loadState(fs, dirs[1] ?? "", memo)));
+    expect(reread).not.toBe(saved[1]);
+    expect(reread).toEqual(saved[1]);
+    expect(memo.states.size()).toBe(2);
+  });
 });

@@ -176,14 +176,56 @@ const decodeBaseline = (raw: unknown): Either.Either<Map<string, BlobRef>, strin
  * state therefore just costs a re-read here.
  */
 export interface PrivateStateMemo {
-  readonly states: Map<string, { readonly recordText: string; readonly state: CopyState }>;
-  readonly stats: Map<string, { readonly stamp: string; readonly cache: StatCache }>;
+  readonly states: RecentMap<{ readonly recordText: string; readonly state: CopyState }>;
+  readonly stats: RecentMap<{ readonly stamp: string; readonly cache: StatCache }>;
 }
 
-/** An empty memo (one per Notebook service). */
-export const makePrivateStateMemo = (): PrivateStateMemo => ({
-  states: new Map(),
-  stats: new Map(),
+/** A map by private directory that keeps only the most recently used entries. */
+export interface RecentMap<V> {
+  /** The entry, if still remembered (and marks it most recently used). */
+  readonly get: (copyDir: string) => V | undefined;
+  /** Remembers `value`, forgetting the least recently used entry beyond the bound. */
+  readonly set: (copyDir: string, value: V) => void;
+  readonly delete: (copyDir: string) => void;
+  readonly size: () => number;
+}
+
+const recentMap = <V>(maxEntries: number): RecentMap<V> => {
+  // A Map iterates in insertion order: re-inserting on use keeps the oldest first.
+  const entries = new Map<string, V>();
+  return {
+    get: (key) => {
+      const value = entries.get(key);
+      if (value !== undefined) {
+        entries.delete(key);
+        entries.set(key, value);
+      }
+      return value;
+    },
+    set: (key, value) => {
+      entries.delete(key);
+      entries.set(key, value);
+      for (const oldest of entries.keys()) {
+        if (entries.size <= maxEntries) break;
+        entries.delete(oldest);
+      }
+    },
+    delete: (key) => {
+      entries.delete(key);
+    },
+    size: () => entries.size,
+  };
+};
+
+/**
+ * An empty memo (one per Notebook service) remembering at most `maxCopies` working
+ * copies (default 16): a server for a large fleet keeps the copies in use decoded, not
+ * every copy it ever served (a 10,000-file baseline is a few MB decoded). A forgotten
+ * copy's next call just reads its state again.
+ */
+export const makePrivateStateMemo = (maxCopies = 16): PrivateStateMemo => ({
+  states: recentMap(maxCopies),
+  stats: recentMap(maxCopies),
 });
 
 /**
