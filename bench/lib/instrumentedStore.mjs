@@ -58,7 +58,7 @@ export const instrument = (inner, { latencyMs = 0 } = {}) => {
     identity: inner.identity,
     get: (key) => wrap("get", key, () => inner.get(key)),
     head: (key) => wrap("head", key, () => inner.head(key)),
-    delete: (key) => wrap("delete", key, () => inner.delete(key)),
+    delete: (key, options) => wrap("delete", key, () => inner.delete(key, options)),
     list: (prefix) => wrap("list", prefix, () => inner.list(prefix)),
     put: (key, body, condition, metadata) => {
       const forward = () => inner.put(key, body, condition, metadata);

@@ -201,7 +201,7 @@ export const make = (
     head: (key) => run("head", key, inner.head(key)),
     put: (key, body, condition, metadata) =>
       run("put", key, inner.put(key, body, condition, metadata), condition._tag),
-    delete: (key) => run("delete", key, inner.delete(key)),
+    delete: (key, options) => run("delete", key, inner.delete(key, options)),
     list: (prefix) => run("list", prefix, inner.list(prefix)),
   };
 

@@ -16,6 +16,7 @@ import { Data, Duration, Effect, Either, Layer, Option } from "effect";
 import {
   ObjectStore,
   StoreError,
+  type DeleteOptions,
   type ObjectInfo,
   type ObjectMetadata,
   type ObjectStoreService,
@@ -73,6 +74,9 @@ const TMP = "tmp";
 // Temp files older than this belong to a writer that died (a live write takes at most
 // seconds), so opening a store removes them.
 const ORPHAN_AGE = Duration.hours(1);
+
+/** The suffix of a forgotten key's directory moved into the temp directory. */
+const GONE_SUFFIX = ".gone";
 // A read or unconditional write that keeps losing races this often gives up (Throttled)
 // rather than spinning forever.
 const MAX_ATTEMPTS = 1000;
@@ -204,8 +208,14 @@ const removeOrphans = (tmpDir: string): Effect.Effect<void> =>
     for (const name of names) {
       const file = path.join(tmpDir, name);
       const stat = yield* call("stat temp file", () => fs.lstat(file)).pipe(Effect.option);
-      if (Option.isSome(stat) && stat.value.isFile() && stat.value.mtimeMs < cutoff) {
+      if (Option.isNone(stat) || stat.value.mtimeMs >= cutoff) continue;
+      if (stat.value.isFile()) {
         yield* call("remove temp file", () => fs.unlink(file)).pipe(Effect.ignore);
+      } else if (stat.value.isDirectory() && name.endsWith(GONE_SUFFIX)) {
+        // A forgotten key whose removal a crash interrupted.
+        yield* call("remove forgotten key", () =>
+          fs.rm(file, { recursive: true, force: true }),
+        ).pipe(Effect.ignore);
       }
     }
   }).pipe(Effect.ignore);
@@ -539,7 +549,45 @@ const makeService = (
       return { etag: formatEtag(n.value) };
     });
 
-  const del = (key: string): Effect.Effect<void, StoreError> =>
+  /**
+   * Deletes a key for good (`forever`): its directory is renamed into the temp
+   * directory — atomically, so readers see the whole key or none of it — and removed
+   * there. Nothing is fsynced: a crash may bring a forgotten key back (as residue, or as
+   * the object it was), never lose anything else. Leftovers of a crash in between are
+   * swept with the temp files at the next start.
+   */
+  const forget = (key: string): Effect.Effect<void, StoreError> =>
+    Effect.gen(function* () {
+      const keyDir = yield* keyDirectory(key);
+      const gone = path.join(tmpDir, `${process.pid}-${randomUUID()}${GONE_SUFFIX}`);
+      const moveAway = call("move key directory away", () => fs.rename(keyDir, gone));
+      const moved = yield* moveAway.pipe(
+        // ENOENT: the key is absent, or the temp directory was removed under us.
+        Effect.catchIf(isCode("ENOENT"), (error) =>
+          call("stat key directory", () => fs.lstat(keyDir)).pipe(
+            Effect.flatMap(() =>
+              call("create temp directory", () =>
+                fs.mkdir(tmpDir, { recursive: true, mode: DIRECTORY_MODE }),
+              ),
+            ),
+            Effect.zipRight(moveAway),
+            Effect.catchIf(isCode("ENOENT"), () => Effect.fail(error)),
+          ),
+        ),
+        Effect.as(true),
+        Effect.catchIf(isCode("ENOENT"), () => Effect.succeed(false)),
+        Effect.mapError(toStoreError("beforeCommit")),
+      );
+      if (!moved) return;
+      yield* call("remove key directory", () => fs.rm(gone, { recursive: true, force: true })).pipe(
+        Effect.ignore,
+      );
+    });
+
+  const del = (key: string, options?: DeleteOptions): Effect.Effect<void, StoreError> =>
+    options?.forever === true ? forget(key) : tombstone(key);
+
+  const tombstone = (key: string): Effect.Effect<void, StoreError> =>
     Effect.gen(function* () {
       const keyDir = yield* keyDirectory(key);
       yield* write(

@@ -228,7 +228,7 @@ export const instrument = (
           ? inner.put(key, body, condition)
           : inner.put(key, body, condition, metadata),
       ),
-    delete: (key) => wrap({ method: "delete", key }, inner.delete(key)),
+    delete: (key, options) => wrap({ method: "delete", key }, inner.delete(key, options)),
     list: (prefix) => wrap({ method: "list", key: prefix }, inner.list(prefix)),
   };
 

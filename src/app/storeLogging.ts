@@ -38,6 +38,7 @@ export const withStoreLogging = (store: ObjectStoreService): ObjectStoreService 
   head: (key) => logged("head", "", store.head(key)),
   put: (key, body, condition, metadata) =>
     logged("put", `${condition._tag} ${body.length}B`, store.put(key, body, condition, metadata)),
-  delete: (key) => logged("delete", "", store.delete(key)),
+  delete: (key, options) =>
+    logged("delete", options?.forever === true ? "forever" : "", store.delete(key, options)),
   list: (prefix) => logged("list", "", store.list(prefix)),
 });

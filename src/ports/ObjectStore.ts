@@ -63,6 +63,12 @@ export type PutCondition =
   /** Replace only: fails with `PreconditionFailed` unless the key's current ETag equals `etag`. */
   | { readonly _tag: "IfMatch"; readonly etag: string };
 
+/** How {@link ObjectStoreService.delete} may delete. */
+export interface DeleteOptions {
+  /** The key is unique and done with: no trace of it needs to stay (see `delete`). */
+  readonly forever?: boolean;
+}
+
 /** A stored object with its entity tag (opaque, compared only for equality). */
 export interface StoredObject {
   readonly body: Uint8Array;
@@ -100,8 +106,14 @@ export interface ObjectStoreService {
     condition: PutCondition,
     metadata?: ObjectMetadata,
   ) => Effect.Effect<{ readonly etag: string }, StoreError>;
-  /** Deletes an object; deleting a missing key succeeds. */
-  readonly delete: (key: string) => Effect.Effect<void, StoreError>;
+  /**
+   * Deletes an object; deleting a missing key succeeds. With `forever`, the caller
+   * promises never to make an `IfMatch` write on `key` with an ETag it read before this
+   * call (the key names something unique: a pack, a probe), so the store may remove
+   * every trace of the key — including what it keeps so that ETags are never reused —
+   * instead of leaving a deletion marker behind.
+   */
+  readonly delete: (key: string, options?: DeleteOptions) => Effect.Effect<void, StoreError>;
   /**
    * Lists the objects whose key starts with `prefix`, in key order. Used only by
    * cleanup and tests, never to decide what is current.

@@ -256,6 +256,36 @@ describe("file object store", () => {
     }),
   );
 
+  it.effect(
+    "delete forever leaves no trace of the key; a leftover of a crash is swept at the next start",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* Effect.promise(freshRoot);
+        const store = yield* make({ root });
+        yield* store.put("probe/p1", text("a"), ifNoneMatch);
+        yield* store.put("probe/p1", text("b"), ifMatch("1"));
+        yield* store.put("probe/p2", text("c"), ifNoneMatch);
+        yield* store.delete("probe/p1", { forever: true });
+        const probeDir = path.join(root, "objects", "probe");
+        expect(yield* Effect.promise(() => entriesOf(probeDir))).toEqual(["p2@"]);
+        const tmp = path.join(root, "tmp");
+        expect(yield* Effect.promise(() => entriesOf(tmp))).toEqual([]);
+        // The temp directory removed under us: forgetting still works.
+        yield* Effect.promise(() => fs.rm(tmp, { recursive: true }));
+        yield* store.delete("probe/p2", { forever: true });
+        expect(yield* Effect.promise(() => entriesOf(probeDir))).toEqual([]);
+        // A crash between moving a key away and removing it leaves a `.gone` directory.
+        const leftover = path.join(tmp, "123-dead.gone");
+        yield* Effect.promise(async () => {
+          await fs.mkdir(path.join(leftover, "1"), { recursive: true });
+          const old = new Date(Date.now() - 2 * 3600_000);
+          await fs.utimes(leftover, old, old);
+        });
+        yield* make({ root });
+        expect(yield* Effect.promise(() => entriesOf(tmp))).toEqual([]);
+      }),
+  );
+
   it.effect("ignores foreign files in the tree and in key directories", () =>
     Effect.gen(function* () {
       const root = yield* Effect.promise(freshRoot);

@@ -4,7 +4,8 @@
  * and per-file counts are right (checked against `git diff --numstat`); a no-change
  * commit writes nothing; truly simultaneous commits all land.
  */
-import { existsSync, unlinkSync } from "node:fs";
+import { existsSync, readdirSync, unlinkSync } from "node:fs";
+import * as path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   assertBuilt,
@@ -252,6 +253,8 @@ describe.concurrent("one file store, several working copies", () => {
           names.map((name) => `from/${name}.md`),
         );
         expect(treeDigest(world.copy(first))).toBe(reference);
+        // Every one of those 14 processes probed the store at start; no probe key is left.
+        expect(readdirSync(path.join(world.store, "objects", "probe"))).toEqual([]);
       } finally {
         world.cleanup();
       }

@@ -312,6 +312,23 @@ export const runObjectStoreContract = (
           expect(got.etag).toBe(after.etag);
         }),
       );
+
+      it(
+        "forever: the key is gone for get, head and list, deleting again succeeds, and it can be created anew",
+        withStore(async (store) => {
+          await run(store.put("once/k", text("x"), ifNoneMatch));
+          await run(store.put("once/kept", text("y"), ifNoneMatch));
+          await run(store.delete("once/k", { forever: true }));
+          expect(Option.isNone(await run(store.get("once/k")))).toBe(true);
+          expect(Option.isNone(await run(store.head("once/k")))).toBe(true);
+          expect((await run(store.list("once/"))).map((o) => o.key)).toEqual(["once/kept"]);
+          await run(store.delete("once/k", { forever: true }));
+          await run(store.delete("never/existed", { forever: true }));
+          await run(store.put("once/k", text("z"), ifNoneMatch));
+          expect(decode((await getSome(store, "once/k")).body)).toBe("z");
+          expect(decode((await getSome(store, "once/kept")).body)).toBe("y");
+        }),
+      );
     });
 
     describe("list", () => {

@@ -82,8 +82,9 @@ export const cleanup = (store: ObjectStoreService): Effect.Effect<CleanupReport,
       yield* Effect.forEach(
         batch,
         (key) =>
+          // Pack keys are unique and never written conditionally: nothing needs to stay.
           store
-            .delete(key)
+            .delete(key, { forever: true })
             .pipe(Effect.mapError((error) => storeFailure(error, "deleting an old pack"))),
         { concurrency: 8, discard: true },
       );

@@ -190,7 +190,8 @@ export const probeStore: Effect.Effect<void, DomainError, ObjectStore | IdGenera
     const store = yield* ObjectStore;
     const ids = yield* IdGenerator;
     const key = `probe/${yield* ids.uuidv7}`;
-    const cleanup = store.delete(key);
+    // A probe key is never written again: no trace of it needs to stay.
+    const cleanup = store.delete(key, { forever: true });
     yield* runSteps(store, key).pipe(Effect.onError(() => Effect.ignore(cleanup)));
     yield* cleanup.pipe(Effect.mapError(fromStoreError(store.identity, "delete of the probe key")));
   },
