@@ -199,22 +199,9 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
 
   /** memfs's `rm -r` descends through symlinks; this removes links themselves. */
   const removeTree = (path: string) =>
-    run(path, () => {
-      const root = lstatOrUndefined(path);
-      if (root === undefined) return;
-      if (!root.isDirectory()) return fs.unlinkSync(path);
-      const directories: Array<string> = [];
-      const pending: Array<string> = [path];
-      for (let directory = pending.pop(); directory !== undefined; directory = pending.pop()) {
-        directories.push(directory);
-        for (const name of readdirNames(directory)) {
-          const child = `${directory}/${name}`;
-          if (lstatOrUndefined(child)?.isDirectory() === true) pending.push(child);
-          else fs.unlinkSync(child);
-        }
-      }
-      for (const directory of directories.reverse()) fs.rmdirSync(directory);
-    });
+    // memfs's rmdir can refuse a directory emptied after a rename replaced one of its
+    // files (ENOTEMPTY with nothing listed); its own recursive rm does not.
+    run(path, () => fs.rmSync(path, { recursive: true, force: true }));
 
   const realPath = (path: string) => run(path, () => asString(fs.realpathSync(path)));
 

@@ -42,6 +42,15 @@ export interface NotebookService {
   readonly pull: (request: PullRequest) => Effect.Effect<SyncReport, DomainError>;
   /** SPEC §6.2. */
   readonly commit: (request: CommitRequest) => Effect.Effect<SyncReport, DomainError>;
+  /**
+   * Removes the working copy at `path` (default: the notebook directory) and its private
+   * state if it holds nothing unpublished (see `holdsOnlyPublished` in
+   * usecases/sessionEnd.ts): `true` when removed, `false` when kept untouched (also for
+   * a directory that does not exist). For `serve`'s own session directory at shutdown.
+   * Fails only when the copy cannot be inspected or removing it failed part-way (then
+   * only published notes were lost from the directory).
+   */
+  readonly discardIfPublished: (path?: string) => Effect.Effect<boolean, DomainError>;
 }
 
 /** The Notebook service tag. */

@@ -96,6 +96,8 @@ export const startHarness = async (
         calls.push({ op: "commit", request });
         return script.commit?.(request) ?? Effect.succeed(defaultReport(request.path));
       }),
+    // The MCP server never ends sessions itself (serve's shutdown does, after it).
+    discardIfPublished: () => Effect.die("the MCP server must not discard working copies"),
   };
   const services = Layer.mergeAll(
     Layer.succeed(Notebook, notebook),

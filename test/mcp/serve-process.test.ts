@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { realpathSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -253,5 +253,39 @@ describe("quire serve as a process", () => {
     expect(result.stdout).toBe("");
     // Unreachable is a storage failure, not an incompatible store.
     expect(result.stderr).toMatch(/^quire: store unavailable: STORAGE_FAILURE · [^\n]+\n$/);
+  });
+
+  it("at shutdown removes its session directory when everything is published, and keeps it otherwise", async () => {
+    const settled = async (check: () => boolean) => {
+      for (let waited = 0; !check(); waited += 50) {
+        if (waited > 15_000) throw new Error("serve did not end its session within 15 s");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    const session = async (edit: (client: Client, directory: string) => Promise<void>) => {
+      const { client, stderr } = await connect();
+      const directory = textOf(await client.callTool({ name: "notes_pull" }));
+      await edit(client, directory);
+      await client.close(); // serve stops as a host stops it: stdin closed, SIGTERM
+      clients = clients.filter((c) => c !== client);
+      return { directory, parent: path.dirname(directory), stderr };
+    };
+
+    // A note written and committed: everything is published, nothing is left behind.
+    const published = await session(async (client, directory) => {
+      writeFileSync(path.join(directory, "a.md"), "hello\n");
+      const commit = await client.callTool({ name: "notes_commit", arguments: { message: "a" } });
+      expect(commit.isError).toBeFalsy();
+    });
+    await settled(() => !existsSync(published.parent));
+    expect(readdirSync(path.join(sandbox.privateRoot, "copies")).length).toBe(0);
+
+    // A note written but never committed: the directory and the note stay.
+    const unpublished = await session(async (_client, directory) => {
+      writeFileSync(path.join(directory, "b.md"), "not yet\n");
+    });
+    await settled(() => unpublished.stderr.text.includes("kept the session directory"));
+    expect(readFileSync(path.join(unpublished.directory, "b.md"), "utf8")).toBe("not yet\n");
+    expect(readFileSync(path.join(unpublished.directory, "a.md"), "utf8")).toBe("hello\n");
   });
 });

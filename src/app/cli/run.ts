@@ -9,7 +9,9 @@ import type { RedactOptions } from "../../domain/redact.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
 import type { Invocation } from "../config.js";
 import { type Author, Notebook, type SyncReport } from "../Notebook.js";
-import { withNotebook } from "../layers.js";
+import * as NodePath from "node:path";
+import { FileSystem } from "../../ports/FileSystem.js";
+import { withNotebook, type Workspace } from "../layers.js";
 import { type Terminal, exitCodes } from "./terminal.js";
 
 type Once = Extract<Invocation, { readonly _tag: "Pull" | "Commit" }>;
@@ -93,6 +95,35 @@ export interface ServeSettings {
 }
 
 /**
+ * After `serve` stopped: removes its own session directory (and the copy's private
+ * state) when everything in it is published, and otherwise keeps it and says where it
+ * is, so an agent's unpublished notes are never deleted. Never fails.
+ */
+const endSession = (workspace: Workspace): Effect.Effect<void, never, Notebook | FileSystem> =>
+  Effect.gen(function* () {
+    const notebook = yield* Notebook;
+    const fs = yield* FileSystem;
+    const removed = yield* notebook
+      .discardIfPublished()
+      .pipe(
+        Effect.catchAll((error) =>
+          Effect.logWarning("could not inspect or remove the session directory", error).pipe(
+            Effect.as(false),
+          ),
+        ),
+      );
+    const log = removed
+      ? Effect.logInfo("removed the session directory: everything in it is published")
+      : Effect.logWarning("kept the session directory: it holds notes that are not published");
+    yield* log.pipe(Effect.annotateLogs("notebookDirectory", workspace.notebookDirectory));
+    // The notebook directory's parent is the session's own `quire-<random>` directory.
+    if (removed)
+      yield* fs
+        .removeEmptyDirectory(NodePath.dirname(workspace.notebookDirectory))
+        .pipe(Effect.ignore);
+  }).pipe(Effect.annotateLogs("module", "cli"));
+
+/**
  * `quire serve` / `quire pull` / `quire commit` over the services the configuration
  * selects: prepares the workspace, runs the store probe, then the command. Fails with a
  * StartupError when the process must not start.
@@ -122,6 +153,9 @@ export const runCommand = (
                 }),
               ),
             ),
+          ),
+          Effect.zipRight(
+            invocation.config.workspace.kind === "session" ? endSession(workspace) : Effect.void,
           ),
           Effect.as(exitCodes.ok),
         )

@@ -12,6 +12,7 @@ import { ObjectStore } from "../../ports/ObjectStore.js";
 import { Notebook, type NotebookService, type SyncReport } from "../Notebook.js";
 import { makeBlobSource } from "./blobs.js";
 import { commit, validateMessage } from "./commit.js";
+import { holdsOnlyPublished } from "./sessionEnd.js";
 import type { CopyCall, Services } from "./context.js";
 import type { Failpoint } from "./failpoints.js";
 import { localFailure } from "./failures.js";
@@ -171,6 +172,32 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           Effect.withLogSpan("commit"),
           Effect.annotateLogs("module", "notebook"),
         ),
+      discardIfPublished: (path) =>
+        Effect.gen(function* () {
+          const resolved = yield* resolveWorkingCopy(fs, options, path, false);
+          if (!resolved.exists) return false;
+          const { value: removed } = yield* withCopy(path, false, (call) =>
+            holdsOnlyPublished(call).pipe(
+              Effect.tap((published) =>
+                published
+                  ? fs
+                      .removeTree(call.dir)
+                      .pipe(
+                        Effect.mapError((error) =>
+                          localFailure(error, "removing the working copy"),
+                        ),
+                      )
+                  : Effect.void,
+              ),
+            ),
+          );
+          // After the lock is released: the lock file lives in the private directory.
+          if (removed)
+            yield* fs
+              .removeTree(copyDirectory(options.privateRoot, resolved.path, store.identity))
+              .pipe(Effect.mapError((error) => localFailure(error, "removing private state")));
+          return removed;
+        }).pipe(Effect.annotateLogs("module", "notebook")),
     };
     return service;
   });
