@@ -139,6 +139,44 @@ export const allDescriptors = (manifest: Manifest): ReadonlyArray<PackDescriptor
   ...manifest.retained.flatMap((chain) => [chain.checkpoint, ...chain.increments]),
 ];
 
+/** The packs that bring a tree at some generation up to a manifest's state. */
+export interface CatchUpPlan {
+  /** Whether they apply on top of that tree (`false`: from scratch, checkpoint first). */
+  readonly incremental: boolean;
+  /** In the order they apply. */
+  readonly packs: ReadonlyArray<PackDescriptor>;
+}
+
+/**
+ * How a tree at `generation` (0: none) reaches `manifest`'s state:
+ * - at or past the active checkpoint: the active increments after it;
+ * - older, but at or past the checkpoint of a retained chain: the increments after it
+ *   from that chain and every newer one, then the active increments — each chain holds
+ *   exactly the increments up to the next chain's checkpoint, so together they are every
+ *   change since `generation` — provided the retained ones add up to no more bytes
+ *   than the active checkpoint they stand in for;
+ * - otherwise (a fresh tree, or one older than every retained chain): the active
+ *   checkpoint and its increments.
+ */
+export const catchUpPlan = (manifest: Manifest, generation: number): CatchUpPlan => {
+  const after = (ds: ReadonlyArray<PackDescriptor>) => ds.filter((d) => d.generation > generation);
+  if (generation > 0 && manifest.checkpoint.generation <= generation)
+    return { incremental: true, packs: after(manifest.increments) };
+  const full = { incremental: false, packs: [manifest.checkpoint, ...manifest.increments] };
+  if (generation === 0) return full;
+  // Retained chains are newest first: the first one starting at or before `generation`.
+  const from = manifest.retained.findIndex((chain) => chain.checkpoint.generation <= generation);
+  if (from < 0) return full;
+  const older = manifest.retained
+    .slice(0, from + 1)
+    .reverse()
+    .flatMap((chain) => after(chain.increments));
+  const bytes = older.reduce((sum, d) => sum + d.size, 0);
+  return bytes <= manifest.checkpoint.size
+    ? { incremental: true, packs: [...older, ...manifest.increments] }
+    : full;
+};
+
 /** Encodes a manifest as canonical JSON (fixed key order). Never fails. */
 export const encodeManifest = (manifest: Manifest): string => {
   const descriptor = (d: PackDescriptor) => ({

@@ -1,6 +1,7 @@
 import { Either } from "effect";
 import { describe, expect, it } from "vitest";
 import {
+  catchUpPlan,
   decodeManifest,
   encodeManifest,
   packKey,
@@ -78,5 +79,60 @@ describe("manifest v1 codec", () => {
     expect(
       bad({ ...valid, retained: [{ checkpoint: descriptor("checkpoint", 1, 1), increments: [] }] }),
     ).toBe("MANIFEST_INVALID");
+  });
+});
+
+describe("catchUpPlan", () => {
+  const inc = (generation: number) => descriptor("increment", generation, generation);
+  const cp = (generation: number, n: number) => descriptor("checkpoint", generation, n);
+  // Chain A (checkpoint 1, increments 2–4), a checkpoint at 4 swapped in at 5; chain B
+  // (checkpoint 4, increments 6–7), a checkpoint at 7 swapped in at 8; active chain
+  // (checkpoint 7, increments 9–10).
+  const history = (checkpointSize: number, retained: Manifest["retained"]): Manifest => ({
+    version: 1,
+    generation: 10,
+    head: id(10),
+    checkpoint: { ...cp(7, 107), size: checkpointSize },
+    increments: [inc(9), inc(10)],
+    retained,
+  });
+  const chainB = { checkpoint: cp(4, 104), increments: [inc(6), inc(7)] };
+  const chainA = { checkpoint: cp(1, 101), increments: [inc(2), inc(3), inc(4)] };
+  const plan = (m: Manifest, generation: number) => {
+    const { incremental, packs } = catchUpPlan(m, generation);
+    return { incremental, generations: packs.map((d) => d.generation) };
+  };
+
+  it("catches up from the active chain, then from retained chains, then from the checkpoint", () => {
+    const m = history(10_000, [chainB, chainA]);
+    expect(plan(m, 10)).toEqual({ incremental: true, generations: [] });
+    expect(plan(m, 9)).toEqual({ incremental: true, generations: [10] });
+    expect(plan(m, 7)).toEqual({ incremental: true, generations: [9, 10] });
+    expect(plan(m, 5)).toEqual({ incremental: true, generations: [6, 7, 9, 10] });
+    expect(plan(m, 4)).toEqual({ incremental: true, generations: [6, 7, 9, 10] });
+    expect(plan(m, 3)).toEqual({ incremental: true, generations: [4, 6, 7, 9, 10] });
+    expect(plan(m, 1)).toEqual({ incremental: true, generations: [2, 3, 4, 6, 7, 9, 10] });
+    expect(plan(m, 0)).toEqual({ incremental: false, generations: [7, 9, 10] });
+  });
+
+  it("takes the checkpoint when no retained chain reaches back far enough", () => {
+    expect(plan(history(10_000, []), 5)).toEqual({ incremental: false, generations: [7, 9, 10] });
+    expect(plan(history(10_000, [chainB]), 3)).toEqual({
+      incremental: false,
+      generations: [7, 9, 10],
+    });
+    expect(plan(history(10_000, [chainB]), 4)).toEqual({
+      incremental: true,
+      generations: [6, 7, 9, 10],
+    });
+  });
+
+  it("takes the checkpoint when the retained increments are more bytes than it", () => {
+    // Increments 6 and 7 are 60 + 70 bytes.
+    expect(plan(history(130, [chainB]), 5).incremental).toBe(true);
+    expect(plan(history(129, [chainB]), 5)).toEqual({
+      incremental: false,
+      generations: [7, 9, 10],
+    });
   });
 });

@@ -111,6 +111,30 @@ describe("checkpoints", () => {
       expect(w.read(`${dir}/log.md`)).toBe(w.read("/ws/a/log.md"));
   });
 
+  it("a reader from before the checkpoint catches up from the retained increments, not the checkpoint", async () => {
+    const w = world();
+    const nb = w.open({ checkpointPacks: 3 });
+    await pull(nb);
+    // A notebook much larger than its changes: catching up by increments is cheaper.
+    w.write("/ws/a/big.md", "a line of a large note\n".repeat(2_000));
+    await commit(nb);
+    await appendCommits(w, { checkpointPacks: 3 }, 1); // generation 2
+    await pull(w.open(), "/ws/old");
+    await appendCommits(w, { checkpointPacks: 3 }, 4, "x"); // 3..6, checkpoint at 5 (swap 7)
+    const m = await manifestOf(w.store);
+    expect(m?.checkpoint.generation).toBeGreaterThan(2);
+    const newer = [...(m?.retained[0]?.increments ?? []), ...(m?.increments ?? [])].filter(
+      (d) => d.generation > 2,
+    );
+    expect(newer.length).toBeGreaterThanOrEqual(3);
+    w.faults.resetRequests();
+    await pull(w.open(), "/ws/old");
+    expect(w.faults.count("get", "packs/checkpoints/")).toBe(0);
+    expect(w.faults.count("get", "packs/increments/")).toBe(newer.length);
+    expect(w.read("/ws/old/log.md")).toBe(w.read("/ws/a/log.md"));
+    expect(w.read("/ws/old/big.md")).toBe(w.read("/ws/a/big.md"));
+  });
+
   it("a checkpoint that loses the race re-plans on the new manifest and keeps the newer increment", async () => {
     const w = world();
     await appendCommits(w, { checkpointPacks: 3 }, 4);

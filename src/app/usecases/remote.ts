@@ -8,6 +8,7 @@ import { Effect, Either, Option } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
 import {
   allDescriptors,
+  catchUpPlan,
   decodeManifest,
   encodeManifest,
   manifestKey,
@@ -194,8 +195,9 @@ const sameEtag = (a: Option.Option<string>, b: Option.Option<string>): boolean =
 
 /**
  * Reads `current` and brings `known` up to its generation, downloading only the packs
- * `known` lacks: the increments after it when the active checkpoint is not newer,
- * otherwise the checkpoint and its tail. Refuses a manifest older than `known` or
+ * `known` lacks ({@link catchUpPlan}): the increments after it — from retained chains
+ * too when it is older than the active checkpoint — or else the checkpoint and its
+ * tail. Refuses a manifest older than `known` or
  * naming a different history at the same generation (STORAGE_INTEGRITY). A referenced
  * pack that is missing makes it re-read `current`; the same manifest again is
  * PACK_MISSING.
@@ -232,10 +234,7 @@ export const readRemote = (
         );
       }
       if (m.generation === known.generation) return { view: known, etag, manifest };
-      const incremental = known.generation > 0 && m.checkpoint.generation <= known.generation;
-      const needed: PackDescriptor[] = incremental
-        ? m.increments.filter((d) => d.generation > known.generation)
-        : [m.checkpoint, ...m.increments];
+      const { incremental, packs: needed } = catchUpPlan(m, known.generation);
       const loaded = yield* Effect.forEach(needed, (d) => fetchPack(ctx, d), { concurrency: 8 });
       if (loaded.some(Option.isNone)) {
         if (previousEtag !== undefined && sameEtag(previousEtag, etag)) {
