@@ -21,6 +21,7 @@ import { encodePack } from "../../domain/pack.js";
 import type { CopyCall } from "./context.js";
 import { reach } from "./failpoints.js";
 import type { NotebookOptions } from "./notebookLayer.js";
+import { rememberWritten } from "./lastWritten.js";
 import { publishManifest, readManifest, uploadPack, type RemoteView } from "./remote.js";
 
 /** The default tail byte threshold of a checkpoint (`--checkpoint-bytes`): 64 MiB. */
@@ -175,7 +176,13 @@ export const publishCheckpoint = (
         etag,
         checkpoint.descriptor.publicationId,
       );
-      if (outcome._tag === "Accepted") return { _tag: "Published", manifest: plan.next };
+      if (outcome._tag === "Accepted") {
+        rememberWritten(
+          call.store.identity,
+          Option.map(outcome.etag, (written) => ({ manifest: plan.next, etag: written })),
+        );
+        return { _tag: "Published", manifest: plan.next };
+      }
     }
     return { _tag: "Discarded", why: "lost the race for current too often" };
   });

@@ -14,6 +14,7 @@ import { makeBlobSource } from "./blobs.js";
 import { prepareCheckpoint, publishCheckpoint, type PreparedCheckpoint } from "./checkpoint.js";
 import { cleanup } from "./cleanup.js";
 import { backoff, inTurn, turnWaitBudgetMs } from "./contention.js";
+import { lastWritten, missedWritten, rememberWritten } from "./lastWritten.js";
 import type { CopyCall } from "./context.js";
 import { reach } from "./failpoints.js";
 import { clearIntent, loadIntent, saveIntent } from "./rewriteIntent.js";
@@ -240,6 +241,10 @@ const publishOnce = (
     });
     const outcome = yield* publishManifest(call.store, next, remote.etag);
     if (outcome._tag === "LostRace") return Option.none();
+    rememberWritten(
+      call.store.identity,
+      Option.map(outcome.etag, (etag) => ({ manifest: next, etag })),
+    );
     return Option.some({ manifest: next, base, view, pack: { bytes, sha } });
   });
 
@@ -422,8 +427,12 @@ export const commit = (
     let known = base;
     // Only the time spent waiting for turns counts against this budget.
     let turnWaitLeftMs = turnWaitBudgetMs(current.options.commitRetries);
+    // A swap that lost only because it started from what this process last wrote
+    // (lastWritten.ts) is retried at once, without counting as an attempt.
+    let retryAtOnce = false;
     for (let attempt = 0; attempt <= current.options.commitRetries; attempt++) {
-      if (attempt > 0) yield* backoff(attempt - 1);
+      if (attempt > 0 && !retryAtOnce) yield* backoff(attempt - 1);
+      retryAtOnce = false;
       // From reading `current` to swapping it, in this process's turn for the store.
       const waitStartedMs = yield* Clock.currentTimeMillis;
       let turnCameMs = waitStartedMs;
@@ -433,7 +442,10 @@ export const commit = (
       )(
         Effect.gen(function* () {
           turnCameMs = yield* Clock.currentTimeMillis;
-          const remote = yield* readRemote(current, known);
+          const startFrom = lastWritten(current.store.identity, turnCameMs);
+          const remote = yield* readRemote(current, known, startFrom);
+          const fromWritten =
+            Option.isSome(startFrom) && Option.contains(remote.etag, startFrom.value.etag);
           const remoteIds = viewTree(remote.view);
           // Nobody published since the baseline: the merge is the working copy itself.
           const unchanged = samePublication(remote.view, base);
@@ -445,9 +457,10 @@ export const commit = (
             return { kind: "nothing", remote, merged } as const;
           yield* refuseMassDelete(remoteIds, merged, current.options.allowMassDelete ?? false);
           const published = yield* publishOnce(current, remote, scan, merged, author, message);
-          return Option.isSome(published)
-            ? ({ kind: "published", remote, merged, published: published.value } as const)
-            : ({ kind: "lost", remote, merged } as const);
+          if (Option.isSome(published))
+            return { kind: "published", remote, merged, published: published.value } as const;
+          if (fromWritten) missedWritten(current.store.identity, turnCameMs);
+          return { kind: "lost", remote, merged, fromWritten } as const;
         }),
       );
       if (Option.isNone(turn)) {
@@ -468,6 +481,10 @@ export const commit = (
           yield* settle(current, scan, merged, remote.view, "no", scanLearnt(scan, stats.stamps));
           return { generation: remote.view.generation, files: [] };
         case "lost":
+          if (outcome.fromWritten) {
+            retryAtOnce = true;
+            attempt--;
+          }
           break;
       }
       yield* Effect.logDebug("lost the race for current; re-merging").pipe(

@@ -197,7 +197,9 @@ const sameEtag = (a: Option.Option<string>, b: Option.Option<string>): boolean =
  * Reads `current` and brings `known` up to its generation, downloading only the packs
  * `known` lacks ({@link catchUpPlan}): the increments after it — from retained chains
  * too when it is older than the active checkpoint — or else the checkpoint and its
- * tail. Refuses a manifest older than `known` or
+ * tail. With `startFrom` (a manifest this process wrote, and its ETag) the first round
+ * uses it instead of reading `current`; a pack it names that is missing makes it read
+ * `current` as usual. Refuses a manifest older than `known` or
  * naming a different history at the same generation (STORAGE_INTEGRITY). A referenced
  * pack that is missing makes it re-read `current`; the same manifest again is
  * PACK_MISSING.
@@ -205,11 +207,17 @@ const sameEtag = (a: Option.Option<string>, b: Option.Option<string>): boolean =
 export const readRemote = (
   ctx: RemoteContext,
   known: RemoteView,
+  startFrom: Option.Option<{ readonly manifest: Manifest; readonly etag: string }> = Option.none(),
 ): Effect.Effect<RemoteRead, DomainError> =>
   Effect.gen(function* () {
     let previousEtag: Option.Option<string> | undefined;
+    let given = startFrom;
     for (;;) {
-      const { manifest, etag } = yield* readManifest(ctx.store);
+      const { manifest, etag } = Option.isSome(given)
+        ? { manifest: Option.some(given.value.manifest), etag: Option.some(given.value.etag) }
+        : yield* readManifest(ctx.store);
+      const wasGiven = Option.isSome(given);
+      given = Option.none();
       if (Option.isNone(manifest)) {
         if (known.generation > 0) {
           return yield* Effect.fail(
@@ -226,6 +234,8 @@ export const readRemote = (
         m.generation < known.generation ||
         (m.generation === known.generation && m.head !== known.head)
       ) {
+        // What this process wrote is older than what the copy has seen since: read it.
+        if (wasGiven) continue;
         return yield* Effect.fail(
           integrity(
             "MANIFEST_INVALID",
@@ -289,7 +299,13 @@ export const uploadPack = (
 
 /** The outcome of one compare-and-swap of `current`. */
 export type PublishOutcome =
-  { readonly _tag: "Accepted"; readonly generation: number } | { readonly _tag: "LostRace" };
+  | {
+      readonly _tag: "Accepted";
+      readonly generation: number;
+      /** The ETag the store gave `next` (`None` when only a re-read proved acceptance). */
+      readonly etag: Option.Option<string>;
+    }
+  | { readonly _tag: "LostRace" };
 
 /**
  * Replaces `current` with `next` if it still has `etag` (creates it if `etag` is
@@ -311,7 +327,11 @@ export const publishManifest = (
       Option.isSome(etag) ? { _tag: "IfMatch", etag: etag.value } : { _tag: "IfNoneMatch" },
     )
     .pipe(
-      Effect.as<PublishOutcome>({ _tag: "Accepted", generation: next.generation }),
+      Effect.map((written): PublishOutcome => ({
+        _tag: "Accepted",
+        generation: next.generation,
+        etag: Option.some(written.etag),
+      })),
       Effect.catchTag("StoreError", (error) => {
         if (error.reason === "PreconditionFailed")
           return Effect.succeed<PublishOutcome>({ _tag: "LostRace" });
@@ -326,7 +346,11 @@ export const publishManifest = (
               ? allDescriptors(manifest.value).find((d) => d.publicationId === publicationId)
               : undefined;
             return found !== undefined
-              ? Effect.succeed<PublishOutcome>({ _tag: "Accepted", generation: next.generation })
+              ? Effect.succeed<PublishOutcome>({
+                  _tag: "Accepted",
+                  generation: next.generation,
+                  etag: Option.none(),
+                })
               : Effect.fail(
                   domainError({
                     code: "STORAGE_FAILURE",

@@ -1,0 +1,58 @@
+import { Effect } from "effect";
+import { describe, expect, it } from "vitest";
+import * as ids from "../../src/adapters/idGenerator.js";
+import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
+import { baseOptions, commit, manifestOf, pull, world } from "./harness.js";
+
+describe("a commit starts from what this process last wrote to current", () => {
+  it("a writer alone does not read current back before its next commit", async () => {
+    const w = world();
+    const nb = w.open();
+    await pull(nb);
+    w.write("/ws/a/x.md", "1\n");
+    await commit(nb);
+    w.faults.resetRequests();
+    w.write("/ws/a/x.md", "2\n");
+    const second = await commit(nb);
+    expect(second.generation).toBe(2);
+    expect(w.faults.count("get", "current")).toBe(0);
+    expect(w.faults.count("put", "current")).toBe(1);
+  });
+
+  it("another process's publication meanwhile costs one swap: merged, published, and current is read first for a while", async () => {
+    const w = world();
+    const nb = w.open();
+    await pull(nb);
+    w.write("/ws/a/x.md", "1\n");
+    await commit(nb);
+    // Another process on the same store: its writes are not what this process wrote.
+    const elsewhere = Effect.runSync(
+      makeNotebook({
+        store: { ...w.store, identity: `${w.store.identity}#another-process` },
+        fs: w.fs,
+        ids: ids.make(),
+        options: baseOptions,
+      }),
+    );
+    await pull(elsewhere, "/ws/b");
+    w.write("/ws/b/y.md", "y\n");
+    expect((await commit(elsewhere, "/ws/b")).generation).toBe(2);
+
+    w.faults.resetRequests();
+    w.write("/ws/a/x.md", "2\n");
+    const merged = await commit(nb);
+    expect(merged.generation).toBe(3);
+    expect(merged.files).toEqual([{ path: "x.md", insertions: 1, deletions: 1 }]);
+    expect(w.read("/ws/a/y.md")).toBe("y\n");
+    expect(w.faults.count("put", "current")).toBe(2); // the swap from gen 1 lost at once
+    expect(w.faults.count("get", "current")).toBe(1);
+    expect((await manifestOf(w.store))?.generation).toBe(3);
+
+    // Someone else publishes on this store: the next commit reads current first.
+    w.faults.resetRequests();
+    w.write("/ws/a/x.md", "3\n");
+    await commit(nb);
+    expect(w.faults.count("get", "current")).toBe(1);
+    expect(w.faults.count("put", "current")).toBe(1);
+  });
+});
