@@ -55,4 +55,24 @@ describe("a commit starts from what this process last wrote to current", () => {
     expect(w.faults.count("get", "current")).toBe(1);
     expect(w.faults.count("put", "current")).toBe(1);
   });
+
+  it("a commit takes the packs the process's other copies just published from memory; a pull downloads them", async () => {
+    const w = world();
+    const a = w.open();
+    const b = w.open();
+    await pull(a);
+    await pull(b, "/ws/b");
+    w.write("/ws/a/x.md", "from a\n");
+    await commit(a);
+    w.faults.resetRequests();
+    w.write("/ws/b/y.md", "from b\n");
+    expect((await commit(b, "/ws/b")).generation).toBe(2);
+    expect(w.faults.count("get", "packs/")).toBe(0);
+    expect(w.read("/ws/b/x.md")).toBe("from a\n");
+    // A pull reads every pack it lacks from the store, so damage there is still seen.
+    w.faults.resetRequests();
+    await pull(a);
+    expect(w.faults.count("get", "packs/")).toBe(1);
+    expect(w.read("/ws/a/y.md")).toBe("from b\n");
+  });
 });

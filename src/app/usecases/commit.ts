@@ -15,6 +15,7 @@ import { prepareCheckpoint, publishCheckpoint, type PreparedCheckpoint } from ".
 import { cleanup } from "./cleanup.js";
 import { backoff, inTurn, turnWaitBudgetMs } from "./contention.js";
 import { lastWritten, missedWritten, rememberWritten } from "./lastWritten.js";
+import { recentPacks } from "./recentPacks.js";
 import type { CopyCall } from "./context.js";
 import { reach } from "./failpoints.js";
 import { clearIntent, loadIntent, saveIntent } from "./rewriteIntent.js";
@@ -241,6 +242,8 @@ const publishOnce = (
     });
     const outcome = yield* publishManifest(call.store, next, remote.etag);
     if (outcome._tag === "LostRace") return Option.none();
+    // The process's other copies need this pack next (recentPacks.ts).
+    recentPacks.remember(call.store.identity, sha, bytes);
     rememberWritten(
       call.store.identity,
       Option.map(outcome.etag, (etag) => ({ manifest: next, etag })),
@@ -443,7 +446,7 @@ export const commit = (
         Effect.gen(function* () {
           turnCameMs = yield* Clock.currentTimeMillis;
           const startFrom = lastWritten(current.store.identity, turnCameMs);
-          const remote = yield* readRemote(current, known, startFrom);
+          const remote = yield* readRemote(current, known, startFrom, true);
           const fromWritten =
             Option.isSome(startFrom) && Option.contains(remote.etag, startFrom.value.etag);
           const remoteIds = viewTree(remote.view);

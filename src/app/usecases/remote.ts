@@ -23,6 +23,7 @@ import type { BlobSource } from "./blobs.js";
 import type { PendingWrites } from "./pendingWrites.js";
 import { localFailure, storeFailure } from "./failures.js";
 import { packFile, type BlobRef } from "./privateState.js";
+import { recentPacks } from "./recentPacks.js";
 
 /** A tree at an accepted generation, with where every blob is cached. */
 export interface RemoteView {
@@ -109,13 +110,29 @@ interface LoadedPack {
   readonly pack: DecodedPack;
 }
 
-/** Fetches one pack (from the private cache or the store), verified; `None` if missing from the store. */
+/**
+ * Fetches one pack (from the process's recent packs when `recent`, the private cache or
+ * the store), verified; `None` if missing from the store.
+ */
 const fetchPack = (
   ctx: RemoteContext,
   descriptor: PackDescriptor,
+  recent: boolean,
 ): Effect.Effect<Option.Option<LoadedPack>, DomainError> =>
   Effect.gen(function* () {
     const cachePath = packFile(ctx.copyDir, descriptor.sha256);
+    // Durable before any record names it, not before the call goes on (pendingWrites.ts).
+    const cacheInCopy = (bytes: Uint8Array) =>
+      ctx.cacheWrites.start(
+        ctx.fs
+          .writeFileAtomic(cachePath, bytes, { mode: 0o600, durable: true })
+          .pipe(Effect.mapError((error) => localFailure(error, "caching a pack"))),
+      );
+    const remembered = recent ? recentPacks.get(ctx.store.identity, descriptor.sha256) : undefined;
+    if (remembered !== undefined) {
+      yield* cacheInCopy(remembered);
+      return yield* verified(ctx, descriptor, remembered);
+    }
     const cached = yield* ctx.fs.readFile(cachePath).pipe(
       Effect.map(Option.some),
       Effect.catchTag("FsError", (error) =>
@@ -145,13 +162,23 @@ const fetchPack = (
           ),
         );
       }
-      // Durable before any record names it, not before the call goes on (pendingWrites.ts).
-      yield* ctx.cacheWrites.start(
-        ctx.fs
-          .writeFileAtomic(cachePath, bytes, { mode: 0o600, durable: true })
-          .pipe(Effect.mapError((error) => localFailure(error, "caching a pack"))),
-      );
+      if (recent) recentPacks.remember(ctx.store.identity, descriptor.sha256, bytes);
+      yield* cacheInCopy(bytes);
     }
+    return yield* verified(ctx, descriptor, bytes);
+  });
+
+/**
+ * Checks a pack whose size and SHA-256 match `descriptor` against it (the header
+ * decodes and names the descriptor's publication, generation and kind) and registers
+ * its blobs.
+ */
+const verified = (
+  ctx: RemoteContext,
+  descriptor: PackDescriptor,
+  bytes: Uint8Array,
+): Effect.Effect<Option.Option<LoadedPack>, DomainError> =>
+  Effect.gen(function* () {
     const decoded = decodePack(bytes);
     if (Either.isLeft(decoded))
       return yield* Effect.fail(integrity("PACK_INVALID", `A pack is malformed: ${decoded.left}`));
@@ -197,7 +224,9 @@ const sameEtag = (a: Option.Option<string>, b: Option.Option<string>): boolean =
  * Reads `current` and brings `known` up to its generation, downloading only the packs
  * `known` lacks ({@link catchUpPlan}): the increments after it — from retained chains
  * too when it is older than the active checkpoint — or else the checkpoint and its
- * tail. With `startFrom` (a manifest this process wrote, and its ETag) the first round
+ * tail. With `recent` (a commit in its turn) packs come from the process's recent packs
+ * when they are there (recentPacks.ts). With `startFrom` (a manifest this process
+ * wrote, and its ETag) the first round
  * uses it instead of reading `current`; a pack it names that is missing makes it read
  * `current` as usual. Refuses a manifest older than `known` or
  * naming a different history at the same generation (STORAGE_INTEGRITY). A referenced
@@ -208,6 +237,7 @@ export const readRemote = (
   ctx: RemoteContext,
   known: RemoteView,
   startFrom: Option.Option<{ readonly manifest: Manifest; readonly etag: string }> = Option.none(),
+  recent = false,
 ): Effect.Effect<RemoteRead, DomainError> =>
   Effect.gen(function* () {
     let previousEtag: Option.Option<string> | undefined;
@@ -245,7 +275,9 @@ export const readRemote = (
       }
       if (m.generation === known.generation) return { view: known, etag, manifest };
       const { incremental, packs: needed } = catchUpPlan(m, known.generation);
-      const loaded = yield* Effect.forEach(needed, (d) => fetchPack(ctx, d), { concurrency: 8 });
+      const loaded = yield* Effect.forEach(needed, (d) => fetchPack(ctx, d, recent), {
+        concurrency: 8,
+      });
       if (loaded.some(Option.isNone)) {
         if (previousEtag !== undefined && sameEtag(previousEtag, etag)) {
           return yield* Effect.fail(

@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { makeRecentPacks } from "../../src/app/usecases/recentPacks.js";
+
+const bytes = (n: number) => new Uint8Array(n);
+
+describe("recent packs", () => {
+  it("keeps packs per store, within the byte bound, forgetting the least recently used", () => {
+    const recent = makeRecentPacks(100);
+    recent.remember("s1", "a", bytes(20));
+    recent.remember("s1", "b", bytes(20));
+    recent.remember("s1", "c", bytes(20));
+    expect(recent.get("s2", "a")).toBeUndefined(); // another store's pack of that name
+    expect(recent.get("s1", "a")?.length).toBe(20); // `a` is now the most recently used
+    recent.remember("s1", "d", bytes(25)); // 85 bytes
+    recent.remember("s1", "e", bytes(25)); // 110 > 100: `b`, the least recently used, goes
+    expect(recent.get("s1", "b")).toBeUndefined();
+    for (const kept of ["a", "c", "d", "e"]) expect(recent.get("s1", kept)).toBeDefined();
+    recent.remember("s1", "big", bytes(26)); // more than a quarter of the bound: not kept
+    expect(recent.get("s1", "big")).toBeUndefined();
+  });
+});
