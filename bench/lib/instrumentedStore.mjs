@@ -34,25 +34,45 @@ export const instrument = (inner, { latencyMs = 0 } = {}) => {
   let inFlight = 0;
   const delay = latencyMs > 0 ? Effect.sleep(Duration.millis(latencyMs)) : Effect.void;
 
+  /** Counts the start of a request; returns the function that counts its end. */
+  const begin = (op, key) => {
+    if (inFlight === 0) stats.rounds++;
+    inFlight++;
+    stats.requests++;
+    const name = `${op} ${keyClass(key)}`;
+    stats.byOp[name] = (stats.byOp[name] ?? 0) + 1;
+    const start = performance.now();
+    const counted = stats;
+    return () => {
+      inFlight--;
+      counted.msByOp[name] = (counted.msByOp[name] ?? 0) + performance.now() - start;
+    };
+  };
+
   const wrap = (op, key, run) =>
     Effect.suspend(() => {
-      if (inFlight === 0) stats.rounds++;
-      inFlight++;
-      stats.requests++;
-      const name = `${op} ${keyClass(key)}`;
-      stats.byOp[name] = (stats.byOp[name] ?? 0) + 1;
-      const start = performance.now();
-      const counted = stats;
-      return delay.pipe(
-        Effect.zipRight(Effect.suspend(run)),
-        Effect.ensuring(
+      const end = begin(op, key);
+      return delay.pipe(Effect.zipRight(Effect.suspend(run)), Effect.ensuring(Effect.sync(end)));
+    });
+
+  /** Counts a write of `current` and, when it lost its condition, the loss. */
+  const trackCurrent = (key, write) => {
+    if (key !== "current") return write;
+    return Effect.suspend(() => {
+      stats.currentPuts++;
+      stats.currentPutTimes.push(performance.now());
+      return write.pipe(
+        Effect.tapError((error) =>
           Effect.sync(() => {
-            inFlight--;
-            counted.msByOp[name] = (counted.msByOp[name] ?? 0) + performance.now() - start;
+            if (error?.reason === "PreconditionFailed") {
+              stats.currentPutsLost++;
+              stats.currentPutLostTimes.push(performance.now());
+            }
           }),
         ),
       );
     });
+  };
 
   const store = {
     identity: inner.identity,
@@ -60,24 +80,25 @@ export const instrument = (inner, { latencyMs = 0 } = {}) => {
     head: (key) => wrap("head", key, () => inner.head(key)),
     delete: (key, options) => wrap("delete", key, () => inner.delete(key, options)),
     list: (prefix) => wrap("list", prefix, () => inner.list(prefix)),
-    put: (key, body, condition, metadata) => {
-      const forward = () => inner.put(key, body, condition, metadata);
-      if (key !== "current") return wrap("put", key, forward);
-      return wrap("put", key, () => {
-        stats.currentPuts++;
-        stats.currentPutTimes.push(performance.now());
-        return forward().pipe(
-          Effect.tapError((error) =>
+    put: (key, body, condition, metadata) =>
+      wrap("put", key, () => trackCurrent(key, inner.put(key, body, condition, metadata))),
+    // The request counts (and its latency is added) from when `after` is done, as the
+    // put issued after it that it replaces; the inner store stages the body meanwhile.
+    putAfter: (key, body, condition, after) =>
+      Effect.suspend(() => {
+        let end = () => undefined;
+        const gate = after.pipe(
+          Effect.zipRight(
             Effect.sync(() => {
-              if (error.reason === "PreconditionFailed") {
-                stats.currentPutsLost++;
-                stats.currentPutLostTimes.push(performance.now());
-              }
+              end = begin("put", key);
             }),
           ),
+          Effect.zipRight(delay),
         );
-      });
-    },
+        return trackCurrent(key, inner.putAfter(key, body, condition, gate)).pipe(
+          Effect.ensuring(Effect.sync(() => end())),
+        );
+      }),
   };
   return {
     store,

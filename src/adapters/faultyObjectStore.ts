@@ -201,6 +201,9 @@ export const make = (
     head: (key) => run("head", key, inner.head(key)),
     put: (key, body, condition, metadata) =>
       run("put", key, inner.put(key, body, condition, metadata), condition._tag),
+    // The gate first, then an ordinary (counted, faultable) put: requests as before.
+    putAfter: (key, body, condition, after) =>
+      Effect.zipRight(after, store.put(key, body, condition)),
     delete: (key, options) => run("delete", key, inner.delete(key, options)),
     list: (prefix) => run("list", prefix, inner.list(prefix)),
   };

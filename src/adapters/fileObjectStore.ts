@@ -196,6 +196,7 @@ const refusingService = (identity: string, error: StoreError): ObjectStoreServic
   get: () => Effect.fail(error),
   head: () => Effect.fail(error),
   put: () => Effect.fail(error),
+  putAfter: () => Effect.fail(error),
   delete: () => Effect.fail(error),
   list: () => Effect.fail(error),
 });
@@ -506,12 +507,18 @@ const makeService = (
       return yield* throttled("the key kept changing while it was written");
     });
 
-  const put = (
+  /**
+   * A put whose claim waits for `after`: the temp file (and a create-only put's key
+   * directory) are written and synced alongside it, so the claim itself — list, link,
+   * sync the key directory — is all that follows it. If `after` fails, nothing is
+   * claimed and the put fails with its error.
+   */
+  const putAfter = <E>(
     key: string,
     body: Uint8Array,
     condition: PutCondition,
-    _metadata?: ObjectMetadata,
-  ): Effect.Effect<{ readonly etag: string }, StoreError> =>
+    after: Effect.Effect<void, E>,
+  ): Effect.Effect<{ readonly etag: string }, StoreError | E> =>
     Effect.gen(function* () {
       const keyDir = yield* keyDirectory(key);
       const plan = planPut(condition);
@@ -529,8 +536,23 @@ const makeService = (
               discard: true,
             })
           : writeTemp(tmpFile, body);
-      const n = yield* prepared.pipe(
-        Effect.mapError(toStoreError("beforeCommit")),
+      const staged = Effect.all(
+        [prepared.pipe(Effect.mapError(toStoreError("beforeCommit"))), after],
+        {
+          concurrency: 2,
+          mode: "either",
+        },
+      ).pipe(
+        // Neither is cut short by the other's failure; `after`'s error comes first.
+        Effect.flatMap(([stagedTemp, waited]) =>
+          Either.isLeft(waited)
+            ? Effect.fail<StoreError | E>(waited.left)
+            : Either.isLeft(stagedTemp)
+              ? Effect.fail<StoreError | E>(stagedTemp.left)
+              : Effect.void,
+        ),
+      );
+      const n = yield* staged.pipe(
         Effect.zipRight(
           write(
             key,
@@ -548,6 +570,14 @@ const makeService = (
       if (Option.isNone(n)) return yield* Effect.dieMessage("file store: a put planned nothing");
       return { etag: formatEtag(n.value) };
     });
+
+  const put = (
+    key: string,
+    body: Uint8Array,
+    condition: PutCondition,
+    _metadata?: ObjectMetadata,
+  ): Effect.Effect<{ readonly etag: string }, StoreError> =>
+    putAfter(key, body, condition, Effect.void);
 
   /**
    * Deletes a key for good (`forever`): its directory is renamed into the temp
@@ -640,7 +670,7 @@ const makeService = (
       return found.sort((a, b) => compareKeys(a.key, b.key));
     });
 
-  return { identity: `file:${root}`, get, head, put, delete: del, list };
+  return { identity: `file:${root}`, get, head, put, putAfter, delete: del, list };
 };
 
 /**

@@ -228,6 +228,9 @@ export const instrument = (
           ? inner.put(key, body, condition)
           : inner.put(key, body, condition, metadata),
       ),
+    // The gate first, then an ordinary (counted, faultable) put: requests as before.
+    putAfter: (key, body, condition, after) =>
+      Effect.zipRight(after, store.put(key, body, condition)),
     delete: (key, options) => wrap({ method: "delete", key }, inner.delete(key, options)),
     list: (prefix) => wrap({ method: "list", key: prefix }, inner.list(prefix)),
   };

@@ -99,7 +99,11 @@ export const make = (config: MemoryObjectStoreConfig = {}): ObjectStoreService =
         .sort((a, b) => compareKeys(a.key, b.key)),
     );
 
-  return { identity, get, head, put, delete: del, list };
+  // Nothing to stage: the request itself is the write.
+  const putAfter: ObjectStoreService["putAfter"] = (key, body, condition, after) =>
+    Effect.zipRight(after, put(key, body, condition));
+
+  return { identity, get, head, put, putAfter, delete: del, list };
 };
 
 /** A layer providing a fresh, empty in-memory {@link ObjectStore} each time it is built. */

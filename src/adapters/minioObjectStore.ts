@@ -456,7 +456,11 @@ const makeService = (
       return found.sort(byKey);
     });
 
-  return { identity, get, head, put, delete: remove, list };
+  // Nothing to stage: the request itself is the write.
+  const putAfter: ObjectStoreService["putAfter"] = (key, body, condition, after) =>
+    Effect.zipRight(after, put(key, body, condition));
+
+  return { identity, get, head, put, putAfter, delete: remove, list };
 };
 
 /** A service whose every request fails with `reason`, for an unusable configuration. */
@@ -467,6 +471,7 @@ const refusingService = (options: MinioStoreOptions, what: string): ObjectStoreS
     get: () => Effect.fail(refuse),
     head: () => Effect.fail(refuse),
     put: () => Effect.fail(refuse),
+    putAfter: () => Effect.fail(refuse),
     delete: () => Effect.fail(refuse),
     list: () => Effect.fail(refuse),
   };

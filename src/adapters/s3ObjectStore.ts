@@ -428,7 +428,11 @@ const makeService = (client: S3Client, options: S3StoreOptions): ObjectStoreServ
       return found.sort(byKey);
     });
 
-  return { identity, get, head, put, delete: remove, list };
+  // Nothing to stage: the request itself is the write.
+  const putAfter: ObjectStoreService["putAfter"] = (key, body, condition, after) =>
+    Effect.zipRight(after, put(key, body, condition));
+
+  return { identity, get, head, put, putAfter, delete: remove, list };
 };
 
 /** A service whose every request fails: the configured endpoint is not an http(s) URL. */
@@ -442,6 +446,7 @@ const invalidEndpointService = (options: S3StoreOptions): ObjectStoreService => 
     get: () => Effect.fail(refuse),
     head: () => Effect.fail(refuse),
     put: () => Effect.fail(refuse),
+    putAfter: () => Effect.fail(refuse),
     delete: () => Effect.fail(refuse),
     list: () => Effect.fail(refuse),
   };

@@ -4,13 +4,13 @@
  * would scrub them anyway); the condition kind of a write is.
  */
 import { Duration, Effect } from "effect";
-import type { ObjectStoreService, StoreError } from "../ports/ObjectStore.js";
+import { StoreError, type ObjectStoreService } from "../ports/ObjectStore.js";
 
-const logged = <A>(
+const logged = <A, E>(
   op: string,
   detail: string,
-  request: Effect.Effect<A, StoreError>,
-): Effect.Effect<A, StoreError> =>
+  request: Effect.Effect<A, E>,
+): Effect.Effect<A, E> =>
   Effect.timed(request).pipe(
     Effect.tap(([elapsed]) =>
       Effect.logDebug("store request").pipe(
@@ -25,7 +25,12 @@ const logged = <A>(
     Effect.map(([, value]) => value),
     Effect.tapError((error) =>
       Effect.logDebug("store request failed").pipe(
-        Effect.annotateLogs({ op, detail, outcome: error.reason }),
+        // A `putAfter` also fails when what it waited for failed (not a store error).
+        Effect.annotateLogs({
+          op,
+          detail,
+          outcome: error instanceof StoreError ? error.reason : "not attempted",
+        }),
       ),
     ),
     Effect.annotateLogs("module", "store"),
@@ -38,6 +43,13 @@ export const withStoreLogging = (store: ObjectStoreService): ObjectStoreService 
   head: (key) => logged("head", "", store.head(key)),
   put: (key, body, condition, metadata) =>
     logged("put", `${condition._tag} ${body.length}B`, store.put(key, body, condition, metadata)),
+  // Forwarded, so the store can stage the write while `after` runs.
+  putAfter: (key, body, condition, after) =>
+    logged(
+      "put",
+      `${condition._tag} ${body.length}B after`,
+      store.putAfter(key, body, condition, after),
+    ),
   delete: (key, options) =>
     logged("delete", options?.forever === true ? "forever" : "", store.delete(key, options)),
   list: (prefix) => logged("list", "", store.list(prefix)),

@@ -107,6 +107,20 @@ export interface ObjectStoreService {
     metadata?: ObjectMetadata,
   ) => Effect.Effect<{ readonly etag: string }, StoreError>;
   /**
+   * {@link put} that takes effect only once `after` has succeeded: the condition is
+   * checked then, and if `after` fails the put fails with its error and changes
+   * nothing. Meanwhile the store may stage the body (the file store writes and syncs its
+   * temp file alongside `after`), so a write that must follow another one — `current`
+   * after the pack it names — costs less than issuing it afterwards. A store that cannot
+   * stage runs `after`, then the put.
+   */
+  readonly putAfter: <E>(
+    key: string,
+    body: Uint8Array,
+    condition: PutCondition,
+    after: Effect.Effect<void, E>,
+  ) => Effect.Effect<{ readonly etag: string }, StoreError | E>;
+  /**
    * Deletes an object; deleting a missing key succeeds. With `forever`, the caller
    * promises never to make an `IfMatch` write on `key` with an ETag it read before this
    * call (the key names something unique: a pack, a probe), so the store may remove

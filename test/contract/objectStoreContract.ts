@@ -278,6 +278,50 @@ export const runObjectStoreContract = (
       );
     });
 
+    describe("put after another effect", () => {
+      it(
+        "takes effect only once `after` succeeded, checking its condition then",
+        withStore(async (store) => {
+          const first = await run(store.put("gated", text("v1"), ifNoneMatch));
+          let seenDuring: string | undefined;
+          const after = Effect.promise(async () => {
+            // The write has not happened while `after` runs…
+            seenDuring = decode((await getSome(store, "gated")).body);
+            // …and a replace made meanwhile is what its condition meets.
+            await run(store.put("gated", text("other"), ifMatch(first.etag)));
+          });
+          await expectReason(
+            store.putAfter("gated", text("v2"), ifMatch(first.etag), after),
+            "PreconditionFailed",
+          );
+          expect(seenDuring).toBe("v1");
+          const now = await getSome(store, "gated");
+          expect(decode(now.body)).toBe("other");
+          const written = await run(
+            store.putAfter("gated", text("v3"), ifMatch(now.etag), Effect.void),
+          );
+          const got = await getSome(store, "gated");
+          expect([decode(got.body), got.etag]).toEqual(["v3", written.etag]);
+        }),
+      );
+
+      it(
+        "writes nothing when `after` fails, and fails with its error",
+        withStore(async (store) => {
+          class Upstream extends Error {}
+          const failed = await Effect.runPromise(
+            Effect.either(
+              store.putAfter("never", text("x"), ifNoneMatch, Effect.fail(new Upstream())),
+            ),
+          );
+          expect(failed._tag === "Left" && failed.left instanceof Upstream).toBe(true);
+          expect(Option.isNone(await run(store.get("never")))).toBe(true);
+          await run(store.putAfter("never", text("y"), ifNoneMatch, Effect.void));
+          expect(decode((await getSome(store, "never")).body)).toBe("y");
+        }),
+      );
+    });
+
     describe("delete", () => {
       it(
         "of a missing key succeeds",

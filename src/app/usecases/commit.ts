@@ -204,19 +204,6 @@ const publishOnce = (
     const key = packKey(kind, generation, publicationId);
     const sha = sha256(bytes);
     const view = applied(base, generation, publicationId, sha, { header, blobStart });
-    yield* Effect.all(
-      [
-        uploadPack(call.store, key, bytes, {
-          size: String(bytes.length),
-          sha256: sha,
-          kind,
-          generation: String(generation),
-        }),
-        prepareLocally(call, scan, merged, view, { bytes, sha }),
-      ],
-      { concurrency: 2, discard: true },
-    );
-    yield* reach(call.options.failpoint, "after-pack-upload");
     const descriptor: PackDescriptor = {
       key,
       generation,
@@ -240,7 +227,22 @@ const publishOnce = (
         increments: [...m.increments, descriptor],
       }),
     });
-    const outcome = yield* publishManifest(call.store, next, remote.etag);
+    // What must be done before `current` may name the pack: the pack uploaded, and the
+    // pack cached and the intent written locally. The store stages the manifest's write
+    // meanwhile (putAfter), so only its commit follows them.
+    const uploaded = Effect.all(
+      [
+        uploadPack(call.store, key, bytes, {
+          size: String(bytes.length),
+          sha256: sha,
+          kind,
+          generation: String(generation),
+        }),
+        prepareLocally(call, scan, merged, view, { bytes, sha }),
+      ],
+      { concurrency: 2, discard: true },
+    ).pipe(Effect.zipRight(reach(call.options.failpoint, "after-pack-upload")));
+    const outcome = yield* publishManifest(call.store, next, remote.etag, next.head, uploaded);
     if (outcome._tag === "LostRace") return Option.none();
     // The process's other copies need this pack next (recentPacks.ts).
     recentPacks.remember(call.store.identity, sha, bytes);

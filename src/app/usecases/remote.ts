@@ -341,7 +341,8 @@ export type PublishOutcome =
 
 /**
  * Replaces `current` with `next` if it still has `etag` (creates it if `etag` is
- * `None`). A lost response is resolved by re-reading `current` and looking for
+ * `None`), once `after` has succeeded (the store stages the write meanwhile; if `after`
+ * fails, nothing is written and that is the error). A lost response is resolved by re-reading `current` and looking for
  * `publicationId` (default: `next.head`; a checkpoint passes its own) in every
  * descriptor, active and retained: found → accepted; not found →
  * STORAGE_FAILURE/PUBLICATION_UNKNOWN (never an automatic republish).
@@ -351,12 +352,14 @@ export const publishManifest = (
   next: Manifest,
   etag: Option.Option<string>,
   publicationId: string = next.head,
+  after: Effect.Effect<void, DomainError> = Effect.void,
 ): Effect.Effect<PublishOutcome, DomainError> =>
   store
-    .put(
+    .putAfter(
       manifestKey,
       encodeText(encodeManifest(next)),
       Option.isSome(etag) ? { _tag: "IfMatch", etag: etag.value } : { _tag: "IfNoneMatch" },
+      after,
     )
     .pipe(
       Effect.map((written): PublishOutcome => ({
