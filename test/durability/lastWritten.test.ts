@@ -2,7 +2,7 @@ import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import * as ids from "../../src/adapters/idGenerator.js";
 import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
-import { baseOptions, commit, manifestOf, pull, world } from "./harness.js";
+import { author, baseOptions, commit, manifestOf, pull, world } from "./harness.js";
 
 describe("a commit starts from what this process last wrote to current", () => {
   it("a writer alone does not read current back before its next commit", async () => {
@@ -74,5 +74,40 @@ describe("a commit starts from what this process last wrote to current", () => {
     await pull(a);
     expect(w.faults.count("get", "packs/")).toBe(1);
     expect(w.read("/ws/a/y.md")).toBe("from b\n");
+  });
+
+  it("a conflict or a no-op is concluded from current itself, never from what the process last wrote", async () => {
+    const w = world();
+    const a = w.open();
+    const b = w.open();
+    await pull(a);
+    w.write("/ws/a/x.md", "base\n");
+    await commit(a);
+    await pull(b, "/ws/b");
+    w.write("/ws/a/x.md", "from a\n");
+    await commit(a); // this process last wrote generation 2
+    const elsewhere = Effect.runSync(
+      makeNotebook({
+        store: { ...w.store, identity: `${w.store.identity}#another-process` },
+        fs: w.fs,
+        ids: ids.make(),
+        options: baseOptions,
+      }),
+    );
+    await pull(elsewhere, "/ws/e");
+    w.write("/ws/e/x.md", "from elsewhere\n");
+    expect((await commit(elsewhere, "/ws/e")).generation).toBe(3);
+
+    // b's edit conflicts with generation 2 and with generation 3: the markers show 3.
+    w.write("/ws/b/x.md", "from b\n");
+    const conflict = await Effect.runPromise(
+      Effect.flip(b.commit({ path: "/ws/b", message: "m", author })),
+    );
+    expect(conflict.code).toBe("CONTENT_CONFLICT");
+    expect(w.read("/ws/b/x.md")).toContain("=======\nfrom elsewhere\n>>>>>>> remote\n");
+
+    // A no-op commit reports the generation current has, not the one last written here.
+    expect((await commit(a)).generation).toBe(3);
+    expect(w.read("/ws/a/x.md")).toBe("from elsewhere\n");
   });
 });

@@ -1,5 +1,5 @@
 /** The commit use case (SPEC §6.2): publish a working copy's edits with one compare-and-swap. */
-import { Cause, Clock, Effect, Option } from "effect";
+import { Cause, Clock, Effect, Either, Option } from "effect";
 import { domainError, type DomainError, type FileIssue } from "../../domain/errors.js";
 import { findMarkerBlocks } from "../../domain/markers.js";
 import { packKey, type Manifest, type PackDescriptor } from "../../domain/manifest.js";
@@ -432,9 +432,11 @@ export const commit = (
     let known = base;
     // Only the time spent waiting for turns counts against this budget.
     let turnWaitLeftMs = turnWaitBudgetMs(current.options.commitRetries);
-    // A swap that lost only because it started from what this process last wrote
-    // (lastWritten.ts) is retried at once, without counting as an attempt.
+    // An attempt that started from what this process last wrote (lastWritten.ts) and
+    // lost its swap, or came to any conclusion but publishing, is retried at once after
+    // reading `current`, without counting as an attempt.
     let retryAtOnce = false;
+    let readCurrent = false;
     for (let attempt = 0; attempt <= current.options.commitRetries; attempt++) {
       if (attempt > 0 && !retryAtOnce) yield* backoff(attempt - 1);
       retryAtOnce = false;
@@ -447,7 +449,9 @@ export const commit = (
       )(
         Effect.gen(function* () {
           turnCameMs = yield* Clock.currentTimeMillis;
-          const startFrom = lastWritten(current.store.identity, turnCameMs);
+          const startFrom = readCurrent
+            ? Option.none()
+            : lastWritten(current.store.identity, turnCameMs);
           const remote = yield* readRemote(current, known, startFrom, true);
           const fromWritten =
             Option.isSome(startFrom) && Option.contains(remote.etag, startFrom.value.etag);
@@ -457,10 +461,20 @@ export const commit = (
           const { merged, conflicts } = unchanged
             ? { merged: local, conflicts: [] }
             : yield* runMerge(baseIds, local, remoteIds, current.blobs);
-          if (conflicts.length > 0) return { kind: "conflict", remote, merged, conflicts } as const;
+          // What this process last wrote is trusted only to publish on (the swap checks
+          // it); any other conclusion is drawn from `current` itself, read again.
+          const unverified = { kind: "unverified", remote, merged } as const;
+          if (conflicts.length > 0)
+            return fromWritten
+              ? unverified
+              : ({ kind: "conflict", remote, merged, conflicts } as const);
           if (diffTrees(remoteIds, merged).length === 0)
-            return { kind: "nothing", remote, merged } as const;
-          yield* refuseMassDelete(remoteIds, merged, current.options.allowMassDelete ?? false);
+            return fromWritten ? unverified : ({ kind: "nothing", remote, merged } as const);
+          const massDelete = yield* Effect.either(
+            refuseMassDelete(remoteIds, merged, current.options.allowMassDelete ?? false),
+          );
+          if (Either.isLeft(massDelete))
+            return fromWritten ? unverified : yield* Effect.fail(massDelete.left);
           const published = yield* publishOnce(current, remote, scan, merged, author, message);
           if (Option.isSome(published))
             return { kind: "published", remote, merged, published: published.value } as const;
@@ -485,6 +499,11 @@ export const commit = (
         case "nothing":
           yield* settle(current, scan, merged, remote.view, "no", scanLearnt(scan, stats.stamps));
           return { generation: remote.view.generation, files: [] };
+        case "unverified":
+          readCurrent = true;
+          retryAtOnce = true;
+          attempt--;
+          break;
         case "lost":
           if (outcome.fromWritten) {
             retryAtOnce = true;
