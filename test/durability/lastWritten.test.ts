@@ -4,6 +4,20 @@ import * as ids from "../../src/adapters/idGenerator.js";
 import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
 import { author, baseOptions, commit, manifestOf, pull, world } from "./harness.js";
 
+/**
+ * A Notebook standing for another process on the same store: under another store
+ * identity, what it writes is not what this process wrote (nor in its recent packs).
+ */
+const anotherProcess = (w: ReturnType<typeof world>) =>
+  Effect.runSync(
+    makeNotebook({
+      store: { ...w.store, identity: `${w.store.identity}#another-process` },
+      fs: w.fs,
+      ids: ids.make(),
+      options: baseOptions,
+    }),
+  );
+
 describe("a commit starts from what this process last wrote to current", () => {
   it("a writer alone does not read current back before its next commit", async () => {
     const w = world();
@@ -25,15 +39,7 @@ describe("a commit starts from what this process last wrote to current", () => {
     await pull(nb);
     w.write("/ws/a/x.md", "1\n");
     await commit(nb);
-    // Another process on the same store: its writes are not what this process wrote.
-    const elsewhere = Effect.runSync(
-      makeNotebook({
-        store: { ...w.store, identity: `${w.store.identity}#another-process` },
-        fs: w.fs,
-        ids: ids.make(),
-        options: baseOptions,
-      }),
-    );
+    const elsewhere = anotherProcess(w);
     await pull(elsewhere, "/ws/b");
     w.write("/ws/b/y.md", "y\n");
     expect((await commit(elsewhere, "/ws/b")).generation).toBe(2);
@@ -86,14 +92,7 @@ describe("a commit starts from what this process last wrote to current", () => {
     await pull(b, "/ws/b");
     w.write("/ws/a/x.md", "from a\n");
     await commit(a); // this process last wrote generation 2
-    const elsewhere = Effect.runSync(
-      makeNotebook({
-        store: { ...w.store, identity: `${w.store.identity}#another-process` },
-        fs: w.fs,
-        ids: ids.make(),
-        options: baseOptions,
-      }),
-    );
+    const elsewhere = anotherProcess(w);
     await pull(elsewhere, "/ws/e");
     w.write("/ws/e/x.md", "from elsewhere\n");
     expect((await commit(elsewhere, "/ws/e")).generation).toBe(3);
