@@ -199,9 +199,26 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
 
   /** memfs's `rm -r` descends through symlinks; this removes links themselves. */
   const removeTree = (path: string) =>
-    // memfs's rmdir can refuse a directory emptied after a rename replaced one of its
-    // files (ENOTEMPTY with nothing listed); its own recursive rm does not.
-    run(path, () => fs.rmSync(path, { recursive: true, force: true }));
+    run(path, () => {
+      const root = lstatOrUndefined(path);
+      if (root === undefined) return;
+      if (!root.isDirectory()) return fs.unlinkSync(path);
+      const directories: Array<string> = [];
+      const pending: Array<string> = [path];
+      for (let directory = pending.pop(); directory !== undefined; directory = pending.pop()) {
+        directories.push(directory);
+        for (const name of readdirNames(directory)) {
+          const child = `${directory}/${name}`;
+          if (lstatOrUndefined(child)?.isDirectory() === true) pending.push(child);
+          else fs.unlinkSync(child);
+        }
+      }
+      // Every entry is gone by now, links included. memfs's rmdir can still refuse a
+      // directory emptied after a rename replaced one of its files (ENOTEMPTY with
+      // nothing listed); its recursive rm of the empty directory does not.
+      for (const directory of directories.reverse())
+        fs.rmSync(directory, { recursive: true, force: true });
+    });
 
   const realPath = (path: string) => run(path, () => asString(fs.realpathSync(path)));
 
