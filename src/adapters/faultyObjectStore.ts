@@ -9,6 +9,7 @@
 import { Duration, Effect, Either, Layer, Option } from "effect";
 import {
   ObjectStore,
+  putAfterInSequence,
   StoreError,
   type ObjectStoreService,
   type PutCondition,
@@ -203,7 +204,7 @@ export const make = (
       run("put", key, inner.put(key, body, condition, metadata), condition._tag),
     // The gate first, then an ordinary (counted, faultable) put: requests as before.
     putAfter: (key, body, condition, after) =>
-      Effect.zipRight(after, store.put(key, body, condition)),
+      putAfterInSequence(store.put)(key, body, condition, after),
     delete: (key, options) => run("delete", key, inner.delete(key, options)),
     list: (prefix) => run("list", prefix, inner.list(prefix)),
   };

@@ -7,6 +7,7 @@
 import { Cause, Context, type Duration, Effect, Exit, Layer, Option } from "effect";
 import {
   ObjectStore,
+  putAfterInSequence,
   StoreError,
   type ObjectInfo,
   type ObjectMetadata,
@@ -230,7 +231,7 @@ export const instrument = (
       ),
     // The gate first, then an ordinary (counted, faultable) put: requests as before.
     putAfter: (key, body, condition, after) =>
-      Effect.zipRight(after, store.put(key, body, condition)),
+      putAfterInSequence(store.put)(key, body, condition, after),
     delete: (key, options) => wrap({ method: "delete", key }, inner.delete(key, options)),
     list: (prefix) => wrap({ method: "list", key: prefix }, inner.list(prefix)),
   };

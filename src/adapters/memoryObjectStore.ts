@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { Effect, Layer, Option } from "effect";
 import {
   ObjectStore,
+  putAfterInSequence,
   StoreError,
   type ObjectInfo,
   type ObjectMetadata,
@@ -100,8 +101,7 @@ export const make = (config: MemoryObjectStoreConfig = {}): ObjectStoreService =
     );
 
   // Nothing to stage: the request itself is the write.
-  const putAfter: ObjectStoreService["putAfter"] = (key, body, condition, after) =>
-    Effect.zipRight(after, put(key, body, condition));
+  const putAfter = putAfterInSequence(put);
 
   return { identity, get, head, put, putAfter, delete: del, list };
 };

@@ -17,6 +17,7 @@ import * as https from "node:https";
 import { Client, S3Error } from "minio";
 import {
   ObjectStore,
+  putAfterInSequence,
   StoreError,
   type ObjectInfo,
   type ObjectMetadata,
@@ -457,8 +458,7 @@ const makeService = (
     });
 
   // Nothing to stage: the request itself is the write.
-  const putAfter: ObjectStoreService["putAfter"] = (key, body, condition, after) =>
-    Effect.zipRight(after, put(key, body, condition));
+  const putAfter = putAfterInSequence(put);
 
   return { identity, get, head, put, putAfter, delete: remove, list };
 };

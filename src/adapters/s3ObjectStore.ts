@@ -27,6 +27,7 @@ import {
 import { Effect, Layer, Option } from "effect";
 import {
   ObjectStore,
+  putAfterInSequence,
   StoreError,
   type ObjectInfo,
   type ObjectMetadata,
@@ -429,8 +430,7 @@ const makeService = (client: S3Client, options: S3StoreOptions): ObjectStoreServ
     });
 
   // Nothing to stage: the request itself is the write.
-  const putAfter: ObjectStoreService["putAfter"] = (key, body, condition, after) =>
-    Effect.zipRight(after, put(key, body, condition));
+  const putAfter = putAfterInSequence(put);
 
   return { identity, get, head, put, putAfter, delete: remove, list };
 };

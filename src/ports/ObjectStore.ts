@@ -5,7 +5,7 @@
  * Keys are relative to the adapter's configured prefix (`current`,
  * `packs/increments/5-<uuid>.pack`, `probe/<uuid>`); adapters add the prefix.
  */
-import { Context, Data, type Effect, type Option } from "effect";
+import { Context, Data, Effect, type Option } from "effect";
 
 /**
  * The closed set of reasons a store request can fail with. Adapters map every
@@ -134,6 +134,15 @@ export interface ObjectStoreService {
    */
   readonly list: (prefix: string) => Effect.Effect<ReadonlyArray<ObjectInfo>, StoreError>;
 }
+
+/**
+ * `putAfter` for a store that cannot stage a write (or a wrapper that wants the put to
+ * be an ordinary request of its own): `after`, then `put`.
+ */
+export const putAfterInSequence =
+  (put: ObjectStoreService["put"]): ObjectStoreService["putAfter"] =>
+  (key, body, condition, after) =>
+    Effect.zipRight(after, put(key, body, condition));
 
 /** The ObjectStore port. */
 export class ObjectStore extends Context.Tag("quire/ObjectStore")<
