@@ -18,6 +18,7 @@ import { encodeText } from "../../domain/content.js";
 import { parseStrictJson } from "../../domain/strictJson.js";
 import type { FileSystemService } from "../../ports/FileSystem.js";
 import { localFailure } from "./failures.js";
+import { makeRecentMap, type RecentMap } from "./recentMap.js";
 
 /** Where one blob of the baseline lives: `size` bytes at `offset` of cached pack `pack`. */
 export interface BlobRef {
@@ -180,43 +181,6 @@ export interface PrivateStateMemo {
   readonly stats: RecentMap<{ readonly stamp: string; readonly cache: StatCache }>;
 }
 
-/** A map by private directory that keeps only the most recently used entries. */
-export interface RecentMap<V> {
-  /** The entry, if still remembered (and marks it most recently used). */
-  readonly get: (copyDir: string) => V | undefined;
-  /** Remembers `value`, forgetting the least recently used entry beyond the bound. */
-  readonly set: (copyDir: string, value: V) => void;
-  readonly delete: (copyDir: string) => void;
-  readonly size: () => number;
-}
-
-const recentMap = <V>(maxEntries: number): RecentMap<V> => {
-  // A Map iterates in insertion order: re-inserting on use keeps the oldest first.
-  const entries = new Map<string, V>();
-  return {
-    get: (key) => {
-      const value = entries.get(key);
-      if (value !== undefined) {
-        entries.delete(key);
-        entries.set(key, value);
-      }
-      return value;
-    },
-    set: (key, value) => {
-      entries.delete(key);
-      entries.set(key, value);
-      for (const oldest of entries.keys()) {
-        if (entries.size <= maxEntries) break;
-        entries.delete(oldest);
-      }
-    },
-    delete: (key) => {
-      entries.delete(key);
-    },
-    size: () => entries.size,
-  };
-};
-
 /**
  * An empty memo (one per Notebook service) remembering at most `maxCopies` working
  * copies (default 16): a server for a large fleet keeps the copies in use decoded, not
@@ -224,8 +188,8 @@ const recentMap = <V>(maxEntries: number): RecentMap<V> => {
  * copy's next call just reads its state again.
  */
 export const makePrivateStateMemo = (maxCopies = 16): PrivateStateMemo => ({
-  states: recentMap(maxCopies),
-  stats: recentMap(maxCopies),
+  states: makeRecentMap(maxCopies),
+  stats: makeRecentMap(maxCopies),
 });
 
 /**

@@ -18,6 +18,8 @@
  * cache the pack in their copy's private state.
  */
 
+import { makeRecentMap } from "./recentMap.js";
+
 /** A bounded, least-recently-used memory of verified pack bytes. */
 export interface RecentPacks {
   /** The bytes of pack `sha` of store `storeIdentity`, if remembered (marks them used). */
@@ -32,30 +34,12 @@ export interface RecentPacks {
 
 /** A {@link RecentPacks} holding at most `maxBytes` of packs. */
 export const makeRecentPacks = (maxBytes: number): RecentPacks => {
-  // A Map iterates in insertion order: re-inserting on use keeps the oldest first.
-  const packs = new Map<string, Uint8Array>();
-  let total = 0;
+  const packs = makeRecentMap<Uint8Array>(maxBytes, (bytes) => bytes.length);
   const keyOf = (storeIdentity: string, sha: string) => `${sha} ${storeIdentity}`;
   return {
-    get: (storeIdentity, sha) => {
-      const key = keyOf(storeIdentity, sha);
-      const bytes = packs.get(key);
-      if (bytes !== undefined) {
-        packs.delete(key);
-        packs.set(key, bytes);
-      }
-      return bytes;
-    },
+    get: (storeIdentity, sha) => packs.get(keyOf(storeIdentity, sha)),
     remember: (storeIdentity, sha, bytes) => {
-      const key = keyOf(storeIdentity, sha);
-      if (bytes.length > maxBytes / 4 || packs.has(key)) return;
-      packs.set(key, bytes);
-      total += bytes.length;
-      for (const [oldest, old] of packs) {
-        if (total <= maxBytes) break;
-        packs.delete(oldest);
-        total -= old.length;
-      }
+      if (bytes.length <= maxBytes / 4) packs.set(keyOf(storeIdentity, sha), bytes);
     },
   };
 };

@@ -1,0 +1,56 @@
+/**
+ * A map that keeps only its most recently used entries within a total weight: the one
+ * bounded memory behind the memo of decoded private state (privateState.ts, weight 1
+ * per copy) and the process's recent packs (recentPacks.ts, weight = bytes).
+ */
+
+/** A map that forgets its least recently used entries beyond its bound. */
+export interface RecentMap<V> {
+  /** The entry, if still remembered (and marks it most recently used). */
+  readonly get: (key: string) => V | undefined;
+  /**
+   * Remembers `value` (replacing any entry of `key`) as the most recently used, then
+   * forgets the least recently used entries until the total weight is within the bound.
+   */
+  readonly set: (key: string, value: V) => void;
+  readonly delete: (key: string) => void;
+  /** How many entries it holds. */
+  readonly size: () => number;
+}
+
+/** An empty {@link RecentMap} of at most `maxWeight` in total (default weight: 1 each). */
+export const makeRecentMap = <V>(
+  maxWeight: number,
+  weightOf: (value: V) => number = () => 1,
+): RecentMap<V> => {
+  // A Map iterates in insertion order: re-inserting on use keeps the oldest first.
+  const entries = new Map<string, V>();
+  let total = 0;
+  const remove = (key: string) => {
+    const value = entries.get(key);
+    if (value === undefined) return;
+    entries.delete(key);
+    total -= weightOf(value);
+  };
+  return {
+    get: (key) => {
+      const value = entries.get(key);
+      if (value !== undefined) {
+        entries.delete(key);
+        entries.set(key, value);
+      }
+      return value;
+    },
+    set: (key, value) => {
+      remove(key);
+      entries.set(key, value);
+      total += weightOf(value);
+      for (const oldest of entries.keys()) {
+        if (total <= maxWeight) break;
+        remove(oldest);
+      }
+    },
+    delete: remove,
+    size: () => entries.size,
+  };
+};
