@@ -178,25 +178,22 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           if (!resolved.exists) return false;
           const { value: removed } = yield* withCopy(path, false, (call) =>
             holdsOnlyPublished(call).pipe(
-              Effect.tap((published) =>
+              Effect.flatMap((published) =>
                 published
-                  ? fs
-                      .removeTree(call.dir)
-                      .pipe(
-                        Effect.mapError((error) =>
-                          localFailure(error, "removing the working copy"),
-                        ),
-                      )
-                  : Effect.void,
+                  ? fs.removeTree(call.dir).pipe(
+                      Effect.mapError((error) => localFailure(error, "removing the working copy")),
+                      Effect.as(Option.some(call.copyDir)),
+                    )
+                  : Effect.succeedNone,
               ),
             ),
           );
           // After the lock is released: the lock file lives in the private directory.
-          if (removed)
-            yield* fs
-              .removeTree(copyDirectory(options.privateRoot, resolved.path, store.identity))
-              .pipe(Effect.mapError((error) => localFailure(error, "removing private state")));
-          return removed;
+          if (Option.isNone(removed)) return false;
+          yield* fs
+            .removeTree(removed.value)
+            .pipe(Effect.mapError((error) => localFailure(error, "removing private state")));
+          return true;
         }).pipe(Effect.annotateLogs("module", "notebook")),
     };
     return service;

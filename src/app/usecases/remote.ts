@@ -225,13 +225,12 @@ const sameEtag = (a: Option.Option<string>, b: Option.Option<string>): boolean =
  * `known` lacks ({@link catchUpPlan}): the increments after it — from retained chains
  * too when it is older than the active checkpoint — or else the checkpoint and its
  * tail. With `recent` (a commit in its turn) packs come from the process's recent packs
- * when they are there (recentPacks.ts). With `startFrom` (a manifest this process
- * wrote, and its ETag) the first round
- * uses it instead of reading `current`; a pack it names that is missing makes it read
- * `current` as usual. Refuses a manifest older than `known` or
- * naming a different history at the same generation (STORAGE_INTEGRITY). A referenced
- * pack that is missing makes it re-read `current`; the same manifest again is
- * PACK_MISSING.
+ * when they are there (recentPacks.ts). With `startFrom` (a manifest this process wrote,
+ * and its ETag) the first round uses it instead of reading `current`; if it is older
+ * than `known`, or a pack it names is missing, `current` is read as usual. Refuses a
+ * manifest older than `known` or naming a different history at the same generation
+ * (STORAGE_INTEGRITY). A referenced pack that is missing makes it re-read `current`;
+ * the same manifest again is PACK_MISSING.
  */
 export const readRemote = (
   ctx: RemoteContext,
@@ -342,7 +341,8 @@ export type PublishOutcome =
 /**
  * Replaces `current` with `next` if it still has `etag` (creates it if `etag` is
  * `None`), once `after` has succeeded (the store stages the write meanwhile; if `after`
- * fails, nothing is written and that is the error). A lost response is resolved by re-reading `current` and looking for
+ * fails, nothing is written and that is the error). A lost response is resolved by
+ * re-reading `current` and looking for
  * `publicationId` (default: `next.head`; a checkpoint passes its own) in every
  * descriptor, active and retained: found → accepted; not found →
  * STORAGE_FAILURE/PUBLICATION_UNKNOWN (never an automatic republish).
