@@ -13,7 +13,8 @@ import type { Author } from "../Notebook.js";
 import { makeBlobSource } from "./blobs.js";
 import { prepareCheckpoint, publishCheckpoint, type PreparedCheckpoint } from "./checkpoint.js";
 import { cleanup } from "./cleanup.js";
-import { backoff, inTurn, turnWaitBudgetMs } from "./contention.js";
+import { backoff, turnWaitBudgetMs } from "./contention.js";
+import { inBatch, type Prepared, type Swap } from "./publishBatch.js";
 import { lastWritten, missedWritten, rememberWritten } from "./lastWritten.js";
 import { recentPacks } from "./recentPacks.js";
 import type { CopyCall } from "./context.js";
@@ -30,6 +31,7 @@ import {
   readRemote,
   samePublication,
   uploadPack,
+  type RemoteRead,
   type RemoteView,
 } from "./remote.js";
 import { diffStats, scanLearnt, scanTree, settle, viewTree } from "./settle.js";
@@ -103,9 +105,9 @@ const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes)
 
 /** A publication `current` accepted, before the working copy has changed. */
 interface Published {
-  /** The manifest it wrote. */
+  /** The manifest its batch wrote: its increment, then those of later members if any. */
   readonly manifest: Manifest;
-  /** The remote state it was merged onto (its generation is one below the manifest's). */
+  /** The remote state it was merged onto (its generation is one below its increment's). */
   readonly base: RemoteView;
   /** The accepted state: `base` with the pack applied, its blobs in the cached pack. */
   readonly view: RemoteView;
@@ -162,19 +164,48 @@ const prepareLocally = (
     { concurrency: 2, discard: true },
   );
 
+/** What an attempt concluded without publishing. */
+type Conclusion =
+  | {
+      readonly kind: "conflict";
+      readonly remote: RemoteRead;
+      readonly merged: Tree;
+      readonly conflicts: ReadonlyArray<FileIssue>;
+    }
+  | { readonly kind: "nothing" | "unverified"; readonly remote: RemoteRead; readonly merged: Tree };
+
+const concluded = (conclusion: Conclusion): Prepared<Conclusion> => ({
+  _tag: "Concluded",
+  conclusion,
+});
+
+/** A publication prepared on top of a remote state, ready to upload and swap in. */
+interface Planned {
+  /** The manifest that publishes it: `remote`'s with its increment added. */
+  readonly next: Manifest;
+  /** The state it was merged onto. */
+  readonly base: RemoteView;
+  /** `base` with the pack applied. */
+  readonly view: RemoteView;
+  readonly pack: { readonly bytes: Uint8Array; readonly sha: string };
+  /** Uploads the pack and makes the local records durable (before any swap). */
+  readonly upload: Effect.Effect<void, DomainError>;
+}
+
 /**
- * One publication attempt on top of `remote`: upload the pack (an increment, or the
- * first checkpoint when `current` is absent), then compare-and-swap `current`. `None`
- * when the swap lost the race (nothing was published).
+ * Prepares one publication on top of `remote`: the pack (an increment, or the first
+ * checkpoint when `current` is absent) and the manifest naming it. The pack is
+ * remembered among the recent packs at once: the members of its batch after it merge
+ * onto it (publishBatch.ts).
  */
-const publishOnce = (
+const planPublication = (
   call: CopyCall,
-  remote: { view: RemoteView; etag: Option.Option<string>; manifest: Option.Option<Manifest> },
+  remote: RemoteRead,
   scan: Scan,
   merged: Tree,
   author: Author,
   message: string,
-): Effect.Effect<Option.Option<Published>, DomainError> =>
+): Effect.Effect<Planned, DomainError> =>
   Effect.gen(function* () {
     const base = remote.view;
     const first = Option.isNone(remote.manifest);
@@ -227,10 +258,11 @@ const publishOnce = (
         increments: [...m.increments, descriptor],
       }),
     });
+    recentPacks.remember(call.store.identity, sha, bytes);
     // What must be done before `current` may name the pack: the pack uploaded, and the
     // pack cached and the intent written locally. The store stages the manifest's write
     // meanwhile (putAfter), so only its commit follows them.
-    const uploaded = Effect.all(
+    const upload = Effect.all(
       [
         uploadPack(call.store, key, bytes, {
           size: String(bytes.length),
@@ -242,16 +274,30 @@ const publishOnce = (
       ],
       { concurrency: 2, discard: true },
     ).pipe(Effect.zipRight(reach(call.options.failpoint, "after-pack-upload")));
-    const outcome = yield* publishManifest(call.store, next, remote.etag, next.head, uploaded);
-    if (outcome._tag === "LostRace") return Option.none();
-    // The process's other copies need this pack next (recentPacks.ts).
-    recentPacks.remember(call.store.identity, sha, bytes);
-    rememberWritten(
-      call.store.identity,
-      Option.map(outcome.etag, (etag) => ({ manifest: next, etag })),
-    );
-    return Option.some({ manifest: next, base, view, pack: { bytes, sha } });
+    return { next, base, view, pack: { bytes, sha }, upload };
   });
+
+/**
+ * The swap of `current` for a batch (publishBatch.ts): `next` conditional on `etag`,
+ * once `after` has succeeded. Remembers what it wrote (lastWritten.ts), or, when a swap
+ * that started from what this process last wrote lost, that someone else writes too.
+ */
+const swapCurrent =
+  (store: CopyCall["store"], fromWritten: boolean, nowMs: number): Swap =>
+  (next, etag, after) =>
+    publishManifest(store, next, etag, next.head, after).pipe(
+      Effect.map((outcome) => {
+        if (outcome._tag === "LostRace") {
+          if (fromWritten) missedWritten(store.identity, nowMs);
+          return { accepted: false, etag: Option.none() };
+        }
+        rememberWritten(
+          store.identity,
+          Option.map(outcome.etag, (written) => ({ manifest: next, etag: written })),
+        );
+        return { accepted: true, etag: outcome.etag };
+      }),
+    );
 
 /**
  * A failure after `current` accepted the publication but before the working copy was
@@ -430,90 +476,133 @@ export const commit = (
     yield* refuseMarkers(current, baseIds, local);
     yield* enforcePathSets(current, current.options.pathSets ?? noPathSets, scan, baseIds, local);
     let known = base;
-    // Only the time spent waiting for turns counts against this budget.
+    // Only the time spent waiting for a place in a batch counts against this budget.
     let turnWaitLeftMs = turnWaitBudgetMs(current.options.commitRetries);
-    // An attempt that started from what this process last wrote (lastWritten.ts) and
-    // lost its swap, or came to any conclusion but publishing, is retried at once after
-    // reading `current`, without counting as an attempt.
+    // An attempt that started from what this process last wrote (lastWritten.ts) or
+    // from the tip of its batch (publishBatch.ts) and lost its swap, or came to any
+    // conclusion but publishing, is retried at once after reading `current`, without
+    // counting as an attempt; so is one whose batch was aborted by another member.
     let retryAtOnce = false;
     let readCurrent = false;
     for (let attempt = 0; attempt <= current.options.commitRetries; attempt++) {
       if (attempt > 0 && !retryAtOnce) yield* backoff(attempt - 1);
       retryAtOnce = false;
-      // From reading `current` to swapping it, in this process's turn for the store.
+      // From reading `current` to its swap, as a member of a batch of this process.
       const waitStartedMs = yield* Clock.currentTimeMillis;
       let turnCameMs = waitStartedMs;
-      const turn = yield* inTurn(
+      let planned:
+        | { readonly remote: RemoteRead; readonly merged: Tree; readonly plan: Planned }
+        | undefined;
+      let onTip = false;
+      const took = yield* inBatch(
         current.store.identity,
         turnWaitLeftMs,
-      )(
+        readCurrent,
+      )((start) =>
         Effect.gen(function* () {
           turnCameMs = yield* Clock.currentTimeMillis;
-          const startFrom = readCurrent
-            ? Option.none()
-            : lastWritten(current.store.identity, turnCameMs);
+          const startFrom =
+            start._tag === "Tip"
+              ? Option.some({ manifest: start.manifest, etag: start.etag })
+              : readCurrent
+                ? Option.none()
+                : lastWritten(current.store.identity, turnCameMs);
           const remote = yield* readRemote(current, known, startFrom, true);
           const fromWritten =
             Option.isSome(startFrom) && Option.contains(remote.etag, startFrom.value.etag);
+          if (start._tag === "Tip") {
+            // The tip is not accepted yet: never a state to remember as seen.
+            onTip = true;
+            // Not on the tip (it is older than what this copy has seen, or a pack of it
+            // was not at hand and `current` was read instead): try again from `current`.
+            if (!fromWritten || !Option.contains(remote.manifest, start.manifest))
+              return concluded({ kind: "unverified", remote, merged: local });
+          }
           const remoteIds = viewTree(remote.view);
           // Nobody published since the baseline: the merge is the working copy itself.
           const unchanged = samePublication(remote.view, base);
           const { merged, conflicts } = unchanged
             ? { merged: local, conflicts: [] }
             : yield* runMerge(baseIds, local, remoteIds, current.blobs);
-          // What this process last wrote is trusted only to publish on (the swap checks
-          // it); any other conclusion is drawn from `current` itself, read again.
-          const unverified = { kind: "unverified", remote, merged } as const;
+          // What this process last wrote, or a batch's tip, is trusted only to publish on
+          // (the swap checks it); any other conclusion is drawn from `current` itself.
+          const unverified = concluded({ kind: "unverified", remote, merged });
           if (conflicts.length > 0)
             return fromWritten
               ? unverified
-              : ({ kind: "conflict", remote, merged, conflicts } as const);
+              : concluded({ kind: "conflict", remote, merged, conflicts });
           if (diffTrees(remoteIds, merged).length === 0)
-            return fromWritten ? unverified : ({ kind: "nothing", remote, merged } as const);
+            return fromWritten ? unverified : concluded({ kind: "nothing", remote, merged });
           const massDelete = yield* Effect.either(
             refuseMassDelete(remoteIds, merged, current.options.allowMassDelete ?? false),
           );
           if (Either.isLeft(massDelete))
             return fromWritten ? unverified : yield* Effect.fail(massDelete.left);
-          const published = yield* publishOnce(current, remote, scan, merged, author, message);
-          if (Option.isSome(published))
-            return { kind: "published", remote, merged, published: published.value } as const;
-          if (fromWritten) missedWritten(current.store.identity, turnCameMs);
-          return { kind: "lost", remote, merged, fromWritten } as const;
+          const plan = yield* planPublication(current, remote, scan, merged, author, message);
+          planned = { remote, merged, plan };
+          return {
+            _tag: "Publish",
+            from: { manifest: remote.manifest, etag: remote.etag, fromWritten },
+            next: plan.next,
+            upload: plan.upload,
+            swap: swapCurrent(current.store, fromWritten, turnCameMs),
+          } as const;
         }),
       );
-      if (Option.isNone(turn)) {
-        yield* Effect.logDebug("no turn for the store within the retry budget");
+      if (Option.isNone(took)) {
+        yield* Effect.logDebug("no place in a batch within the retry budget");
         break;
       }
       turnWaitLeftMs -= turnCameMs - waitStartedMs;
-      const outcome = turn.value;
-      const { remote, merged } = outcome;
-      known = remote.view;
-      switch (outcome.kind) {
-        case "published":
-          return yield* complete(current, scan, merged, outcome.published);
-        case "conflict":
-          yield* settle(current, scan, merged, remote.view, "no");
-          return yield* Effect.fail(conflictError(outcome.conflicts, "notes_commit"));
-        case "nothing":
-          yield* settle(current, scan, merged, remote.view, "no", scanLearnt(scan, stats.stamps));
-          return { generation: remote.view.generation, files: [] };
-        case "unverified":
-          readCurrent = true;
+      const outcome = took.value;
+      if (outcome._tag === "Concluded") {
+        const conclusion = outcome.conclusion;
+        if (!onTip) known = conclusion.remote.view;
+        switch (conclusion.kind) {
+          case "conflict":
+            yield* settle(current, scan, conclusion.merged, conclusion.remote.view, "no");
+            return yield* Effect.fail(conflictError(conclusion.conflicts, "notes_commit"));
+          case "nothing":
+            yield* settle(
+              current,
+              scan,
+              conclusion.merged,
+              conclusion.remote.view,
+              "no",
+              scanLearnt(scan, stats.stamps),
+            );
+            return { generation: conclusion.remote.view.generation, files: [] };
+          case "unverified":
+            readCurrent = true;
+            retryAtOnce = true;
+            attempt--;
+            continue;
+        }
+      }
+      if (planned === undefined) return yield* Effect.die("a publishing member without a plan");
+      if (!onTip) known = planned.remote.view;
+      switch (outcome._tag) {
+        case "Accepted":
+          return yield* complete(current, scan, planned.merged, {
+            manifest: outcome.manifest,
+            base: planned.plan.base,
+            view: planned.plan.view,
+            pack: planned.plan.pack,
+          });
+        case "Aborted":
+          yield* Effect.logDebug("another member of the batch failed; trying again");
           retryAtOnce = true;
-          attempt--;
           break;
-        case "lost":
+        case "Lost":
           if (outcome.fromWritten) {
             retryAtOnce = true;
             attempt--;
           }
+          yield* Effect.logDebug("lost the race for current; re-merging").pipe(
+            Effect.annotateLogs("attempt", attempt + 1),
+          );
           break;
       }
-      yield* Effect.logDebug("lost the race for current; re-merging").pipe(
-        Effect.annotateLogs("attempt", attempt + 1),
-      );
     }
     return yield* Effect.fail(
       domainError({

@@ -18,7 +18,7 @@ import {
 import { decodePack, type DecodedPack } from "../../domain/pack.js";
 import { encodeText } from "../../domain/content.js";
 import type { FileSystemService } from "../../ports/FileSystem.js";
-import type { ObjectStoreService } from "../../ports/ObjectStore.js";
+import { StoreError, type ObjectStoreService } from "../../ports/ObjectStore.js";
 import type { BlobSource } from "./blobs.js";
 import type { PendingWrites } from "./pendingWrites.js";
 import { localFailure, storeFailure } from "./failures.js";
@@ -73,6 +73,8 @@ const integrity = (
     | "UNSUPPORTED_VERSION",
   message: string,
 ): DomainError => domainError({ code: "STORAGE_INTEGRITY", reason, message });
+
+const isStoreError = (error: unknown): error is StoreError => error instanceof StoreError;
 
 /** Reads and strictly decodes `current`. */
 export const readManifest = (
@@ -347,13 +349,13 @@ export type PublishOutcome =
  * descriptor, active and retained: found → accepted; not found →
  * STORAGE_FAILURE/PUBLICATION_UNKNOWN (never an automatic republish).
  */
-export const publishManifest = (
+export const publishManifest = <E = never>(
   store: ObjectStoreService,
   next: Manifest,
   etag: Option.Option<string>,
   publicationId: string = next.head,
-  after: Effect.Effect<void, DomainError> = Effect.void,
-): Effect.Effect<PublishOutcome, DomainError> =>
+  after: Effect.Effect<void, E> = Effect.void,
+): Effect.Effect<PublishOutcome, DomainError | E> =>
   store
     .putAfter(
       manifestKey,
@@ -367,7 +369,8 @@ export const publishManifest = (
         generation: next.generation,
         etag: Option.some(written.etag),
       })),
-      Effect.catchTag("StoreError", (error) => {
+      // Only the put's own failures: `after`'s pass through as they are.
+      Effect.catchIf(isStoreError, (error) => {
         if (error.reason === "PreconditionFailed")
           return Effect.succeed<PublishOutcome>({ _tag: "LostRace" });
         if (error.reason !== "Ambiguous")
