@@ -172,6 +172,22 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
       }
     });
 
+  const linkFile = (existing: string, path: string) =>
+    run(existing, () => {
+      const stats = lstatOrUndefined(existing);
+      if (stats === undefined) throw fail("NotFound", existing, `${existing} does not exist`);
+      if (!stats.isFile()) throw fail("NotRegularFile", existing, `${existing} is not a file`);
+      if (lstatOrUndefined(path) !== undefined) throw fail("Exists", path, `${path} exists`);
+      fs.linkSync(existing, path);
+    });
+
+  // memfs keeps everything in memory: its entries are as durable as they will get.
+  const syncDirectory = (path: string) =>
+    run(path, () => {
+      if (lstatOrUndefined(path)?.isDirectory() !== true)
+        throw fail("NotFound", path, `${path} is not a directory`);
+    });
+
   const removeFile = (path: string) =>
     run(path, () => {
       const stats = lstatOrUndefined(path);
@@ -280,6 +296,8 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
     readFile,
     readRange,
     writeFileAtomic,
+    linkFile,
+    syncDirectory,
     removeFile,
     makeDirectory,
     removeEmptyDirectory,

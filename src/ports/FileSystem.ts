@@ -102,6 +102,19 @@ export interface FileSystemService {
     bytes: Uint8Array,
     options: { readonly mode: number; readonly durable: boolean },
   ) => Effect.Effect<void, FsError>;
+  /**
+   * Makes `path` another name of the regular file `existing` (a hard link): both name the
+   * same bytes from then on. Fails `NotFound` if `existing` is missing, `Exists` if
+   * `path` exists, `Other` when the two are on different file systems or links are not
+   * supported. The new name is durable only once its directory is synced
+   * ({@link FileSystemService.syncDirectory}); the content is as durable as `existing`'s.
+   */
+  readonly linkFile: (existing: string, path: string) => Effect.Effect<void, FsError>;
+  /**
+   * Makes the entries of directory `path` durable (fsync of the directory); a file
+   * system that cannot sync directories is accepted as it is.
+   */
+  readonly syncDirectory: (path: string) => Effect.Effect<void, FsError>;
   /** Removes a file (or symlink/special file); removing a missing path succeeds. */
   readonly removeFile: (path: string) => Effect.Effect<void, FsError>;
   /** Creates a directory and missing parents with `mode`; an existing directory is fine. */

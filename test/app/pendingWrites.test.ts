@@ -83,4 +83,51 @@ describe("pending cache writes of one call", () => {
       expect(finished).toBe(true);
     }),
   );
+
+  it.effect("sync a key once after the writes that asked for it, and again for later ones", () =>
+    Effect.gen(function* () {
+      const pending = makePendingWrites();
+      const log: string[] = [];
+      const gate = yield* Deferred.make<void>();
+      const sync = (key: string) => Effect.sync(() => log.push(`sync ${key}`));
+      yield* pending.startThenSync(
+        Deferred.await(gate).pipe(Effect.tap(() => Effect.sync(() => log.push("link 1")))),
+        "dir",
+        sync("dir"),
+      );
+      yield* pending.startThenSync(
+        Effect.sync(() => log.push("link 2")),
+        "dir",
+        sync("dir"),
+      );
+      const waiting = yield* Effect.fork(pending.awaitAll);
+      yield* Effect.yieldNow();
+      // Asked for while the first wait runs: its sync is owed to the next wait.
+      yield* pending.startThenSync(
+        Effect.sync(() => log.push("link 3")),
+        "dir",
+        sync("dir"),
+      );
+      yield* Deferred.succeed(gate, undefined);
+      yield* Fiber.join(waiting);
+      expect(log.slice(-1)).toEqual(["sync dir"]);
+      expect(log.filter((entry) => entry.startsWith("sync"))).toHaveLength(1);
+      yield* pending.awaitAll;
+      expect(log.filter((entry) => entry.startsWith("sync"))).toHaveLength(2);
+      yield* pending.awaitAll; // nothing owed any more
+      expect(log.filter((entry) => entry.startsWith("sync"))).toHaveLength(2);
+    }),
+  );
+
+  it.effect("fail awaitAll when a sync fails, and sync again next time", () =>
+    Effect.gen(function* () {
+      const pending = makePendingWrites();
+      let attempts = 0;
+      const sync = Effect.suspend(() => (++attempts === 1 ? Effect.fail(failure) : Effect.void));
+      yield* pending.startThenSync(Effect.void, "dir", sync);
+      expect(yield* Effect.exit(pending.awaitAll)).toEqual(Exit.fail(failure));
+      yield* pending.awaitAll;
+      expect(attempts).toBe(2);
+    }),
+  );
 });

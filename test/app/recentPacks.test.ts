@@ -10,12 +10,24 @@ describe("recent packs", () => {
     recent.remember("s1", "b", bytes(20));
     recent.remember("s1", "c", bytes(20));
     expect(recent.get("s2", "a")).toBeUndefined(); // another store's pack of that name
-    expect(recent.get("s1", "a")?.length).toBe(20); // `a` is now the most recently used
+    expect(recent.get("s1", "a")?.bytes.length).toBe(20); // `a` is now the most recently used
     recent.remember("s1", "d", bytes(25)); // 85 bytes
     recent.remember("s1", "e", bytes(25)); // 110 > 100: `b`, the least recently used, goes
     expect(recent.get("s1", "b")).toBeUndefined();
     for (const kept of ["a", "c", "d", "e"]) expect(recent.get("s1", kept)).toBeDefined();
     recent.remember("s1", "big", bytes(26)); // more than a quarter of the bound: not kept
     expect(recent.get("s1", "big")).toBeUndefined();
+  });
+
+  it("remembers where a pack is cached durably, and keeps it when the bytes are remembered again", () => {
+    const recent = makeRecentPacks(100);
+    recent.cachedAt("s1", "a", "/private/c1/packs/a.pack"); // not remembered: nothing to record
+    expect(recent.get("s1", "a")).toBeUndefined();
+    recent.remember("s1", "a", bytes(10));
+    expect(recent.get("s1", "a")?.file).toBeUndefined();
+    recent.cachedAt("s1", "a", "/private/c1/packs/a.pack");
+    recent.remember("s1", "a", bytes(10));
+    expect(recent.get("s1", "a")?.file).toBe("/private/c1/packs/a.pack");
+    expect(recent.get("s2", "a")).toBeUndefined();
   });
 });

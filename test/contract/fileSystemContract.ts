@@ -449,6 +449,35 @@ export const runFileSystemContract = (
       );
     });
 
+    describe("linkFile and syncDirectory", () => {
+      it.live("gives a file a second name that outlives the first, refusing what exists", () =>
+        withFixture((fixture) =>
+          Effect.gen(function* () {
+            yield* seed(fixture, { "a/source.pack": "pack bytes", "b/taken.pack": "other" });
+            const source = `${fixture.root}/a/source.pack`;
+            const linked = `${fixture.root}/b/linked.pack`;
+            yield* fixture.fs.linkFile(source, linked);
+            yield* fixture.fs.syncDirectory(`${fixture.root}/b`);
+            yield* fixture.fs.removeFile(source);
+            expect(text(yield* fixture.fs.readFile(linked))).toBe("pack bytes");
+            expect(
+              yield* failureReason(fixture.fs.linkFile(linked, `${fixture.root}/b/taken.pack`)),
+            ).toBe("Exists");
+            expect(text(yield* fixture.fs.readFile(`${fixture.root}/b/taken.pack`))).toBe("other");
+            expect(
+              yield* failureReason(fixture.fs.linkFile(source, `${fixture.root}/b/again.pack`)),
+            ).toBe("NotFound");
+            expect(Option.isNone(yield* fixture.fs.info(`${fixture.root}/b/again.pack`))).toBe(
+              true,
+            );
+            expect(yield* failureReason(fixture.fs.syncDirectory(`${fixture.root}/missing`))).toBe(
+              "NotFound",
+            );
+          }),
+        ),
+      );
+    });
+
     describe("removal and directories", () => {
       it.live("removeFile removes files and accepts missing ones", () =>
         withFixture((fixture) =>

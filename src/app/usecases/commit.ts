@@ -155,7 +155,13 @@ const prepareLocally = (
           mode: 0o600,
           durable: true,
         })
-        .pipe(Effect.mapError((error) => localFailure(error, "caching the published pack"))),
+        .pipe(
+          // The process's other copies link to it rather than write it again.
+          Effect.tap(() =>
+            recentPacks.cachedAt(call.store.identity, pack.sha, packFile(call.copyDir, pack.sha)),
+          ),
+          Effect.mapError((error) => localFailure(error, "caching the published pack")),
+        ),
       Option.match(call.state, {
         onNone: () => Effect.void,
         onSome: (state) => saveIntent(call, state, scan, merged, view, view.head),
@@ -418,9 +424,9 @@ export interface Committed {
  *    mass deletion (INVALID_REQUEST/MASS_DELETE, working copy untouched) unless
  *    allowed; uploads a pack and compare-and-swaps `current`;
  * 4. re-merges after each lost race (full-jitter backoff) up to `commitRetries` →
- *    REMOTE_BUSY; each attempt runs in this process's turn for the store (see
- *    contention.ts), and a commit that gets no turn within the retry budget is
- *    REMOTE_BUSY too;
+ *    REMOTE_BUSY; each attempt is a member of a batch of this process's commits on
+ *    the store, published with one swap (publishBatch.ts), and a commit that gets no
+ *    place in a batch within the retry budget is REMOTE_BUSY too;
  * 5. once acceptance is proven: settles the working copy, then runs store maintenance
  *    (checkpoint, cleanup) that never fails the commit. OK only after acceptance.
  */
@@ -491,8 +497,7 @@ export const commit = (
       const waitStartedMs = yield* Clock.currentTimeMillis;
       let turnCameMs = waitStartedMs;
       let planned:
-        | { readonly remote: RemoteRead; readonly merged: Tree; readonly plan: Planned }
-        | undefined;
+        { readonly remote: RemoteRead; readonly merged: Tree; readonly plan: Planned } | undefined;
       let onTip = false;
       const took = yield* inBatch(
         current.store.identity,

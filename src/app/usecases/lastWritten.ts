@@ -3,7 +3,7 @@
  * store answered. A commit may start from it instead of reading `current` first.
  *
  * Why: a writer that is the only one publishing (an agent committing again and again,
- * or the copies of one process taking their turns, see contention.ts) reads back the
+ * or the copies of one process publishing in batches, see publishBatch.ts) reads back the
  * manifest it just wrote before every commit — one round trip of three on S3, and a
  * tenth of the compare-and-swap window on the file store. Starting from what it wrote
  * is safe because the swap is conditional on that ETag: if anyone else replaced

@@ -20,8 +20,19 @@ export interface PendingWrites {
   /** Starts `write` now, detached from the calling fiber (it completes even if that ends). */
   readonly start: (write: Effect.Effect<void, DomainError>) => Effect.Effect<void>;
   /**
-   * Waits for every write started so far; fails with the first failure among them (the
-   * durable record that needed them must then not be written).
+   * Starts `write` like {@link start}, for a write that is durable only once `sync` has
+   * run after it (a hard link, whose directory must then be synced): the next
+   * {@link awaitAll} runs the `sync` of each `syncKey` once, after every write it waits
+   * for, however many writes share the key.
+   */
+  readonly startThenSync: (
+    write: Effect.Effect<void, DomainError>,
+    syncKey: string,
+    sync: Effect.Effect<void, DomainError>,
+  ) => Effect.Effect<void>;
+  /**
+   * Waits for every write started so far, and their syncs; fails with the first failure
+   * among them (the durable record that needed them must then not be written).
    */
   readonly awaitAll: Effect.Effect<void, DomainError>;
   /**
@@ -34,19 +45,43 @@ export interface PendingWrites {
 /** No writes in flight yet. */
 export const makePendingWrites = (): PendingWrites => {
   const inFlight: Array<Fiber.RuntimeFiber<void, DomainError>> = [];
+  // Per key: the sync still owed, and how many writes have asked for it (so a sync run
+  // for some writes does not discharge one asked for by a write started meanwhile).
+  const syncs = new Map<string, { sync: Effect.Effect<void, DomainError>; asked: number }>();
+  const start = (write: Effect.Effect<void, DomainError>) =>
+    Effect.forkDaemon(write).pipe(
+      Effect.map((fiber) => {
+        inFlight.push(fiber);
+      }),
+    );
   return {
-    start: (write) =>
-      Effect.forkDaemon(write).pipe(
-        Effect.map((fiber) => {
-          inFlight.push(fiber);
-        }),
-      ),
+    start,
+    startThenSync: (write, syncKey, sync) =>
+      Effect.suspend(() => {
+        syncs.set(syncKey, { sync, asked: (syncs.get(syncKey)?.asked ?? 0) + 1 });
+        return start(write);
+      }),
     awaitAll: Effect.suspend(() => {
       const joining = [...inFlight];
+      const owed = [...syncs];
       return Effect.forEach(joining, (fiber) => Fiber.join(fiber), { discard: true }).pipe(
         // Joined writes stay listed until all succeeded, so a failure is reported again;
         // writes started meanwhile (appended after them) stay listed for the next wait.
         Effect.tap(() => Effect.sync(() => inFlight.splice(0, joining.length))),
+        Effect.zipRight(
+          Effect.forEach(
+            owed,
+            ([key, { sync, asked }]) =>
+              sync.pipe(
+                Effect.tap(() =>
+                  Effect.sync(() => {
+                    if (syncs.get(key)?.asked === asked) syncs.delete(key);
+                  }),
+                ),
+              ),
+            { concurrency: "unbounded", discard: true },
+          ),
+        ),
       );
     }),
     drain: Effect.suspend(() =>

@@ -59,7 +59,10 @@ export type Swap = (
   next: Manifest,
   etag: Option.Option<string>,
   after: Effect.Effect<void, BatchAborted>,
-) => Effect.Effect<{ readonly accepted: boolean; readonly etag: Option.Option<string> }, DomainError | BatchAborted>;
+) => Effect.Effect<
+  { readonly accepted: boolean; readonly etag: Option.Option<string> },
+  DomainError | BatchAborted
+>;
 
 /** What a member made of its start. */
 export type Prepared<C> =

@@ -4,6 +4,7 @@
  * publishing a manifest with one compare-and-swap.
  */
 import { createHash } from "node:crypto";
+import { dirname } from "node:path";
 import { Effect, Either, Option } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
 import {
@@ -123,17 +124,46 @@ const fetchPack = (
 ): Effect.Effect<Option.Option<LoadedPack>, DomainError> =>
   Effect.gen(function* () {
     const cachePath = packFile(ctx.copyDir, descriptor.sha256);
+    const write = (bytes: Uint8Array) =>
+      ctx.fs
+        .writeFileAtomic(cachePath, bytes, { mode: 0o600, durable: true })
+        .pipe(
+          Effect.tap(() =>
+            recent
+              ? Effect.sync(() =>
+                  recentPacks.cachedAt(ctx.store.identity, descriptor.sha256, cachePath),
+                )
+              : Effect.void,
+          ),
+        );
     // Durable before any record names it, not before the call goes on (pendingWrites.ts).
     const cacheInCopy = (bytes: Uint8Array) =>
       ctx.cacheWrites.start(
-        ctx.fs
-          .writeFileAtomic(cachePath, bytes, { mode: 0o600, durable: true })
-          .pipe(Effect.mapError((error) => localFailure(error, "caching a pack"))),
+        write(bytes).pipe(Effect.mapError((error) => localFailure(error, "caching a pack"))),
       );
     const remembered = recent ? recentPacks.get(ctx.store.identity, descriptor.sha256) : undefined;
     if (remembered !== undefined) {
-      yield* cacheInCopy(remembered);
-      return yield* verified(ctx, descriptor, remembered);
+      const file = remembered.file;
+      if (file === undefined || file === cachePath) {
+        yield* cacheInCopy(remembered.bytes);
+      } else {
+        // Another copy's cache holds these bytes durably: a link and one sync of the
+        // directory (shared by every pack linked into it) instead of a durable write.
+        const directory = dirname(cachePath);
+        yield* ctx.cacheWrites.startThenSync(
+          ctx.fs.linkFile(file, cachePath).pipe(
+            Effect.catchTag("FsError", (error) =>
+              error.reason === "Exists" ? Effect.void : write(remembered.bytes),
+            ),
+            Effect.mapError((error) => localFailure(error, "caching a pack")),
+          ),
+          directory,
+          ctx.fs
+            .syncDirectory(directory)
+            .pipe(Effect.mapError((error) => localFailure(error, "caching a pack"))),
+        );
+      }
+      return yield* verified(ctx, descriptor, remembered.bytes);
     }
     const cached = yield* ctx.fs.readFile(cachePath).pipe(
       Effect.map(Option.some),
