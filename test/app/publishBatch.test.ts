@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest";
-import { Deferred, Duration, Effect, Exit, Fiber, Option } from "effect";
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect";
 import { domainError, type DomainError } from "../../src/domain/errors.js";
 import type { Manifest } from "../../src/domain/manifest.js";
 import {
@@ -272,6 +272,36 @@ describe("group commit (publish batches within one process)", () => {
       yield* Effect.all([a, b].map(Fiber.join));
       expect(yield* Fiber.join(stray)).toEqual(Option.some({ _tag: "Aborted" }));
       expect(made.map((m) => m.next.head)).toEqual(["a", "b"]);
+    }),
+  );
+
+  it.effect("a swap interrupted midway leaves the other members failing as unknown", () =>
+    Effect.gen(function* () {
+      const starts: Array<[string, BatchStart]> = [];
+      const swapping = yield* Deferred.make<void>();
+      const hanging: Swap = (_next, _etag, after) =>
+        after.pipe(
+          Effect.zipRight(Deferred.succeed(swapping, undefined)),
+          Effect.zipRight(Effect.never),
+        );
+      const preparing = yield* Deferred.make<void>();
+      const a = yield* Effect.fork(publisher("s10", "a", starts, hanging, { preparing }));
+      yield* Effect.yieldNow();
+      const b = yield* Effect.fork(publisher("s10", "b", starts, hanging));
+      yield* Effect.yieldNow();
+      yield* Deferred.succeed(preparing, undefined);
+      yield* Deferred.await(swapping);
+      yield* Fiber.interrupt(a);
+      const bExit = yield* Fiber.await(b);
+      expect(Exit.isFailure(bExit)).toBe(true);
+      if (Exit.isFailure(bExit)) {
+        const error = Option.getOrThrow(Cause.failureOption(bExit.cause));
+        expect([error.code, error.reason]).toEqual(["STORAGE_FAILURE", "PUBLICATION_UNKNOWN"]);
+      }
+      // The line goes on.
+      expect(yield* concluder("s10", "after", starts)).toEqual(
+        Option.some({ _tag: "Concluded", conclusion: "after" }),
+      );
     }),
   );
 

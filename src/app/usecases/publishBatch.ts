@@ -32,7 +32,7 @@
  * waiting for its caller.
  */
 import { Effect, Exit, FiberRef, Option } from "effect";
-import type { DomainError } from "../../domain/errors.js";
+import { domainError, type DomainError } from "../../domain/errors.js";
 import type { Manifest } from "../../domain/manifest.js";
 
 /** Where a member of a batch starts. */
@@ -395,10 +395,9 @@ const takePart = <C>(
     if (batch.publishers[0] !== publisher) {
       yield* upload;
     } else {
-      yield* Effect.all([upload, swap(line, batch, prepared.swap, restore)], {
-        concurrency: 2,
-        discard: true,
-      }).pipe(
+      yield* restore(
+        Effect.all([upload, swap(line, batch, prepared.swap)], { concurrency: 2, discard: true }),
+      ).pipe(
         // However the swapper's part ends, its batch ends with it.
         Effect.onExit(() => Effect.sync(() => finish(line, batch, { _tag: "Aborted" }))),
       );
@@ -409,13 +408,26 @@ const takePart = <C>(
     return outcome;
   });
 
+/** What the other members are told when the swap was interrupted midway. */
+const swapUnknown: Outcome = {
+  _tag: "Failed",
+  error: domainError({
+    code: "STORAGE_FAILURE",
+    reason: "PUBLICATION_UNKNOWN",
+    message:
+      "The publication was interrupted before the store confirmed it; pull to see whether it landed.",
+  }),
+};
+
 /**
  * The first publisher's swap: once the batch is sealed, writes its tip conditional on
- * its base, after every publisher's upload; ends the batch with the outcome.
+ * its base, after every publisher's upload; ends the batch with the outcome. Only the
+ * waits and the store request itself can be interrupted: an ended swap always ends
+ * its batch with what it found.
  */
-const swap = (line: Line, batch: Batch, make: Swap, restore: Restore): Effect.Effect<void> =>
+const swap = (line: Line, batch: Batch, make: Swap): Effect.Effect<void> =>
   Effect.gen(function* () {
-    yield* restore(waitFor(() => batch.sealed, batch.sealWaiters));
+    yield* waitFor(() => batch.sealed, batch.sealWaiters);
     const base = batch.base;
     const tip = batch.tip;
     if (batch.finished || base === undefined || tip === undefined) return;
@@ -429,14 +441,27 @@ const swap = (line: Line, batch: Batch, make: Swap, restore: Restore): Effect.Ef
         ),
       { discard: true },
     );
-    const swapped = yield* Effect.either(make(tip, base.etag, uploads));
-    const outcome: Outcome =
-      swapped._tag === "Left"
-        ? swapped.left instanceof BatchAborted
-          ? { _tag: "Aborted" }
-          : { _tag: "Failed", error: swapped.left }
-        : swapped.right.accepted
-          ? { _tag: "Accepted", manifest: tip, etag: swapped.right.etag }
-          : { _tag: "Lost", fromWritten: base.fromWritten };
-    finish(line, batch, outcome);
+    yield* Effect.uninterruptibleMask((restore) =>
+      restore(make(tip, base.etag, uploads)).pipe(
+        Effect.either,
+        // Interrupted once the swap had begun (a shutdown beyond its grace period): it
+        // may have landed or not, and the other members must not be told either way.
+        Effect.onInterrupt(() => Effect.sync(() => finish(line, batch, swapUnknown))),
+        Effect.flatMap((swapped) =>
+          Effect.sync(() =>
+            finish(
+              line,
+              batch,
+              swapped._tag === "Left"
+                ? swapped.left instanceof BatchAborted
+                  ? { _tag: "Aborted" }
+                  : { _tag: "Failed", error: swapped.left }
+                : swapped.right.accepted
+                  ? { _tag: "Accepted", manifest: tip, etag: swapped.right.etag }
+                  : { _tag: "Lost", fromWritten: base.fromWritten },
+            ),
+          ),
+        ),
+      ),
+    );
   });
