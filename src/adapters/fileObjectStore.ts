@@ -9,7 +9,7 @@
  * are in docs/file-store.md.
  */
 import { randomUUID } from "node:crypto";
-import type { Dirent } from "node:fs";
+import { constants, type Dirent } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { Data, Duration, Effect, Either, Layer, Option } from "effect";
@@ -40,6 +40,7 @@ import {
   type KeyDirectoryState,
   type Version,
 } from "./fileStoreLayout.js";
+import { fd } from "./fsCallbacks.js";
 import { compareKeys } from "./keyOrder.js";
 
 /** Configuration of the file object store. */
@@ -92,6 +93,9 @@ const errnoOf = (cause: unknown): string =>
   cause instanceof Error && "code" in cause && typeof cause.code === "string"
     ? cause.code
     : "UNKNOWN";
+
+/** `wx`: create, fail if it exists. */
+const createFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
 
 const call = <A>(op: string, f: () => Promise<A>): Effect.Effect<A, FsFault> =>
   Effect.tryPromise({ try: f, catch: (cause) => new FsFault({ op, code: errnoOf(cause) }) });
@@ -226,9 +230,9 @@ const syncDirectory = (dir: string): Effect.Effect<void, FsFault> =>
   process.platform === "win32"
     ? Effect.void
     : Effect.acquireUseRelease(
-        call("open directory", () => fs.open(dir, "r")),
-        (handle) => call("sync directory", () => handle.sync()),
-        (handle) => call("close directory", () => handle.close()).pipe(Effect.ignore),
+        call("open directory", () => fd.open(dir, constants.O_RDONLY)),
+        (descriptor) => call("sync directory", () => fd.fsync(descriptor)),
+        (descriptor) => call("close directory", () => fd.close(descriptor)).pipe(Effect.ignore),
       );
 
 const makeService = (
@@ -340,19 +344,22 @@ const makeService = (
   /** Writes `body` to a fresh temp file and fsyncs it; the caller removes it, even on failure. */
   const writeTemp = (file: string, body: Uint8Array): Effect.Effect<void, FsFault> =>
     Effect.acquireUseRelease(
-      call("create temp file", () => fs.open(file, "wx", FILE_MODE)).pipe(
+      call("create temp file", () => fd.open(file, createFlags, FILE_MODE)).pipe(
         // The temp directory was removed under us: recreate it once.
         Effect.catchIf(isCode("ENOENT"), () =>
           call("create temp directory", () =>
             fs.mkdir(tmpDir, { recursive: true, mode: DIRECTORY_MODE }),
-          ).pipe(Effect.zipRight(call("create temp file", () => fs.open(file, "wx", FILE_MODE)))),
+          ).pipe(
+            Effect.zipRight(call("create temp file", () => fd.open(file, createFlags, FILE_MODE))),
+          ),
         ),
       ),
-      (handle) =>
-        call("write temp file", () => handle.writeFile(body)).pipe(
-          Effect.zipRight(call("sync temp file", () => handle.sync())),
-        ),
-      (handle) => call("close temp file", () => handle.close()).pipe(Effect.ignore),
+      (descriptor) =>
+        call("write temp file", async () => {
+          for (let written = 0; written < body.length;)
+            written += await fd.write(descriptor, body, written, body.length - written);
+        }).pipe(Effect.zipRight(call("sync temp file", () => fd.fsync(descriptor)))),
+      (descriptor) => call("close temp file", () => fd.close(descriptor)).pipe(Effect.ignore),
     );
 
   type Claim = "committed" | "taken" | "noKeyDirectory";
@@ -367,7 +374,7 @@ const makeService = (
     const attempt =
       payload === "tombstone"
         ? call("create tombstone", () => fs.mkdir(target, { mode: DIRECTORY_MODE }))
-        : call("commit version", () => fs.link(payload.tmpFile, target));
+        : call("commit version", () => fd.link(payload.tmpFile, target));
     return attempt.pipe(
       Effect.as<Claim>("committed"),
       Effect.catchIf(isCode("EEXIST"), () => Effect.succeed<Claim>("taken")),

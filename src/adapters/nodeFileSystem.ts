@@ -7,11 +7,11 @@
  * (temp, write, close, rename, lstat) takes ~0.25 s instead of ~0.65 s. These calls are
  * short metadata operations or writes of one note; reads and durable writes (with their
  * fsyncs) use the promise API so large files and disk flushes do not stall the event
- * loop. Except while this process has an fsync in flight: then a synchronous create or
- * rename can wait on the file system's journal behind it, blocking the event loop for
- * that long (measured: 8 contended writers in one process, the event loop busy 90% of
- * the time, a third of it in synchronous open and rename), so non-durable writes take
- * the promise API too until the fsyncs are done.
+ * loop. Except while this process has an fsync in flight or had one moments ago: then a
+ * synchronous create or rename can wait on the file system's journal behind it,
+ * blocking the event loop for that long (measured: 8 contended writers in one process,
+ * the event loop busy 90% of the time, a third of it in synchronous open and rename),
+ * so non-durable writes take the promise API too.
  */
 import { randomBytes } from "node:crypto";
 import * as nodeFs from "node:fs";
@@ -25,6 +25,7 @@ import {
   type FileSystemService,
   type WalkEntry,
 } from "../ports/FileSystem.js";
+import { fd } from "./fsCallbacks.js";
 import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
 import { kindOf, toPathInfo } from "./fsStats.js";
 
@@ -134,16 +135,16 @@ const info = (path: string) =>
     catch: (error) => mapError(error, path),
   });
 
-/** Opens `path` for reading and proves it is a regular file via `fstat` of the handle. */
-const openRegular = async (path: string): Promise<{ handle: fsp.FileHandle; size: number }> => {
-  let handle: fsp.FileHandle;
+/** Opens `path` for reading and proves it is a regular file via `fstat` of the descriptor. */
+const openRegular = async (path: string): Promise<{ descriptor: number; size: number }> => {
+  let descriptor: number;
   try {
-    handle = await fsp.open(path, readFlags);
+    descriptor = await fd.open(path, readFlags);
   } catch (error) {
     throw mapError(error, path, true);
   }
   try {
-    const stats = await handle.stat();
+    const stats = await fd.fstat(descriptor);
     if (stats.isDirectory()) {
       throw new FsError({ reason: "IsADirectory", path, message: `${path} is a directory` });
     }
@@ -154,21 +155,48 @@ const openRegular = async (path: string): Promise<{ handle: fsp.FileHandle; size
         message: `${path} is a ${kindOf(stats)}, not a regular file`,
       });
     }
-    return { handle, size: stats.size };
+    return { descriptor, size: stats.size };
   } catch (error) {
-    await handle.close();
+    await fd.close(descriptor);
     throw error;
   }
+};
+
+/** Reads `length` bytes at `offset`, or fewer if the file ends first. */
+const readAt = async (
+  descriptor: number,
+  offset: number,
+  length: number,
+): Promise<{ buffer: Uint8Array; filled: number }> => {
+  const buffer = new Uint8Array(length);
+  let filled = 0;
+  while (filled < length) {
+    const bytesRead = await fd.read(descriptor, buffer, filled, length - filled, offset + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return { buffer, filled };
 };
 
 const readFile = (path: string) =>
   Effect.tryPromise({
     try: async (): Promise<Uint8Array> => {
-      const { handle } = await openRegular(path);
+      const { descriptor, size } = await openRegular(path);
       try {
-        return await handle.readFile();
+        // The size fstat saw, then on until the end: a file that grew meanwhile is read whole.
+        const chunks: Uint8Array[] = [];
+        let total = 0;
+        for (let want = Math.max(size, 1); ; want = 64 * 1024) {
+          const { buffer, filled } = await readAt(descriptor, total, want);
+          if (filled > 0) chunks.push(filled === want ? buffer : buffer.subarray(0, filled));
+          total += filled;
+          if (filled < want) break;
+        }
+        return chunks.length === 1 && chunks[0] !== undefined
+          ? chunks[0]
+          : Buffer.concat(chunks, total);
       } finally {
-        await handle.close();
+        await fd.close(descriptor);
       }
     },
     catch: (error) => mapError(error, path),
@@ -177,24 +205,19 @@ const readFile = (path: string) =>
 const readRange = (path: string, offset: number, length: number) =>
   Effect.tryPromise({
     try: async (): Promise<Uint8Array> => {
-      const { handle } = await openRegular(path);
+      const { descriptor } = await openRegular(path);
       try {
-        const buffer = new Uint8Array(length);
-        let filled = 0;
-        while (filled < length) {
-          const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled);
-          if (bytesRead === 0) {
-            throw new FsError({
-              reason: "Other",
-              path,
-              message: `short read of ${path}: wanted ${length} bytes at ${offset}, got ${filled}`,
-            });
-          }
-          filled += bytesRead;
+        const { buffer, filled } = await readAt(descriptor, offset, length);
+        if (filled < length) {
+          throw new FsError({
+            reason: "Other",
+            path,
+            message: `short read of ${path}: wanted ${length} bytes at ${offset}, got ${filled}`,
+          });
         }
         return buffer;
       } finally {
-        await handle.close();
+        await fd.close(descriptor);
       }
     },
     catch: (error) => mapError(error, path),
@@ -219,8 +242,20 @@ const tempNameFor = (name: string): string => {
   return `.${prefix}.quire-${tempProcessPart}${tempCounter.toString(36)}.tmp`;
 };
 
-/** fsyncs this process has in flight (see the module comment). */
+/** fsyncs this process has in flight, and when the last one ended (see the module comment). */
 let syncsInFlight = 0;
+let lastSyncEndedMs = Number.NEGATIVE_INFINITY;
+
+/**
+ * How long after an fsync the journal counts as still busy: the commits that follow
+ * one usually come within milliseconds (measured: with only the fsyncs in flight
+ * counted, most synchronous writes of 8 contended writers still ran and blocked).
+ */
+const busyAfterSyncMs = 50;
+
+/** Whether a synchronous write may have to wait behind an fsync. */
+const journalBusy = (): boolean =>
+  syncsInFlight > 0 || performance.now() - lastSyncEndedMs < busyAfterSyncMs;
 
 /** Runs `sync`, counted among the fsyncs in flight. */
 const counted = async <A>(sync: () => Promise<A>): Promise<A> => {
@@ -229,19 +264,20 @@ const counted = async <A>(sync: () => Promise<A>): Promise<A> => {
     return await sync();
   } finally {
     syncsInFlight--;
+    lastSyncEndedMs = performance.now();
   }
 };
 
 /** fsync of a directory; file systems that cannot do it (EINVAL, ENOTSUP) are tolerated. */
 const syncDirectory = async (directory: string): Promise<void> => {
-  const handle = await fsp.open(directory, O_RDONLY);
+  const descriptor = await fd.open(directory, O_RDONLY);
   try {
-    await counted(() => handle.sync());
+    await counted(() => fd.fsync(descriptor));
   } catch (error) {
     const code = errnoCode(error);
     if (code !== "EINVAL" && code !== "ENOTSUP") throw error;
   } finally {
-    await handle.close();
+    await fd.close(descriptor);
   }
 };
 
@@ -254,7 +290,7 @@ const writeFileAtomic = (
   bytes: Uint8Array,
   options: { readonly mode: number; readonly durable: boolean },
 ) =>
-  options.durable || syncsInFlight > 0
+  options.durable || journalBusy()
     ? writeFileAtomicAsync(path, bytes, options)
     : writeFileAtomicSync(path, bytes, options);
 
@@ -292,15 +328,16 @@ const writeFileAtomicAsync = (
     try: async () => {
       const directory = dirname(path);
       const temp = join(directory, tempNameFor(basename(path)));
-      const handle = await fsp.open(temp, createFlags, options.mode);
+      const descriptor = await fd.open(temp, createFlags, options.mode);
       try {
         try {
-          await handle.writeFile(bytes);
-          if (options.durable) await counted(() => handle.sync());
+          for (let written = 0; written < bytes.length;)
+            written += await fd.write(descriptor, bytes, written, bytes.length - written);
+          if (options.durable) await counted(() => fd.fsync(descriptor));
         } finally {
-          await handle.close();
+          await fd.close(descriptor);
         }
-        await fsp.rename(temp, path);
+        await fd.rename(temp, path);
       } catch (error) {
         await fsp.rm(temp, { force: true }).catch(() => undefined);
         throw error;
@@ -312,7 +349,7 @@ const writeFileAtomicAsync = (
 
 const linkFile = (existing: string, path: string) =>
   Effect.tryPromise({
-    try: () => fsp.link(existing, path),
+    try: () => fd.link(existing, path),
     // EEXIST names the new path, any other failure the existing one.
     catch: (error) => mapError(error, errnoCode(error) === "EEXIST" ? path : existing),
   });
@@ -324,7 +361,7 @@ const removeFile = (path: string) =>
   Effect.tryPromise({
     try: async () => {
       try {
-        await fsp.unlink(path);
+        await fd.unlink(path);
       } catch (error) {
         if (errnoCode(error) !== "ENOENT") throw error;
       }

@@ -1,0 +1,63 @@
+/**
+ * Promises over `node:fs` callbacks, for the file system and file store adapters.
+ *
+ * Why not `node:fs/promises`: its `FileHandle` costs the event loop about twice as much
+ * per call (measured: 4,000 atomic writes, 324 ms against 163 ms of event-loop time),
+ * and under contention the event loop is what bounds a process's commits (8 writers
+ * in one process: busy ~90% of the time, most of it in file calls).
+ */
+import * as nodeFs from "node:fs";
+
+/**
+ * The thread-pool file calls of the adapters' hot paths, as promises over the callback
+ * API of `node:fs`. Rejections are node's own errors (with `code`); each adapter maps
+ * them with its own `mapError`.
+ */
+export const fd = {
+  open: (path: string, flags: number, mode?: number) =>
+    new Promise<number>((resolve, reject) =>
+      nodeFs.open(path, flags, mode, (error, opened) => (error ? reject(error) : resolve(opened))),
+    ),
+  close: (descriptor: number) =>
+    new Promise<void>((resolve, reject) =>
+      nodeFs.close(descriptor, (error) => (error ? reject(error) : resolve())),
+    ),
+  fstat: (descriptor: number) =>
+    new Promise<nodeFs.Stats>((resolve, reject) =>
+      nodeFs.fstat(descriptor, (error, stats) => (error ? reject(error) : resolve(stats))),
+    ),
+  fsync: (descriptor: number) =>
+    new Promise<void>((resolve, reject) =>
+      nodeFs.fsync(descriptor, (error) => (error ? reject(error) : resolve())),
+    ),
+  read: (
+    descriptor: number,
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number,
+  ) =>
+    new Promise<number>((resolve, reject) =>
+      nodeFs.read(descriptor, buffer, offset, length, position, (error, bytesRead) =>
+        error ? reject(error) : resolve(bytesRead),
+      ),
+    ),
+  write: (descriptor: number, bytes: Uint8Array, offset: number, length: number) =>
+    new Promise<number>((resolve, reject) =>
+      nodeFs.write(descriptor, bytes, offset, length, null, (error, written) =>
+        error ? reject(error) : resolve(written),
+      ),
+    ),
+  rename: (from: string, to: string) =>
+    new Promise<void>((resolve, reject) =>
+      nodeFs.rename(from, to, (error) => (error ? reject(error) : resolve())),
+    ),
+  link: (existing: string, path: string) =>
+    new Promise<void>((resolve, reject) =>
+      nodeFs.link(existing, path, (error) => (error ? reject(error) : resolve())),
+    ),
+  unlink: (path: string) =>
+    new Promise<void>((resolve, reject) =>
+      nodeFs.unlink(path, (error) => (error ? reject(error) : resolve())),
+    ),
+};
