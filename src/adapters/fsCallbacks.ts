@@ -13,6 +13,26 @@ import * as nodeFs from "node:fs";
  * API of `node:fs`. Rejections are node's own errors (with `code`); each adapter maps
  * them with its own `mapError`.
  */
+/** fsyncs in flight in this process (any adapter), and when the last one ended. */
+let syncsInFlight = 0;
+let lastSyncEndedMs = Number.NEGATIVE_INFINITY;
+
+/**
+ * How long after an fsync the journal counts as still busy: the commits that follow
+ * one usually come within milliseconds (measured: with only the fsyncs in flight
+ * counted, most synchronous writes of 8 contended writers still ran and blocked).
+ */
+const busyAfterSyncMs = 50;
+
+/**
+ * Whether a synchronous metadata call (create, rename) may have to wait on the file
+ * system's journal behind an fsync of this process — blocking the event loop for that
+ * long. Approximate (it sees only this process's fsyncs); a caller that would do such
+ * a call synchronously takes the thread pool instead while it holds.
+ */
+export const journalBusy = (): boolean =>
+  syncsInFlight > 0 || performance.now() - lastSyncEndedMs < busyAfterSyncMs;
+
 export const fd = {
   open: (path: string, flags: number, mode?: number) =>
     new Promise<number>((resolve, reject) =>
@@ -26,10 +46,17 @@ export const fd = {
     new Promise<nodeFs.Stats>((resolve, reject) =>
       nodeFs.fstat(descriptor, (error, stats) => (error ? reject(error) : resolve(stats))),
     ),
-  fsync: (descriptor: number) =>
-    new Promise<void>((resolve, reject) =>
-      nodeFs.fsync(descriptor, (error) => (error ? reject(error) : resolve())),
-    ),
+  /** Counted: see {@link journalBusy}. */
+  fsync: (descriptor: number) => {
+    syncsInFlight++;
+    return new Promise<void>((resolve, reject) =>
+      nodeFs.fsync(descriptor, (error) => {
+        syncsInFlight--;
+        lastSyncEndedMs = performance.now();
+        return error ? reject(error) : resolve();
+      }),
+    );
+  },
   read: (
     descriptor: number,
     buffer: Uint8Array,

@@ -25,7 +25,7 @@ import {
   type FileSystemService,
   type WalkEntry,
 } from "../ports/FileSystem.js";
-import { fd } from "./fsCallbacks.js";
+import { fd, journalBusy } from "./fsCallbacks.js";
 import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
 import { kindOf, toPathInfo } from "./fsStats.js";
 
@@ -242,37 +242,11 @@ const tempNameFor = (name: string): string => {
   return `.${prefix}.quire-${tempProcessPart}${tempCounter.toString(36)}.tmp`;
 };
 
-/** fsyncs this process has in flight, and when the last one ended (see the module comment). */
-let syncsInFlight = 0;
-let lastSyncEndedMs = Number.NEGATIVE_INFINITY;
-
-/**
- * How long after an fsync the journal counts as still busy: the commits that follow
- * one usually come within milliseconds (measured: with only the fsyncs in flight
- * counted, most synchronous writes of 8 contended writers still ran and blocked).
- */
-const busyAfterSyncMs = 50;
-
-/** Whether a synchronous write may have to wait behind an fsync. */
-const journalBusy = (): boolean =>
-  syncsInFlight > 0 || performance.now() - lastSyncEndedMs < busyAfterSyncMs;
-
-/** Runs `sync`, counted among the fsyncs in flight. */
-const counted = async <A>(sync: () => Promise<A>): Promise<A> => {
-  syncsInFlight++;
-  try {
-    return await sync();
-  } finally {
-    syncsInFlight--;
-    lastSyncEndedMs = performance.now();
-  }
-};
-
 /** fsync of a directory; file systems that cannot do it (EINVAL, ENOTSUP) are tolerated. */
 const syncDirectory = async (directory: string): Promise<void> => {
   const descriptor = await fd.open(directory, O_RDONLY);
   try {
-    await counted(() => fd.fsync(descriptor));
+    await fd.fsync(descriptor);
   } catch (error) {
     const code = errnoCode(error);
     if (code !== "EINVAL" && code !== "ENOTSUP") throw error;
@@ -333,7 +307,7 @@ const writeFileAtomicAsync = (
         try {
           for (let written = 0; written < bytes.length;)
             written += await fd.write(descriptor, bytes, written, bytes.length - written);
-          if (options.durable) await counted(() => fd.fsync(descriptor));
+          if (options.durable) await fd.fsync(descriptor);
         } finally {
           await fd.close(descriptor);
         }
