@@ -31,7 +31,7 @@
  * another copy's behalf, as tests of lost races do) is a batch of its own instead of
  * waiting for its caller.
  */
-import { Effect, Exit, FiberRef, Option } from "effect";
+import { Cause, Effect, Exit, FiberRef, Option } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
 import type { Manifest } from "../../domain/manifest.js";
 
@@ -395,12 +395,17 @@ const takePart = <C>(
     if (batch.publishers[0] !== publisher) {
       yield* upload;
     } else {
-      yield* restore(
-        Effect.all([upload, swap(line, batch, prepared.swap)], { concurrency: 2, discard: true }),
+      // Its own upload failing must not interrupt the swap: the swap's `after` sees the
+      // failure and ends the batch as aborted (nothing written), not as unknown.
+      const [uploaded] = yield* restore(
+        Effect.all([Effect.either(upload), swap(line, batch, prepared.swap)], {
+          concurrency: 2,
+        }),
       ).pipe(
         // However the swapper's part ends, its batch ends with it.
         Effect.onExit(() => Effect.sync(() => finish(line, batch, { _tag: "Aborted" }))),
       );
+      if (uploaded._tag === "Left") return yield* Effect.fail(uploaded.left);
     }
     yield* restore(waitFor(() => publisher.outcome !== undefined, publisher.outcomeWaiters));
     const outcome: Outcome = publisher.outcome ?? { _tag: "Aborted" };
@@ -431,6 +436,8 @@ const swap = (line: Line, batch: Batch, make: Swap): Effect.Effect<void> =>
     const base = batch.base;
     const tip = batch.tip;
     if (batch.finished || base === undefined || tip === undefined) return;
+    // Set once every upload succeeded: from then on the store request may be under way.
+    let writing = false;
     const uploads = Effect.forEach(
       batch.publishers,
       (publisher) =>
@@ -440,28 +447,40 @@ const swap = (line: Line, batch: Batch, make: Swap): Effect.Effect<void> =>
           ),
         ),
       { discard: true },
-    );
+    ).pipe(Effect.tap(() => Effect.sync(() => (writing = true))));
     yield* Effect.uninterruptibleMask((restore) =>
       restore(make(tip, base.etag, uploads)).pipe(
-        Effect.either,
-        // Interrupted once the swap had begun (a shutdown beyond its grace period): it
-        // may have landed or not, and the other members must not be told either way.
-        Effect.onInterrupt(() => Effect.sync(() => finish(line, batch, swapUnknown))),
-        Effect.flatMap((swapped) =>
-          Effect.sync(() =>
+        Effect.exit,
+        Effect.flatMap((swapped) => {
+          if (Exit.isSuccess(swapped)) {
             finish(
               line,
               batch,
-              swapped._tag === "Left"
-                ? swapped.left instanceof BatchAborted
-                  ? { _tag: "Aborted" }
-                  : { _tag: "Failed", error: swapped.left }
-                : swapped.right.accepted
-                  ? { _tag: "Accepted", manifest: tip, etag: swapped.right.etag }
-                  : { _tag: "Lost", fromWritten: base.fromWritten },
-            ),
-          ),
-        ),
+              swapped.value.accepted
+                ? { _tag: "Accepted", manifest: tip, etag: swapped.value.etag }
+                : { _tag: "Lost", fromWritten: base.fromWritten },
+            );
+            return Effect.void;
+          }
+          const failure = Cause.failureOption(swapped.cause);
+          if (Option.isSome(failure)) {
+            finish(
+              line,
+              batch,
+              failure.value instanceof BatchAborted
+                ? { _tag: "Aborted" }
+                : { _tag: "Failed", error: failure.value },
+            );
+            return Effect.void;
+          }
+          // Interrupted (a shutdown beyond its grace period) or died: once the request
+          // may have been made it may have landed or not, and the other members must
+          // not be told either way; before that, nothing was written. Then it goes on.
+          finish(line, batch, writing ? swapUnknown : { _tag: "Aborted" });
+          return Cause.isInterruptedOnly(swapped.cause)
+            ? Effect.interrupt
+            : Effect.die(Cause.squash(swapped.cause));
+        }),
       ),
     );
   });
