@@ -224,40 +224,38 @@ describe("group commit (publish batches within one process)", () => {
     }),
   );
 
-  it.live(
-    "the first publisher's own upload failing aborts the batch: nobody is told unknown",
-    () =>
-      Effect.gen(function* () {
-        const starts: Array<[string, BatchStart]> = [];
-        const made: string[] = [];
-        // Stages its write alongside `after`, as the file store does.
-        const staging: Swap = (next, _etag, after) =>
-          Effect.all([after, Effect.sleep(Duration.millis(1))], { concurrency: 2 }).pipe(
-            Effect.map(() => {
-              made.push(next.head);
-              return { accepted: true, etag: Option.some("e1") };
-            }),
-          );
-        const failure = domainError({
-          code: "STORAGE_FAILURE",
-          reason: "STORE_UNAVAILABLE",
-          message: "injected",
-        });
-        const preparing = yield* Deferred.make<void>();
-        const a = yield* Effect.fork(
-          publisher("s11", "a", starts, staging, {
-            preparing,
-            upload: Effect.zipRight(Effect.sleep(Duration.millis(5)), Effect.fail(failure)),
+  it.live("the first publisher's own upload failing aborts the batch: nobody is told unknown", () =>
+    Effect.gen(function* () {
+      const starts: Array<[string, BatchStart]> = [];
+      const made: string[] = [];
+      // Stages its write alongside `after`, as the file store does.
+      const staging: Swap = (next, _etag, after) =>
+        Effect.all([after, Effect.sleep(Duration.millis(1))], { concurrency: 2 }).pipe(
+          Effect.map(() => {
+            made.push(next.head);
+            return { accepted: true, etag: Option.some("e1") };
           }),
         );
-        yield* Effect.yieldNow();
-        const b = yield* Effect.fork(publisher("s11", "b", starts, staging));
-        yield* Effect.yieldNow();
-        yield* Deferred.succeed(preparing, undefined);
-        expect(yield* Fiber.await(a)).toEqual(Exit.fail(failure));
-        expect(yield* Fiber.join(b)).toEqual(Option.some({ _tag: "Aborted" }));
-        expect(made).toEqual([]);
-      }),
+      const failure = domainError({
+        code: "STORAGE_FAILURE",
+        reason: "STORE_UNAVAILABLE",
+        message: "injected",
+      });
+      const preparing = yield* Deferred.make<void>();
+      const a = yield* Effect.fork(
+        publisher("s11", "a", starts, staging, {
+          preparing,
+          upload: Effect.zipRight(Effect.sleep(Duration.millis(5)), Effect.fail(failure)),
+        }),
+      );
+      yield* Effect.yieldNow();
+      const b = yield* Effect.fork(publisher("s11", "b", starts, staging));
+      yield* Effect.yieldNow();
+      yield* Deferred.succeed(preparing, undefined);
+      expect(yield* Fiber.await(a)).toEqual(Exit.fail(failure));
+      expect(yield* Fiber.join(b)).toEqual(Option.some({ _tag: "Aborted" }));
+      expect(made).toEqual([]);
+    }),
   );
 
   it.effect("a lost swap is lost for every member, and says where the batch started from", () =>
