@@ -1,14 +1,12 @@
 import { Cause, Effect, Exit, Option } from "effect";
 import { describe, expect, it } from "vitest";
-import * as ids from "../../src/adapters/idGenerator.js";
 import { instrument, type FaultDecision } from "../../src/adapters/instrumentedObjectStore.js";
-import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
-import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
 import type { DomainError } from "../../src/domain/errors.js";
 import { decodeManifest, type Manifest } from "../../src/domain/manifest.js";
 import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
+import { memNotebook } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
 
@@ -21,29 +19,7 @@ const setup = (decide?: (key: string, method: string) => FaultDecision | undefin
     latency: "3 millis",
     decide: (request) => decide?.(request.key, request.method),
   });
-  const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
-  vol.unlinkSync("/ws/.keep");
-  const notebook = Effect.runSync(
-    makeNotebook({
-      store: counted.store,
-      fs,
-      ids: ids.make(),
-      options: {
-        workspaceRoot: "/ws",
-        notebookDirectory: "/ws/c0",
-        privateRoot: "/private",
-        homeDirectory: "/home/u",
-        commitRetries: 8,
-        checkpointPacks: 1024,
-        retainedCheckpoints: 1,
-      },
-    }),
-  );
-  const read = (path: string) => vol.readFileSync(path, "utf8").toString();
-  const write = (path: string, text: string) => {
-    vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-    vol.writeFileSync(path, text);
-  };
+  const { notebook, read, write } = memNotebook(counted.store);
   return { notebook, read, write, counted, store: counted.store };
 };
 

@@ -1,41 +1,13 @@
 import { Effect, Exit, Cause, Option } from "effect";
 import { describe, expect, it } from "vitest";
-import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
-import * as ids from "../../src/adapters/idGenerator.js";
-import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
 import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
 import type { DomainError } from "../../src/domain/errors.js";
-import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
+import { memNotebook } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
 
-const setup = (store: ObjectStoreService = memoryStore.make(), privateRoot = "/private") => {
-  const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
-  vol.unlinkSync("/ws/.keep");
-  const notebook = Effect.runSync(
-    makeNotebook({
-      store,
-      fs,
-      ids: ids.make(),
-      options: {
-        workspaceRoot: "/ws",
-        notebookDirectory: "/ws/a",
-        privateRoot,
-        homeDirectory: "/home/u",
-        commitRetries: 8,
-        checkpointPacks: 1024,
-        retainedCheckpoints: 1,
-      },
-    }),
-  );
-  const read = (path: string) => vol.readFileSync(path, "utf8").toString();
-  const write = (path: string, text: string) => {
-    vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-    vol.writeFileSync(path, text);
-  };
-  return { notebook, vol, read, write, store };
-};
+const setup = memNotebook;
 
 const ok = (effect: Effect.Effect<SyncReport, DomainError>): Promise<SyncReport> =>
   Effect.runPromise(effect);

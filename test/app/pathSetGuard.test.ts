@@ -1,11 +1,10 @@
 import { Cause, Effect, Exit, Option } from "effect";
 import { describe, expect, it } from "vitest";
-import * as ids from "../../src/adapters/idGenerator.js";
 import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
-import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
 import type { PathSets } from "../../src/domain/pathSets.js";
 import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
+import { openOn } from "./memNotebook.js";
 
 const author = { name: "t", version: "1" };
 
@@ -13,24 +12,7 @@ const open = (
   store: ObjectStoreService,
   fs: ReturnType<typeof memFs.make>["service"],
   pathSets?: PathSets,
-) =>
-  Effect.runSync(
-    makeNotebook({
-      store,
-      fs,
-      ids: ids.make(),
-      options: {
-        workspaceRoot: "/ws",
-        notebookDirectory: "/ws/a",
-        privateRoot: "/private",
-        homeDirectory: "/h",
-        commitRetries: 8,
-        checkpointPacks: 1024,
-        retainedCheckpoints: 1,
-        ...(pathSets === undefined ? {} : { pathSets }),
-      },
-    }),
-  );
+) => openOn(store, fs, pathSets === undefined ? {} : { pathSets });
 
 describe("path-set enforcement at commit", () => {
   it("resets exactly the offending files, publishes nothing, and the next commit publishes the rest", async () => {

@@ -1,0 +1,54 @@
+/**
+ * A notebook service over memfs (workspace `/ws`, private root `privateRoot`) and the
+ * given store, with helpers to read and write the in-memory files: the common setup of
+ * the use-case tests.
+ */
+import { Effect } from "effect";
+import * as ids from "../../src/adapters/idGenerator.js";
+import * as memFs from "../../src/adapters/memFileSystem.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
+import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
+
+/** Test defaults of the notebook options, over `overrides`. */
+type Overrides = Partial<Parameters<typeof makeNotebook>[0]["options"]>;
+
+/** A notebook service on `store` and the memfs file system `fs` (test defaults). */
+export const openOn = (
+  store: ObjectStoreService,
+  fs: ReturnType<typeof memFs.make>["service"],
+  overrides: Overrides = {},
+) =>
+  Effect.runSync(
+    makeNotebook({
+      store,
+      fs,
+      ids: ids.make(),
+      options: {
+        workspaceRoot: "/ws",
+        notebookDirectory: "/ws/a",
+        privateRoot: "/private",
+        homeDirectory: "/home/u",
+        commitRetries: 8,
+        checkpointPacks: 1024,
+        retainedCheckpoints: 1,
+        ...overrides,
+      },
+    }),
+  );
+
+/** The notebook, its volume, file helpers and the store (see the module comment). */
+export const memNotebook = (
+  store: ObjectStoreService = memoryStore.make(),
+  privateRoot = "/private",
+) => {
+  const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
+  vol.unlinkSync("/ws/.keep");
+  const notebook = openOn(store, fs, { privateRoot });
+  const read = (path: string) => vol.readFileSync(path, "utf8").toString();
+  const write = (path: string, text: string) => {
+    vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    vol.writeFileSync(path, text);
+  };
+  return { notebook, vol, read, write, store };
+};
