@@ -23,7 +23,10 @@
  *   (`ownRead`), which begins a new batch.
  * - The swap is all or nothing: every member's publication is accepted, or none is.
  *   When a member's upload fails it fails with its own error and the others are told
- *   the batch was aborted (nothing published); they try again at once.
+ *   the batch was aborted (nothing published); they try again. When the member making
+ *   the swap is interrupted (a shutdown) or dies once its store request may have
+ *   started, the others fail with STORAGE_FAILURE/PUBLICATION_UNKNOWN: it may have
+ *   landed or not, and their rewrite intents settle it at their copies' next call.
  *
  * Batches on one store run one at a time, process-wide (every Notebook service shares
  * them); races with other processes remain, and the compare-and-swap decides them. A
