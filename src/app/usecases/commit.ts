@@ -487,7 +487,8 @@ export const commit = (
     // An attempt that started from what this process last wrote (lastWritten.ts) or
     // from the tip of its batch (publishBatch.ts) and lost its swap, or came to any
     // conclusion but publishing, is retried at once after reading `current`, without
-    // counting as an attempt; so is one whose batch was aborted by another member.
+    // counting as an attempt. One whose batch another member aborted is retried at once
+    // too, but counts: a store that keeps failing others' uploads ends it.
     let retryAtOnce = false;
     let readCurrent = false;
     for (let attempt = 0; attempt <= current.options.commitRetries; attempt++) {
