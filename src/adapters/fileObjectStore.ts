@@ -355,10 +355,9 @@ const makeService = (
         ),
       ),
       (descriptor) =>
-        call("write temp file", async () => {
-          for (let written = 0; written < body.length;)
-            written += await fd.write(descriptor, body, written, body.length - written);
-        }).pipe(Effect.zipRight(call("sync temp file", () => fd.fsync(descriptor)))),
+        call("write temp file", () => fd.writeAll(descriptor, body)).pipe(
+          Effect.zipRight(call("sync temp file", () => fd.fsync(descriptor))),
+        ),
       (descriptor) => call("close temp file", () => fd.close(descriptor)).pipe(Effect.ignore),
     );
 

@@ -8,11 +8,6 @@
  */
 import * as nodeFs from "node:fs";
 
-/**
- * The thread-pool file calls of the adapters' hot paths, as promises over the callback
- * API of `node:fs`. Rejections are node's own errors (with `code`); each adapter maps
- * them with its own `mapError`.
- */
 /** fsyncs in flight in this process (any adapter), and when the last one ended. */
 let syncsInFlight = 0;
 let lastSyncEndedMs = Number.NEGATIVE_INFINITY;
@@ -33,6 +28,11 @@ const busyAfterSyncMs = 50;
 export const journalBusy = (): boolean =>
   syncsInFlight > 0 || performance.now() - lastSyncEndedMs < busyAfterSyncMs;
 
+/**
+ * The thread-pool file calls of the adapters' hot paths, as promises over the callback
+ * API of `node:fs`. Rejections are node's own errors (with `code`); each adapter maps
+ * them with its own `mapError`.
+ */
 export const fd = {
   open: (path: string, flags: number, mode?: number) =>
     new Promise<number>((resolve, reject) =>
@@ -75,6 +75,11 @@ export const fd = {
         error ? reject(error) : resolve(written),
       ),
     ),
+  /** Writes all of `bytes` at the descriptor's position (a write may take only part). */
+  writeAll: async (descriptor: number, bytes: Uint8Array): Promise<void> => {
+    for (let written = 0; written < bytes.length;)
+      written += await fd.write(descriptor, bytes, written, bytes.length - written);
+  },
   rename: (from: string, to: string) =>
     new Promise<void>((resolve, reject) =>
       nodeFs.rename(from, to, (error) => (error ? reject(error) : resolve())),

@@ -6,12 +6,12 @@
  * three times faster than the promise API, and writing 10,000 small files atomically
  * (temp, write, close, rename, lstat) takes ~0.25 s instead of ~0.65 s. These calls are
  * short metadata operations or writes of one note; reads and durable writes (with their
- * fsyncs) use the promise API so large files and disk flushes do not stall the event
- * loop. Except while this process has an fsync in flight or had one moments ago: then a
- * synchronous create or rename can wait on the file system's journal behind it,
- * blocking the event loop for that long (measured: 8 contended writers in one process,
- * the event loop busy 90% of the time, a third of it in synchronous open and rename),
- * so non-durable writes take the promise API too.
+ * fsyncs) go through the thread pool (fsCallbacks.ts) so large files and disk flushes do
+ * not stall the event loop. Except while this process has an fsync in flight or had one
+ * moments ago: then a synchronous create or rename can wait on the file system's
+ * journal behind it, blocking the event loop for that long (measured: 8 contended
+ * writers in one process, the event loop busy 90% of the time, a third of it in
+ * synchronous open and rename), so non-durable writes take the thread pool too.
  */
 import { randomBytes } from "node:crypto";
 import * as nodeFs from "node:fs";
@@ -305,8 +305,7 @@ const writeFileAtomicAsync = (
       const descriptor = await fd.open(temp, createFlags, options.mode);
       try {
         try {
-          for (let written = 0; written < bytes.length;)
-            written += await fd.write(descriptor, bytes, written, bytes.length - written);
+          await fd.writeAll(descriptor, bytes);
           if (options.durable) await fd.fsync(descriptor);
         } finally {
           await fd.close(descriptor);
