@@ -13,7 +13,7 @@ import type { Author } from "../Notebook.js";
 import { makeBlobSource } from "./blobs.js";
 import { prepareCheckpoint, publishCheckpoint, type PreparedCheckpoint } from "./checkpoint.js";
 import { cleanup } from "./cleanup.js";
-import { backoff, turnWaitBudgetMs } from "./contention.js";
+import { backoff, placeWaitBudgetMs } from "./contention.js";
 import { inBatch, type Prepared, type Swap } from "./publishBatch.js";
 import { lastWritten, missedWritten, rememberWritten } from "./lastWritten.js";
 import { recentPacks } from "./recentPacks.js";
@@ -189,9 +189,7 @@ const concluded = (conclusion: Conclusion): Prepared<Conclusion> => ({
 interface Planned {
   /** The manifest that publishes it: `remote`'s with its increment added. */
   readonly next: Manifest;
-  /** The state it was merged onto. */
-  readonly base: RemoteView;
-  /** `base` with the pack applied. */
+  /** The remote state with the pack applied. */
   readonly view: RemoteView;
   readonly pack: { readonly bytes: Uint8Array; readonly sha: string };
   /** Uploads the pack and makes the local records durable (before any swap). */
@@ -280,7 +278,7 @@ const planPublication = (
       ],
       { concurrency: 2, discard: true },
     ).pipe(Effect.zipRight(reach(call.options.failpoint, "after-pack-upload")));
-    return { next, base, view, pack: { bytes, sha }, upload };
+    return { next, view, pack: { bytes, sha }, upload };
   });
 
 /**
@@ -483,7 +481,7 @@ export const commit = (
     yield* enforcePathSets(current, current.options.pathSets ?? noPathSets, scan, baseIds, local);
     let known = base;
     // Only the time spent waiting for a place in a batch counts against this budget.
-    let turnWaitLeftMs = turnWaitBudgetMs(current.options.commitRetries);
+    let placeWaitLeftMs = placeWaitBudgetMs(current.options.commitRetries);
     // An attempt that started from what this process last wrote (lastWritten.ts) or
     // from the tip of its batch (publishBatch.ts) and lost its swap, or came to any
     // conclusion but publishing, is retried at once after reading `current`, without
@@ -496,23 +494,23 @@ export const commit = (
       retryAtOnce = false;
       // From reading `current` to its swap, as a member of a batch of this process.
       const waitStartedMs = yield* Clock.currentTimeMillis;
-      let turnCameMs = waitStartedMs;
+      let placeCameMs = waitStartedMs;
       let planned:
         { readonly remote: RemoteRead; readonly merged: Tree; readonly plan: Planned } | undefined;
       let onTip = false;
       const took = yield* inBatch(
         current.store.identity,
-        turnWaitLeftMs,
+        placeWaitLeftMs,
         readCurrent,
       )((start) =>
         Effect.gen(function* () {
-          turnCameMs = yield* Clock.currentTimeMillis;
+          placeCameMs = yield* Clock.currentTimeMillis;
           const startFrom =
             start._tag === "Tip"
               ? Option.some({ manifest: start.manifest, etag: start.etag })
               : readCurrent
                 ? Option.none()
-                : lastWritten(current.store.identity, turnCameMs);
+                : lastWritten(current.store.identity, placeCameMs);
           const remote = yield* readRemote(current, known, startFrom, true);
           const fromWritten =
             Option.isSome(startFrom) && Option.contains(remote.etag, startFrom.value.etag);
@@ -551,7 +549,7 @@ export const commit = (
             from: { manifest: remote.manifest, etag: remote.etag, fromWritten },
             next: plan.next,
             upload: plan.upload,
-            swap: swapCurrent(current.store, fromWritten, turnCameMs),
+            swap: swapCurrent(current.store, fromWritten, placeCameMs),
           } as const;
         }),
       );
@@ -559,7 +557,7 @@ export const commit = (
         yield* Effect.logDebug("no place in a batch within the retry budget");
         break;
       }
-      turnWaitLeftMs -= turnCameMs - waitStartedMs;
+      placeWaitLeftMs -= placeCameMs - waitStartedMs;
       const outcome = took.value;
       if (outcome._tag === "Concluded") {
         const conclusion = outcome.conclusion;
@@ -591,7 +589,7 @@ export const commit = (
         case "Accepted":
           return yield* complete(current, scan, planned.merged, {
             manifest: outcome.manifest,
-            base: planned.plan.base,
+            base: planned.remote.view,
             view: planned.plan.view,
             pack: planned.plan.pack,
           });

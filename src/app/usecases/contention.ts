@@ -32,7 +32,7 @@ export const backoff = (attempt: number): Effect.Effect<void> =>
  * no place within that time is REMOTE_BUSY, as it would be had it raced and lost:
  * under overload callers get a prompt answer rather than an ever longer queue.
  */
-export const turnWaitBudgetMs = (retries: number): number => {
+export const placeWaitBudgetMs = (retries: number): number => {
   let total = 0;
   for (let attempt = 0; attempt < retries; attempt++) total += backoffCapMs(attempt);
   return Math.max(total, backoffCapMs(0));

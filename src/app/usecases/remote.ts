@@ -18,7 +18,7 @@ import {
 } from "../../domain/manifest.js";
 import { decodePack, type DecodedPack } from "../../domain/pack.js";
 import { encodeText } from "../../domain/content.js";
-import type { FileSystemService } from "../../ports/FileSystem.js";
+import type { FileSystemService, FsError } from "../../ports/FileSystem.js";
 import { StoreError, type ObjectStoreService } from "../../ports/ObjectStore.js";
 import type { BlobSource } from "./blobs.js";
 import type { PendingWrites } from "./pendingWrites.js";
@@ -136,11 +136,10 @@ const fetchPack = (
               : Effect.void,
           ),
         );
+    const cacheFailure = (error: FsError) => localFailure(error, "caching a pack");
     // Durable before any record names it, not before the call goes on (pendingWrites.ts).
     const cacheInCopy = (bytes: Uint8Array) =>
-      ctx.cacheWrites.start(
-        write(bytes).pipe(Effect.mapError((error) => localFailure(error, "caching a pack"))),
-      );
+      ctx.cacheWrites.start(write(bytes).pipe(Effect.mapError(cacheFailure)));
     const remembered = recent ? recentPacks.get(ctx.store.identity, descriptor.sha256) : undefined;
     if (remembered !== undefined) {
       const file = remembered.file;
@@ -155,12 +154,10 @@ const fetchPack = (
             Effect.catchTag("FsError", (error) =>
               error.reason === "Exists" ? Effect.void : write(remembered.bytes),
             ),
-            Effect.mapError((error) => localFailure(error, "caching a pack")),
+            Effect.mapError(cacheFailure),
           ),
           directory,
-          ctx.fs
-            .syncDirectory(directory)
-            .pipe(Effect.mapError((error) => localFailure(error, "caching a pack"))),
+          ctx.fs.syncDirectory(directory).pipe(Effect.mapError(cacheFailure)),
         );
       }
       return yield* verified(ctx, descriptor, remembered.bytes);
@@ -256,10 +253,11 @@ const sameEtag = (a: Option.Option<string>, b: Option.Option<string>): boolean =
  * Reads `current` and brings `known` up to its generation, downloading only the packs
  * `known` lacks ({@link catchUpPlan}): the increments after it — from retained chains
  * too when it is older than the active checkpoint — or else the checkpoint and its
- * tail. With `recent` (a commit in its turn) packs come from the process's recent packs
- * when they are there (recentPacks.ts). With `startFrom` (a manifest this process wrote,
- * and its ETag) the first round uses it instead of reading `current`; if it is older
- * than `known`, or a pack it names is missing, `current` is read as usual. Refuses a
+ * tail. With `recent` (a commit preparing in its batch) packs come from the process's
+ * recent packs when they are there (recentPacks.ts). With `startFrom` (a manifest this
+ * process wrote, or its batch's tip, and the ETag to swap on) the first round uses it
+ * instead of reading `current`; if it is older than `known`, or a pack it names is
+ * missing, `current` is read as usual. Refuses a
  * manifest older than `known` or naming a different history at the same generation
  * (STORAGE_INTEGRITY). A referenced pack that is missing makes it re-read `current`;
  * the same manifest again is PACK_MISSING.
