@@ -82,27 +82,26 @@ export type Prepared<C> =
       readonly swap: Swap;
     };
 
-/** How a member's part in a batch ended. */
-export type Took<C> =
-  | { readonly _tag: "Concluded"; readonly conclusion: C }
+/** How a batch ended, for its publishers. */
+type Outcome =
   /** The batch's swap made `manifest` current, with every member's publication. */
   | { readonly _tag: "Accepted"; readonly manifest: Manifest; readonly etag: Option.Option<string> }
   /** Another process replaced `current` first; nothing was published. */
   | { readonly _tag: "Lost"; readonly fromWritten: boolean }
   /** Another member failed or went away before the swap; nothing was published. */
-  | { readonly _tag: "Aborted" };
+  | { readonly _tag: "Aborted" }
+  /** The swap failed (its member's part of {@link inBatch}'s failure). */
+  | { readonly _tag: "Failed"; readonly error: DomainError };
+
+/** How a member's part in a batch ended (a failed swap is a failure of {@link inBatch}). */
+export type Took<C> =
+  | { readonly _tag: "Concluded"; readonly conclusion: C }
+  | Exclude<Outcome, { readonly _tag: "Failed" }>;
 
 /** The failure a swap's `after` reports when a member's upload did not complete. */
 export class BatchAborted {
   readonly _tag = "BatchAborted";
 }
-
-/** How a batch ended, for its publishers. */
-type Outcome =
-  | { readonly _tag: "Accepted"; readonly manifest: Manifest; readonly etag: Option.Option<string> }
-  | { readonly _tag: "Lost"; readonly fromWritten: boolean }
-  | { readonly _tag: "Aborted" }
-  | { readonly _tag: "Failed"; readonly error: DomainError };
 
 /** One publishing member, as its batch sees it. */
 interface Publisher {
@@ -170,6 +169,12 @@ const seal = (batch: Batch): void => {
   wake(batch.sealWaiters);
 };
 
+/** Seals `batch` and, if it is the line's current one, lets the next one form. */
+const retire = (line: Line, batch: Batch): void => {
+  seal(batch);
+  if (line.batch === batch) line.batch = undefined;
+};
+
 /**
  * Moves the line on: grants the next waiting ticket a start in the current batch (a
  * new one if none), or seals the batch when nobody can join it. A sealed batch with
@@ -232,8 +237,7 @@ const finish = (line: Line, batch: Batch, outcome: Outcome): void => {
   }
   // A member still preparing reports into a finished batch, which then makes way.
   if (batch.preparing !== undefined) return;
-  seal(batch);
-  if (line.batch === batch) line.batch = undefined;
+  retire(line, batch);
   advance(line);
 };
 
@@ -252,8 +256,7 @@ const report = (
   batch.preparing = undefined;
   let publisher: Publisher | undefined;
   if (batch.finished) {
-    seal(batch);
-    if (line.batch === batch) line.batch = undefined;
+    retire(line, batch);
   } else if (
     Option.isSome(publishing) &&
     // A member on the tip publishes on the tip itself, or not in this batch.
