@@ -7,34 +7,28 @@ import { Effect } from "effect";
 import * as ids from "../../src/adapters/idGenerator.js";
 import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
-import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
+import { makeNotebook, type NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
 import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
 
-/** Test defaults of the notebook options, over `overrides`. */
-type Overrides = Partial<Parameters<typeof makeNotebook>[0]["options"]>;
+/** The notebook options of the use-case and durability tests. */
+export const baseOptions: NotebookOptions = {
+  workspaceRoot: "/ws",
+  notebookDirectory: "/ws/a",
+  privateRoot: "/private",
+  homeDirectory: "/home/u",
+  commitRetries: 8,
+  checkpointPacks: 1024,
+  retainedCheckpoints: 1,
+};
 
-/** A notebook service on `store` and the memfs file system `fs` (test defaults). */
+/** A notebook service on `store` and the memfs file system `fs` ({@link baseOptions} over `overrides`). */
 export const openOn = (
   store: ObjectStoreService,
   fs: ReturnType<typeof memFs.make>["service"],
-  overrides: Overrides = {},
+  overrides: Partial<NotebookOptions> = {},
 ) =>
   Effect.runSync(
-    makeNotebook({
-      store,
-      fs,
-      ids: ids.make(),
-      options: {
-        workspaceRoot: "/ws",
-        notebookDirectory: "/ws/a",
-        privateRoot: "/private",
-        homeDirectory: "/home/u",
-        commitRetries: 8,
-        checkpointPacks: 1024,
-        retainedCheckpoints: 1,
-        ...overrides,
-      },
-    }),
+    makeNotebook({ store, fs, ids: ids.make(), options: { ...baseOptions, ...overrides } }),
   );
 
 /** The notebook, its volume, file helpers and the store (see the module comment). */

@@ -17,28 +17,20 @@ import {
 } from "effect";
 import { afterAll } from "vitest";
 import * as faulty from "../../src/adapters/faultyObjectStore.js";
-import * as ids from "../../src/adapters/idGenerator.js";
 import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import * as S3Store from "../../src/adapters/s3ObjectStore.js";
 import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
-import { makeNotebook, type NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
+import type { NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
 import type { DomainError } from "../../src/domain/errors.js";
 import { allDescriptors, decodeManifest, type Manifest } from "../../src/domain/manifest.js";
 import { ObjectStore, type ObjectStoreService } from "../../src/ports/ObjectStore.js";
+import { baseOptions, openOn } from "../app/memNotebook.js";
 import { freshPrefix, s3TestEnv, storeOptions } from "../s3/env.js";
 
 export const author = { name: "test", version: "1" };
 
-export const baseOptions: NotebookOptions = {
-  workspaceRoot: "/ws",
-  notebookDirectory: "/ws/a",
-  privateRoot: "/private",
-  homeDirectory: "/home/u",
-  commitRetries: 8,
-  checkpointPacks: 1024,
-  retainedCheckpoints: 1,
-};
+export { baseOptions };
 
 // QUIRE_DURABILITY_STORE=s3 runs every world on the real S3 server of the S3 suite
 // (its environment; a fresh prefix per world) instead of the in-memory store.
@@ -62,14 +54,7 @@ export const world = (inner: ObjectStoreService = defaultStore()) => {
   vol.unlinkSync("/ws/.keep");
   const faults = faulty.make(inner);
   const open = (overrides: Partial<NotebookOptions> = {}): NotebookService =>
-    Effect.runSync(
-      makeNotebook({
-        store: faults.store,
-        fs,
-        ids: ids.make(),
-        options: { ...baseOptions, ...overrides },
-      }),
-    );
+    openOn(faults.store, fs, overrides);
   const read = (path: string): string => vol.readFileSync(path, "utf8").toString();
   const exists = (path: string): boolean => vol.existsSync(path);
   const write = (path: string, text: string) => {
