@@ -26,7 +26,7 @@ module.exports = {
       severity: "error",
       from: { pathNot: "^src/adapters" },
       to: {
-        path: "@aws-sdk/client-s3|node_modules/minio|node_modules/memfs|^(node:)?fs(/promises)?$",
+        path: "@aws-sdk/client-s3|node_modules/minio|node_modules/memfs|^(node:)?fs(/promises)?$|^(node:)?net$",
       },
     },
   ],

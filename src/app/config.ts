@@ -73,6 +73,11 @@ export interface RuntimeConfig {
   readonly checkpointBytes?: number;
   /** `--allow-mass-delete` / `QUIRE_ALLOW_MASS_DELETE=1`; absent: refused (MASS_DELETE). */
   readonly allowMassDelete?: true;
+  /**
+   * `serve` may share its process with the store's other `serve` processes on this host
+   * (app/share); `--no-share` / `QUIRE_NO_SHARE=1` turns it off. Only `serve` shares.
+   */
+  readonly share: boolean;
   /** Hidden test switch `QUIRE_FAULT_INJECTION`: wrap the store in the fault injector. */
   readonly faultInjection?: FaultyObjectStoreOptions;
   readonly pathSets: PathSets;
@@ -107,6 +112,7 @@ const runtimeOptions: ReadonlyArray<OptionSpec> = [
   { name: "retained-checkpoints", takesValue: true },
   { name: "checkpoint-bytes", takesValue: true },
   { name: "allow-mass-delete", takesValue: false },
+  { name: "no-share", takesValue: false },
   { name: "writable", takesValue: true },
   { name: "read-only", takesValue: true },
 ];
@@ -326,6 +332,7 @@ const parseRuntimeConfig = (
       options.has("allow-mass-delete"),
       fromEnv(host, "QUIRE_ALLOW_MASS_DELETE"),
     );
+    const noShare = yield* parseSwitch(options.has("no-share"), fromEnv(host, "QUIRE_NO_SHARE"));
     const faultSpec = fromEnv(host, "QUIRE_FAULT_INJECTION");
     const faultInjection =
       faultSpec === undefined
@@ -346,6 +353,7 @@ const parseRuntimeConfig = (
       retainedCheckpoints,
       ...(checkpointBytes === undefined ? {} : { checkpointBytes }),
       ...(allowMassDelete ? { allowMassDelete } : {}),
+      share: command === "serve" && !noShare,
       ...(faultInjection === undefined ? {} : { faultInjection }),
       pathSets,
       secretValues: secretValuesOf(host.env),

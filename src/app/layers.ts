@@ -13,12 +13,15 @@ import * as MemoryObjectStore from "../adapters/memoryObjectStore.js";
 import * as NodeFileSystem from "../adapters/nodeFileSystem.js";
 import type { DomainError } from "../domain/errors.js";
 import { FileSystem, type FsError } from "../ports/FileSystem.js";
-import type { IdGenerator } from "../ports/IdGenerator.js";
+import { IdGenerator } from "../ports/IdGenerator.js";
 import { ObjectStore } from "../ports/ObjectStore.js";
-import type { Notebook } from "./Notebook.js";
 import type { RuntimeConfig, StoreConfig } from "./config.js";
 import { isAtOrBelow } from "./config/paths.js";
-import { type NotebookOptions, notebookLayer } from "./usecases/notebookLayer.js";
+import { type NotebookOptions, makeNotebook, notebookLayer } from "./usecases/notebookLayer.js";
+import * as UnixSocketChannel from "../adapters/unixSocketChannel.js";
+import { LocalChannel } from "../ports/LocalChannel.js";
+import { Notebook as NotebookTag } from "./Notebook.js";
+import { sharedNotebook } from "./share/share.js";
 import { probeStore } from "./usecases/probe.js";
 import { withStoreLogging } from "./storeLogging.js";
 
@@ -181,22 +184,70 @@ export const probe: Effect.Effect<void, StartupError, ObjectStore | IdGenerator>
   ),
 );
 
+/** How a `serve` process may share itself with the others of its store (app/share). */
+export interface Sharing {
+  /** The release: only processes of one release share. */
+  readonly release: string;
+  /** How long others' calls may finish once this process stops. */
+  readonly graceMs: number;
+}
+
+/**
+ * Whether a process of this configuration shares: only on a file store (whose readers
+ * and writers are processes of this host), never under fault injection (the faults are
+ * this process's), and only where Unix domain sockets are.
+ */
+export const canShare = (config: RuntimeConfig): boolean =>
+  config.store.kind === "file" &&
+  config.faultInjection === undefined &&
+  config.share &&
+  process.platform !== "win32";
+
+/**
+ * The Notebook of a sharing `serve` process: runs calls itself or sends them to the
+ * process sharing the store (share.ts); while the layer lives it may run others' calls.
+ */
+export const sharedNotebookLayer = (
+  options: NotebookOptions,
+  sharing: Sharing,
+): Layer.Layer<NotebookTag, never, ObjectStore | FileSystem | IdGenerator> =>
+  Layer.scoped(
+    NotebookTag,
+    Effect.gen(function* () {
+      const services = {
+        store: yield* ObjectStore,
+        fs: yield* FileSystem,
+        ids: yield* IdGenerator,
+        options,
+      };
+      const local = yield* makeNotebook(services);
+      const channel = yield* LocalChannel;
+      return yield* sharedNotebook(services, local, { channel, ...sharing });
+    }),
+  ).pipe(Layer.provide(UnixSocketChannel.layer()));
+
 /**
  * Runs `program` with every service of a configured process: prepares the workspace,
  * runs the probe (nothing is served or touched when it fails), then provides the
- * {@link Notebook} built for that workspace plus the ports. `program` receives the
- * prepared workspace.
+ * {@link NotebookTag Notebook} built for that workspace plus the ports; with `sharing`
+ * (and {@link canShare}), the sharing one. `program` receives the prepared workspace.
  */
 export const withNotebook = <A, E>(
   config: RuntimeConfig,
   program: (
     workspace: Workspace,
-  ) => Effect.Effect<A, E, Notebook | ObjectStore | FileSystem | IdGenerator>,
+  ) => Effect.Effect<A, E, NotebookTag | ObjectStore | FileSystem | IdGenerator>,
+  sharing?: Sharing,
 ): Effect.Effect<A, E | StartupError> =>
   Effect.gen(function* () {
     const workspace = yield* prepareWorkspace(config);
     yield* probe;
+    const options = notebookOptions(config, workspace);
     return yield* program(workspace).pipe(
-      Effect.provide(notebookLayer(notebookOptions(config, workspace))),
+      Effect.provide(
+        sharing !== undefined && canShare(config)
+          ? sharedNotebookLayer(options, sharing)
+          : notebookLayer(options),
+      ),
     );
   }).pipe(Effect.provide(portsLayer(config)));

@@ -139,9 +139,18 @@ describe("defaults", () => {
         checkpointPacks: 1024,
         retainedCheckpoints: 1,
         pathSets: { readOnly: [], writable: [] },
+        share: true,
         secretValues: [],
       },
     });
+  });
+
+  it("only serve shares its process, unless --no-share or QUIRE_NO_SHARE=1", () => {
+    expect(configOf(["serve", "--no-share"]).share).toBe(false);
+    expect(configOf(["serve"], { QUIRE_NO_SHARE: "1" }).share).toBe(false);
+    expect(configOf(["serve"], { QUIRE_NO_SHARE: "0" }).share).toBe(true);
+    expect(configOf(["pull", "n"]).share).toBe(false);
+    expect(configOf(["commit", "n", "-m", "x"]).share).toBe(false);
   });
 
   it("pull and commit default the workspace root to the current directory", () => {

@@ -54,11 +54,15 @@ session directory ($TMPDIR/quire-<random>/notebook) and that is the notebook dir
 with it, the workspace root is the notebook directory and tool calls may name another
 working copy below it. SIGINT/SIGTERM stop taking calls and let calls in flight finish.
 
+On a file store, the serve processes of this user on this host share one of them: the
+first one runs the others' calls too, so their commits publish together.
+
 ${storeOptions}
 
 ${workspaceOptions("a fresh session directory")}
 
 ${tuningOptions}
+  --no-share                 run every call in this process               QUIRE_NO_SHARE=1
 `,
   pull: `Usage: quire pull PATH [options]
 

@@ -88,6 +88,12 @@ const runWithId = (
     return exitCodes.reported;
   });
 
+/**
+ * How long the calls a sharing `serve` runs for other processes may finish after it
+ * stopped (as long as its own calls get; the callers run whatever is cut off themselves).
+ */
+const shareGraceMs = 10_000;
+
 /** What `serve` advertises besides the configuration. */
 export interface ServeSettings {
   readonly version: string;
@@ -134,30 +140,33 @@ export const runCommand = (
   terminal: Terminal,
   settings: ServeSettings,
 ) =>
-  withNotebook(invocation.config, (workspace) =>
-    invocation._tag === "Serve"
-      ? Effect.logInfo("quire serve starting").pipe(
-          Effect.annotateLogs({
-            module: "cli",
-            version: settings.version,
-            notebookDirectory: workspace.notebookDirectory,
-          }),
-          // The MCP SDK (and zod) load only for `serve`: pull and commit start faster.
-          Effect.zipRight(
-            Effect.promise(() => import("../mcp/stdio.js")).pipe(
-              Effect.flatMap(({ serveStdio }) =>
-                serveStdio({
-                  version: settings.version,
-                  pathSets: invocation.config.pathSets,
-                  redaction: settings.redaction,
-                }),
+  withNotebook(
+    invocation.config,
+    (workspace) =>
+      invocation._tag === "Serve"
+        ? Effect.logInfo("quire serve starting").pipe(
+            Effect.annotateLogs({
+              module: "cli",
+              version: settings.version,
+              notebookDirectory: workspace.notebookDirectory,
+            }),
+            // The MCP SDK (and zod) load only for `serve`: pull and commit start faster.
+            Effect.zipRight(
+              Effect.promise(() => import("../mcp/stdio.js")).pipe(
+                Effect.flatMap(({ serveStdio }) =>
+                  serveStdio({
+                    version: settings.version,
+                    pathSets: invocation.config.pathSets,
+                    redaction: settings.redaction,
+                  }),
+                ),
               ),
             ),
-          ),
-          Effect.zipRight(
-            invocation.config.workspace.kind === "session" ? endSession(workspace) : Effect.void,
-          ),
-          Effect.as(exitCodes.ok),
-        )
-      : runOnce(invocation, author, terminal, settings.redaction),
+            Effect.zipRight(
+              invocation.config.workspace.kind === "session" ? endSession(workspace) : Effect.void,
+            ),
+            Effect.as(exitCodes.ok),
+          )
+        : runOnce(invocation, author, terminal, settings.redaction),
+    invocation._tag === "Serve" ? { release: settings.version, graceMs: shareGraceMs } : undefined,
   );

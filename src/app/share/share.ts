@@ -1,0 +1,232 @@
+/**
+ * Sharing one process among the `serve` processes of one file store on one host. Each
+ * process's commits publish in batches (usecases/publishBatch.ts), but separate
+ * processes can only race each other for `current`, and every lost race repeats the
+ * work. So the first `serve` process of a store listens on a local channel named for the
+ * store and the release, and the others send it their calls, each with its own
+ * settings; it runs them as its own, in the same batches. Correctness never depends on
+ * it: a call that cannot be sent, or whose answer does not come back whole, runs in its
+ * own process, exactly as a retried call after a crash would (an interrupted rewrite or
+ * an unsettled publication is recovered first, never published twice).
+ */
+import { createHash } from "node:crypto";
+import { Effect, Either, FiberRef, HashMap, Option, Scope } from "effect";
+import { type DomainError } from "../../domain/errors.js";
+import type { LocalChannelService } from "../../ports/LocalChannel.js";
+import type { NotebookService, SyncReport } from "../Notebook.js";
+import type { Services } from "../usecases/context.js";
+import { makeNotebook, type NotebookOptions } from "../usecases/notebookLayer.js";
+import {
+  decodeAnswer,
+  decodeRequest,
+  encodeAnswer,
+  encodeRefusal,
+  encodeRequest,
+  maxFrameBytes,
+  type ShareRequest,
+} from "./protocol.js";
+
+/** How a process shares: the channel, and the name and grace of its listener. */
+export interface ShareSettings {
+  readonly channel: LocalChannelService;
+  /** The release (package version): only processes of one release share. */
+  readonly release: string;
+  /** How long calls run for others may finish once this process stops. */
+  readonly graceMs: number;
+}
+
+/** The most distinct settings whose notebooks a sharing process keeps. */
+const maxNotebooks = 64;
+
+/** The channel name of a store for a release: a digest, so it is short and opaque. */
+export const channelName = (storeIdentity: string, release: string): string => {
+  const hash = createHash("sha256");
+  for (const part of [storeIdentity, release]) {
+    const bytes = Buffer.from(part, "utf8");
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(bytes.length);
+    hash.update(length).update(bytes);
+  }
+  return `store-${hash.digest("hex").slice(0, 32)}`;
+};
+
+const outcomeOf = (
+  request: ShareRequest,
+  notebook: NotebookService,
+): Effect.Effect<Either.Either<SyncReport, DomainError>> => {
+  const path = request.path === undefined ? {} : { path: request.path };
+  const operation =
+    request.op === "pull"
+      ? notebook.pull(path)
+      : notebook.commit({ ...path, message: request.message, author: request.author });
+  return Effect.either(operation);
+};
+
+/**
+ * The handler of calls sent by other processes: each runs on a notebook built from this
+ * process's ports and the caller's settings (one per distinct settings, `own` reused for
+ * this process's own). A frame that does not decode, or comes from another release, is
+ * answered with a refusal, which makes the caller run the call itself.
+ */
+const handleCalls =
+  (services: Omit<Services, "options">, release: string, own: NotebookService, ownKey: string) =>
+  () => {
+    const notebooks = new Map<string, NotebookService>([[ownKey, own]]);
+    const notebookFor = (options: NotebookOptions): Effect.Effect<NotebookService> => {
+      const key = JSON.stringify(options);
+      const known = notebooks.get(key);
+      if (known !== undefined) return Effect.succeed(known);
+      return Effect.tap(makeNotebook({ ...services, options }), (made) =>
+        Effect.sync(() => {
+          if (notebooks.size >= maxNotebooks) {
+            const oldest = [...notebooks.keys()].find((k) => k !== ownKey);
+            if (oldest !== undefined) notebooks.delete(oldest);
+          }
+          notebooks.set(key, made);
+        }),
+      );
+    };
+    const run = (request: ShareRequest): Effect.Effect<string> =>
+      request.release !== release
+        ? Effect.succeed(encodeRefusal(`this process runs release ${release}`))
+        : Effect.gen(function* () {
+            const notebook = yield* notebookFor(request.options);
+            yield* Effect.logDebug("running a call for another process").pipe(
+              Effect.annotateLogs("op", request.op),
+            );
+            return encodeAnswer(yield* outcomeOf(request, notebook));
+          }).pipe(
+            Effect.annotateLogs(
+              request.diagnosticId === undefined ? {} : { diagnosticId: request.diagnosticId },
+            ),
+          );
+    return (frame: string): Effect.Effect<string> =>
+      Either.match(decodeRequest(frame), {
+        onLeft: (why) =>
+          Effect.logWarning("refused a call from another process").pipe(
+            Effect.annotateLogs("why", why),
+            Effect.as(encodeRefusal("the request did not decode")),
+          ),
+        onRight: run,
+      }).pipe(Effect.annotateLogs("module", "share"));
+  };
+
+/** The diagnosticId the calling fiber's log records carry, if any. */
+const currentDiagnosticId: Effect.Effect<string | undefined> = Effect.map(
+  FiberRef.get(FiberRef.currentLogAnnotations),
+  (annotations) => {
+    const id = Option.getOrUndefined(HashMap.get(annotations, "diagnosticId"));
+    return typeof id === "string" ? id : undefined;
+  },
+);
+
+/**
+ * The Notebook service of a sharing `serve` process: `local` (built from `services`)
+ * for calls this process runs, and the channel to the sharing process of the store for
+ * the rest. At start, and whenever the sharing process is gone, this process tries to
+ * become it, listening until `scope` closes; then it runs others' calls too (see the
+ * module comment). `discardIfPublished` always runs here.
+ */
+export const sharedNotebook = (
+  services: Services,
+  local: NotebookService,
+  settings: ShareSettings,
+): Effect.Effect<NotebookService, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope;
+    const { options, ...ports } = services;
+    const name = channelName(services.store.identity, settings.release);
+    const handler = handleCalls(ports, settings.release, local, JSON.stringify(options))();
+    const lock = yield* Effect.makeSemaphore(1);
+    // `listening`: this process runs others' calls; `off`: sharing is impossible here.
+    let role: "listening" | "sending" | "off" = "sending";
+
+    const tryToListen: Effect.Effect<void> = lock.withPermits(1)(
+      Effect.suspend(() => {
+        if (role !== "sending") return Effect.void;
+        return settings.channel
+          .listen(name, handler, { maxBytes: maxFrameBytes, graceMs: settings.graceMs })
+          .pipe(
+            Scope.extend(scope),
+            Effect.matchEffect({
+              onSuccess: () =>
+                Effect.logInfo("running the calls of other serve processes of this store").pipe(
+                  Effect.tap(() => {
+                    role = "listening";
+                  }),
+                ),
+              onFailure: (error) =>
+                error.reason === "InUse"
+                  ? Effect.void
+                  : Effect.logWarning("cannot share this process; every call runs here").pipe(
+                      Effect.annotateLogs({ reason: error.reason, why: error.message }),
+                      Effect.tap(() => {
+                        role = "off";
+                      }),
+                    ),
+            }),
+            Effect.annotateLogs("module", "share"),
+          );
+      }),
+    );
+    yield* tryToListen;
+
+    const viaShared = (
+      operation: Parameters<typeof encodeRequest>[0],
+      here: Effect.Effect<SyncReport, DomainError>,
+    ): Effect.Effect<SyncReport, DomainError> =>
+      Effect.suspend(() => {
+        if (role !== "sending") return here;
+        return Effect.gen(function* () {
+          const frame = encodeRequest(
+            operation,
+            settings.release,
+            options,
+            yield* currentDiagnosticId,
+          );
+          const answer = yield* Effect.either(settings.channel.request(name, frame, maxFrameBytes));
+          if (Either.isLeft(answer)) {
+            yield* Effect.logDebug(
+              "the sharing process did not answer; running the call here",
+            ).pipe(Effect.annotateLogs({ reason: answer.left.reason, why: answer.left.message }));
+            if (answer.left.reason === "Unreachable") yield* tryToListen;
+            return yield* here;
+          }
+          const decoded = decodeAnswer(answer.right);
+          if (Either.isLeft(decoded)) {
+            yield* Effect.logWarning(
+              "the sharing process's answer did not decode; running the call here",
+            ).pipe(Effect.annotateLogs("why", decoded.left));
+            return yield* here;
+          }
+          if (decoded.right._tag === "Refused") {
+            yield* Effect.logDebug("the sharing process refused the call; running it here").pipe(
+              Effect.annotateLogs("why", decoded.right.why),
+            );
+            return yield* here;
+          }
+          return yield* decoded.right.outcome;
+        }).pipe(Effect.annotateLogs("module", "share"));
+      });
+
+    const service: NotebookService = {
+      notebookDirectory: local.notebookDirectory,
+      pull: (request) =>
+        viaShared(
+          { op: "pull", ...(request.path === undefined ? {} : { path: request.path }) },
+          local.pull(request),
+        ),
+      commit: (request) =>
+        viaShared(
+          {
+            op: "commit",
+            ...(request.path === undefined ? {} : { path: request.path }),
+            message: request.message,
+            author: request.author,
+          },
+          local.commit(request),
+        ),
+      discardIfPublished: local.discardIfPublished,
+    };
+    return service;
+  });

@@ -1,0 +1,58 @@
+/**
+ * The local channel port: one request and one answer between processes of one user on
+ * one host, at a name only that user's processes can reach. `quire serve` processes sharing a file store use it to
+ * let one of them run the others' calls (app/share), so that their commits publish in
+ * batches rather than racing each other for `current`.
+ */
+import { Context, Data, type Effect, type Scope } from "effect";
+
+/**
+ * Why a channel operation failed:
+ * - `Unreachable`: nobody listens at the name.
+ * - `InUse`: a live process already listens at the name.
+ * - `Broken`: the connection ended before a whole answer arrived, or the answer was
+ *   not one frame of at most the allowed size.
+ * - `Other`: anything else (permissions, a path too long for a socket, …).
+ */
+export class ChannelError extends Data.TaggedError("ChannelError")<{
+  readonly reason: "Unreachable" | "InUse" | "Broken" | "Other";
+  readonly name: string;
+  readonly message: string;
+}> {}
+
+/** Handles one request frame; its answer frame is sent back. Never fails. */
+export type ChannelHandler = (request: string) => Effect.Effect<string>;
+
+/** The operations of a local channel. Frames are strings without a newline. */
+export interface LocalChannelService {
+  /**
+   * Listens at `name` (a short token: letters, digits, `-`) while the scope lives, taking
+   * it over from a listener that died. Each
+   * connection carries one request frame of at most `maxBytes`; `handle`'s answer goes
+   * back and the connection closes. A connection that closes before its answer, or
+   * sends an oversized or unterminated frame, interrupts or skips its handler. Closing
+   * the scope stops accepting, waits up to `graceMs` for the handlers in flight, then
+   * interrupts the rest, and frees the name. Fails with `InUse` or `Other`.
+   */
+  readonly listen: (
+    name: string,
+    handle: ChannelHandler,
+    options: { readonly maxBytes: number; readonly graceMs: number },
+  ) => Effect.Effect<void, ChannelError, Scope.Scope>;
+  /**
+   * Sends one request frame to the listener at `name` and waits for its answer frame (at most
+   * `maxBytes`). Interrupting it closes the connection, which interrupts the handler.
+   * Fails with `Unreachable`, `Broken` or `Other`.
+   */
+  readonly request: (
+    name: string,
+    request: string,
+    maxBytes: number,
+  ) => Effect.Effect<string, ChannelError>;
+}
+
+/** The LocalChannel port. */
+export class LocalChannel extends Context.Tag("quire/LocalChannel")<
+  LocalChannel,
+  LocalChannelService
+>() {}

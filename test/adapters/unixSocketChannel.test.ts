@@ -1,0 +1,185 @@
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "@effect/vitest";
+import { Deferred, Effect, Either, Exit, Fiber, Scope } from "effect";
+import { makeUnixSocketChannel } from "../../src/adapters/unixSocketChannel.js";
+
+const root = mkdtempSync(path.join(tmpdir(), "quire-chan-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+let count = 0;
+/** A fresh private socket directory and its channel. */
+const fresh = () => {
+  const directory = path.join(root, `d${count++}`);
+  return { directory, channel: makeUnixSocketChannel(directory) };
+};
+
+const options = { maxBytes: 1024, graceMs: 2_000 };
+const echo = (request: string) => Effect.succeed(`echo:${request}`);
+
+describe("unixSocketChannel", () => {
+  it.live("answers one request per connection with the handler's frame", () =>
+    Effect.gen(function* () {
+      const { directory, channel } = fresh();
+      yield* channel.listen("n1", echo, options);
+      expect(statSync(directory).mode & 0o777).toBe(0o700);
+      const answers = yield* Effect.all(
+        ["a", "b ü", "c"].map((frame) => channel.request("n1", frame, 1024)),
+        { concurrency: "unbounded" },
+      );
+      expect(answers).toEqual(["echo:a", "echo:b ü", "echo:c"]);
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("a name nobody listens at is Unreachable; a live listener makes it InUse", () =>
+    Effect.gen(function* () {
+      const { channel } = fresh();
+      const none = yield* Effect.either(channel.request("n2", "x", 1024));
+      expect(Either.isLeft(none) && none.left.reason).toBe("Unreachable");
+      yield* channel.listen("n2", echo, options);
+      const second = yield* Effect.either(Effect.scoped(channel.listen("n2", echo, options)));
+      expect(Either.isLeft(second) && second.left.reason).toBe("InUse");
+      expect(yield* channel.request("n2", "still", 1024)).toBe("echo:still");
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("closing the scope frees the name for the next listener", () =>
+    Effect.gen(function* () {
+      const { directory, channel } = fresh();
+      yield* Effect.scoped(channel.listen("n3", echo, options));
+      expect(existsSync(path.join(directory, "n3.sock"))).toBe(false);
+      const after = yield* Effect.either(channel.request("n3", "x", 1024));
+      expect(Either.isLeft(after) && after.left.reason).toBe("Unreachable");
+      yield* channel.listen("n3", () => Effect.succeed("second"), options);
+      expect(yield* channel.request("n3", "x", 1024)).toBe("second");
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("takes the name over from a listener killed with SIGKILL", () =>
+    Effect.gen(function* () {
+      const { directory, channel } = fresh();
+      // Create the directory the way the adapter does, then let another process listen.
+      yield* Effect.either(channel.request("n4", "x", 1024));
+      const socket = path.join(directory, "n4.sock");
+      const child = spawn(process.execPath, [
+        "-e",
+        `require("node:net").createServer().listen(${JSON.stringify(socket)}, () => console.log("up"))`,
+      ]);
+      yield* Effect.async<void>((resume) => {
+        child.stdout.once("data", () => resume(Effect.void));
+      });
+      child.kill("SIGKILL");
+      yield* Effect.async<void>((resume) => {
+        child.once("exit", () => resume(Effect.void));
+      });
+      expect(existsSync(socket)).toBe(true);
+      const stale = yield* Effect.either(channel.request("n4", "x", 1024));
+      expect(Either.isLeft(stale) && stale.left.reason).toBe("Unreachable");
+      yield* channel.listen("n4", echo, options);
+      expect(yield* channel.request("n4", "y", 1024)).toBe("echo:y");
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("a leftover file that is not a socket is taken over too", () =>
+    Effect.gen(function* () {
+      const { directory, channel } = fresh();
+      yield* Effect.either(channel.request("n5", "x", 1024));
+      writeFileSync(path.join(directory, "n5.sock"), "junk");
+      yield* channel.listen("n5", echo, options);
+      expect(yield* channel.request("n5", "z", 1024)).toBe("echo:z");
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("a caller that hangs up interrupts its handler", () =>
+    Effect.gen(function* () {
+      const { channel } = fresh();
+      const started = yield* Deferred.make<void>();
+      const interrupted = yield* Deferred.make<void>();
+      yield* channel.listen(
+        "n6",
+        () =>
+          Deferred.succeed(started, undefined).pipe(
+            Effect.zipRight(Effect.never),
+            Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)),
+          ),
+        options,
+      );
+      const call = yield* Effect.fork(channel.request("n6", "wait", 1024));
+      yield* Deferred.await(started);
+      yield* Fiber.interrupt(call);
+      yield* Deferred.await(interrupted).pipe(Effect.timeout("5 seconds"));
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("oversized frames are refused on both sides", () =>
+    Effect.gen(function* () {
+      const { channel } = fresh();
+      const handled: Array<string> = [];
+      yield* channel.listen(
+        "n7",
+        (request) => Effect.sync(() => handled.push(request)).pipe(Effect.as("x".repeat(64))),
+        { maxBytes: 16, graceMs: 1_000 },
+      );
+      const big = yield* Effect.either(channel.request("n7", "y".repeat(17), 1024));
+      expect(Either.isLeft(big) && big.left.reason).toBe("Broken");
+      const bigAnswer = yield* Effect.either(channel.request("n7", "small", 32));
+      expect(Either.isLeft(bigAnswer) && bigAnswer.left.reason).toBe("Broken");
+      expect(handled).toEqual(["small"]);
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("closing waits for calls in flight up to the grace, then interrupts them", () =>
+    Effect.gen(function* () {
+      const { channel } = fresh();
+      const scope = yield* Scope.make();
+      const started = yield* Deferred.make<void>();
+      yield* channel
+        .listen(
+          "n8",
+          (request) =>
+            request === "slow"
+              ? Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never))
+              : Deferred.succeed(started, undefined).pipe(
+                  Effect.zipRight(Effect.sleep("100 millis")),
+                  Effect.as("done"),
+                ),
+          { maxBytes: 64, graceMs: 300 },
+        )
+        .pipe(Scope.extend(scope));
+      const quick = yield* Effect.fork(channel.request("n8", "quick", 64));
+      yield* Deferred.await(started);
+      yield* Scope.close(scope, Exit.void);
+      expect(yield* Fiber.join(quick)).toBe("done");
+
+      const second = yield* Scope.make();
+      const slowStarted = yield* Deferred.make<void>();
+      yield* channel
+        .listen(
+          "n8",
+          () => Deferred.succeed(slowStarted, undefined).pipe(Effect.zipRight(Effect.never)),
+          { maxBytes: 64, graceMs: 300 },
+        )
+        .pipe(Scope.extend(second));
+      const slow = yield* Effect.fork(channel.request("n8", "slow", 64));
+      yield* Deferred.await(slowStarted);
+      yield* Scope.close(second, Exit.void);
+      const cut = yield* Effect.either(Fiber.join(slow));
+      expect(Either.isLeft(cut) && cut.left.reason).toBe("Broken");
+    }),
+  );
+
+  it.live("refuses a directory other users may enter, and names that are not tokens", () =>
+    Effect.gen(function* () {
+      const { directory, channel } = fresh();
+      yield* Effect.either(channel.request("n9", "x", 1024));
+      chmodSync(directory, 0o755);
+      const open = yield* Effect.either(Effect.scoped(channel.listen("n9", echo, options)));
+      expect(Either.isLeft(open) && open.left.reason).toBe("Other");
+      chmodSync(directory, 0o700);
+      const badName = yield* Effect.either(channel.request("../n9", "x", 1024));
+      expect(Either.isLeft(badName) && badName.left.reason).toBe("Other");
+    }),
+  );
+});

@@ -1,0 +1,246 @@
+/**
+ * Sharing one process among the serve processes of a store (src/app/share): several
+ * "processes" in this test share one store and one memfs host, each with its own
+ * sharing notebook and scope, talking over the real Unix socket channel.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { Cause, Deferred, Effect, Either, Exit, Option, Scope } from "effect";
+import { afterAll, describe, expect, it } from "vitest";
+import * as ids from "../../src/adapters/idGenerator.js";
+import * as memFs from "../../src/adapters/memFileSystem.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import { makeUnixSocketChannel } from "../../src/adapters/unixSocketChannel.js";
+import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
+import { decodeAnswer } from "../../src/app/share/protocol.js";
+import { channelName, sharedNotebook } from "../../src/app/share/share.js";
+import { makeNotebook, type NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
+import type { DomainError } from "../../src/domain/errors.js";
+import type { LocalChannelService } from "../../src/ports/LocalChannel.js";
+import { baseOptions } from "./memNotebook.js";
+
+const socketRoot = mkdtempSync(path.join(tmpdir(), "quire-share-"));
+afterAll(() => rmSync(socketRoot, { recursive: true, force: true }));
+let worlds = 0;
+
+const author = { name: "test", version: "1" };
+const release = "9.9.9";
+
+/** One store, one memfs host and one socket directory: a host with several processes. */
+const world = () => {
+  const store = memoryStore.make();
+  const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
+  vol.unlinkSync("/ws/.keep");
+  const channel = makeUnixSocketChannel(path.join(socketRoot, `w${worlds++}`));
+  const write = (file: string, text: string) => {
+    vol.mkdirSync(file.slice(0, file.lastIndexOf("/")), { recursive: true });
+    vol.writeFileSync(file, text);
+  };
+  const read = (file: string) => vol.readFileSync(file, "utf8").toString();
+  return { store, fs, channel, write, read };
+};
+type World = ReturnType<typeof world>;
+
+/** A process of `w`: its sharing notebook, how many calls its own notebook ran, its scope. */
+const processOf = async (
+  w: World,
+  overrides: Partial<NotebookOptions> = {},
+  options: { readonly channel?: LocalChannelService; readonly graceMs?: number } = {},
+) => {
+  const services = {
+    store: w.store,
+    fs: w.fs,
+    ids: ids.make(),
+    options: { ...baseOptions, ...overrides },
+  };
+  const made = Effect.runSync(makeNotebook(services));
+  const ran = { calls: 0 };
+  let gate: Effect.Effect<void> = Effect.void;
+  const local: NotebookService = {
+    ...made,
+    pull: (request) =>
+      Effect.sync(() => ran.calls++).pipe(
+        Effect.zipRight(gate),
+        Effect.zipRight(made.pull(request)),
+      ),
+    commit: (request) =>
+      Effect.sync(() => ran.calls++).pipe(
+        Effect.zipRight(gate),
+        Effect.zipRight(made.commit(request)),
+      ),
+  };
+  const scope = await Effect.runPromise(Scope.make());
+  const notebook = await Effect.runPromise(
+    sharedNotebook(services, local, {
+      channel: options.channel ?? w.channel,
+      release,
+      graceMs: options.graceMs ?? 2_000,
+    }).pipe(Scope.extend(scope)),
+  );
+  return {
+    notebook,
+    ran,
+    stop: () => Effect.runPromise(Scope.close(scope, Exit.void)),
+    /** Makes this process's own calls wait for `until` first. */
+    hold: (until: Effect.Effect<void>) => {
+      gate = until;
+    },
+  };
+};
+
+const pull = (nb: NotebookService, dir: string) => Effect.runPromise(nb.pull({ path: dir }));
+const commit = (nb: NotebookService, dir: string, message = `from ${dir}`) =>
+  Effect.runPromiseExit(nb.commit({ path: dir, message, author }));
+
+const okOf = (exit: Exit.Exit<SyncReport, DomainError>): SyncReport => {
+  if (Exit.isSuccess(exit)) return exit.value;
+  throw new Error(`expected success, got ${Cause.pretty(exit.cause)}`);
+};
+const errorOf = (exit: Exit.Exit<SyncReport, DomainError>): DomainError => {
+  if (Exit.isSuccess(exit)) throw new Error("expected a failure");
+  return Option.getOrThrow(Cause.failureOption(exit.cause));
+};
+
+describe("sharing a process among the serve processes of a store", () => {
+  it("the first process runs the others' calls, with the same results", async () => {
+    const w = world();
+    const a = await processOf(w);
+    const b = await processOf(w);
+    try {
+      w.write("/ws/a/x.md", "a\n");
+      await pull(a.notebook, "/ws/a");
+      okOf(await commit(a.notebook, "/ws/a"));
+      await pull(b.notebook, "/ws/b");
+      expect(w.read("/ws/b/x.md")).toBe("a\n");
+      w.write("/ws/b/y.md", "b\n");
+      const report = okOf(await commit(b.notebook, "/ws/b"));
+      expect(report).toEqual({
+        path: "/ws/b",
+        generation: 2,
+        files: [{ path: "y.md", insertions: 1, deletions: 0 }],
+      });
+      // Everything ran in a's process: its own two calls and b's two.
+      expect(a.ran.calls).toBe(4);
+      expect(b.ran.calls).toBe(0);
+      // b's errors come back as they are.
+      const notPulled = errorOf(await commit(b.notebook, "/ws/never"));
+      expect([notPulled.code, notPulled.reason]).toEqual(["INVALID_REQUEST", "NOT_PULLED"]);
+    } finally {
+      await b.stop();
+      await a.stop();
+    }
+  });
+
+  it("runs each call with its caller's own settings", async () => {
+    const w = world();
+    const a = await processOf(w);
+    const b = await processOf(w, { pathSets: { readOnly: ["docs"], writable: [] } });
+    try {
+      await pull(a.notebook, "/ws/a");
+      await pull(b.notebook, "/ws/b");
+      w.write("/ws/b/docs/d.md", "mine\n");
+      const refused = errorOf(await commit(b.notebook, "/ws/b"));
+      expect([refused.code, refused.reason]).toEqual(["READ_ONLY_PATH", "PATH_SET_VIOLATION"]);
+      w.write("/ws/a/docs/d.md", "allowed\n");
+      okOf(await commit(a.notebook, "/ws/a"));
+      expect(b.ran.calls).toBe(0);
+    } finally {
+      await b.stop();
+      await a.stop();
+    }
+  });
+
+  it("when the sharing process stops, the next caller takes over and runs the others' calls", async () => {
+    const w = world();
+    const a = await processOf(w);
+    const b = await processOf(w);
+    const c = await processOf(w);
+    try {
+      await pull(a.notebook, "/ws/a");
+      await a.stop();
+      await pull(b.notebook, "/ws/b");
+      expect(b.ran.calls).toBe(1);
+      await pull(c.notebook, "/ws/c");
+      w.write("/ws/c/n.md", "c\n");
+      okOf(await commit(c.notebook, "/ws/c"));
+      expect(c.ran.calls).toBe(0);
+      expect(b.ran.calls).toBe(3);
+    } finally {
+      await c.stop();
+      await b.stop();
+    }
+  });
+
+  it("a call cut off by the sharing process's stop runs in the caller, losing nothing", async () => {
+    const w = world();
+    const a = await processOf(w, {}, { graceMs: 50 });
+    const b = await processOf(w);
+    try {
+      await pull(a.notebook, "/ws/a");
+      await pull(b.notebook, "/ws/b");
+      expect(b.ran.calls).toBe(0);
+      const entered = Effect.runSync(Deferred.make<void>());
+      a.hold(Deferred.succeed(entered, undefined).pipe(Effect.zipRight(Effect.never)));
+      w.write("/ws/b/k.md", "kept\n");
+      const pending = commit(b.notebook, "/ws/b");
+      await Effect.runPromise(Deferred.await(entered));
+      await a.stop();
+      const report = okOf(await pending);
+      expect(report.files).toEqual([{ path: "k.md", insertions: 1, deletions: 0 }]);
+      expect(b.ran.calls).toBe(1);
+    } finally {
+      await b.stop();
+    }
+  });
+
+  it("an answer that does not decode makes the caller run the call itself", async () => {
+    const w = world();
+    const name = channelName(w.store.identity, release);
+    const garbage = Scope.make().pipe(Effect.runSync);
+    await Effect.runPromise(
+      w.channel
+        .listen(name, () => Effect.succeed('{"ok":{"path":"/elsewhere"}}'), {
+          maxBytes: 1024,
+          graceMs: 100,
+        })
+        .pipe(Scope.extend(garbage)),
+    );
+    const b = await processOf(w);
+    try {
+      const report = await pull(b.notebook, "/ws/b");
+      expect(report.path).toBe("/ws/b");
+      expect(b.ran.calls).toBe(1);
+    } finally {
+      await b.stop();
+      await Effect.runPromise(Scope.close(garbage, Exit.void));
+    }
+  });
+
+  it("refuses requests that do not decode or come from another release", async () => {
+    const w = world();
+    const a = await processOf(w);
+    const name = channelName(w.store.identity, release);
+    const ask = async (frame: string) => {
+      const answer = await Effect.runPromise(w.channel.request(name, frame, 1 << 20));
+      return Either.getOrThrow(decodeAnswer(answer));
+    };
+    try {
+      const options = { ...baseOptions };
+      const other = await ask(
+        JSON.stringify({ op: "pull", version: 1, release: "0.0.1", options }),
+      );
+      expect(other._tag).toBe("Refused");
+      const extra = await ask(
+        JSON.stringify({ op: "pull", version: 1, release, options, surprise: true }),
+      );
+      expect(extra._tag).toBe("Refused");
+      expect((await ask("not json"))._tag).toBe("Refused");
+      const fine = await ask(JSON.stringify({ op: "pull", version: 1, release, options }));
+      expect(fine._tag).toBe("Outcome");
+      expect(a.ran.calls).toBe(1);
+    } finally {
+      await a.stop();
+    }
+  });
+});
