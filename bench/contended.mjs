@@ -126,8 +126,9 @@ export const libraryRun = async (k, warmupMs, measureMs) => {
 };
 
 /**
- * K `quire serve` processes, one per writer. With `profileDir`, writer 0's server runs
- * the unbundled CLI under `node --cpu-prof` and writes its profile there on exit.
+ * K `quire serve` processes, one per writer; writer 0's starts first and is the one the
+ * others share (docs/storage.md). With `profileDir`, writer 0's server runs the
+ * unbundled CLI under `node --cpu-prof` and writes its profile there on exit.
  */
 export const mcpRun = async (k, warmupMs, measureMs, { profileDir } = {}) => {
   const dir = scratch(`mcp-writers-${k}`);
@@ -135,54 +136,60 @@ export const mcpRun = async (k, warmupMs, measureMs, { profileDir } = {}) => {
   let lostRaces = 0;
   try {
     const store = path.join(dir, "store");
-    const started = await Promise.all(
-      Array.from({ length: k }, async (_, w) => {
-        const workspace = path.join(dir, `ws${w}`);
-        mkdirSync(workspace, { recursive: true });
-        const profiled =
-          profileDir !== undefined && w === 0
-            ? [
-                "--cpu-prof",
-                `--cpu-prof-dir=${profileDir}`,
-                "--cpu-prof-interval=500",
-                quireUnbundled,
-              ]
-            : [quireBin];
-        const transport = new StdioClientTransport({
-          command: process.execPath,
-          args: [
-            ...profiled,
-            "serve",
-            "--store",
-            `file:${store}`,
-            "--workspace-root",
-            workspace,
-            "--private-root",
-            path.join(dir, `private${w}`),
-          ],
-          env: { ...process.env, LOG_LEVEL: "debug" },
-          stderr: "pipe",
+    const startServer = async (w) => {
+      const workspace = path.join(dir, `ws${w}`);
+      mkdirSync(workspace, { recursive: true });
+      const profiled =
+        profileDir !== undefined && w === 0
+          ? [
+              "--cpu-prof",
+              `--cpu-prof-dir=${profileDir}`,
+              "--cpu-prof-interval=500",
+              quireUnbundled,
+            ]
+          : [quireBin];
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [
+          ...profiled,
+          "serve",
+          "--store",
+          `file:${store}`,
+          "--workspace-root",
+          workspace,
+          "--private-root",
+          path.join(dir, `private${w}`),
+        ],
+        // The lost-race records are the notebook module's; the store's per-request records would only load the servers.
+        env: { ...process.env, LOG_LEVEL: "notebook=debug,info" },
+        stderr: "pipe",
+      });
+      let tail = "";
+      transport.stderr?.on("data", (chunk) => {
+        const text = tail + chunk.toString("utf8");
+        const lines = text.split("\n");
+        tail = lines.pop() ?? "";
+        for (const line of lines) if (line.includes(LOST_RACE_LOG)) lostRaces++;
+      });
+      const client = new Client({ name: `bench-writer-${w}`, version: "1.0.0" });
+      await client.connect(transport);
+      clients.push(client);
+      const call = async (name, args) => {
+        const result = await client.callTool({ name, arguments: args }, undefined, {
+          timeout: 120_000,
         });
-        let tail = "";
-        transport.stderr?.on("data", (chunk) => {
-          const text = tail + chunk.toString("utf8");
-          const lines = text.split("\n");
-          tail = lines.pop() ?? "";
-          for (const line of lines) if (line.includes(LOST_RACE_LOG)) lostRaces++;
-        });
-        const client = new Client({ name: `bench-writer-${w}`, version: "1.0.0" });
-        await client.connect(transport);
-        clients.push(client);
-        const call = async (name, args) => {
-          const result = await client.callTool({ name, arguments: args }, undefined, {
-            timeout: 120_000,
-          });
-          return result.structuredContent;
-        };
-        expectOk(await call("notes_pull", {}), "initial pull");
-        return { workspace, call, pid: transport.pid };
-      }),
-    );
+        return result.structuredContent;
+      };
+      expectOk(await call("notes_pull", {}), "initial pull");
+      return { workspace, call, pid: transport.pid };
+    };
+    // Writer 0's server starts first, so it is the one the others share (and the one
+    // profiled): the servers of one file store run their calls in the first one.
+    const first = await startServer(0);
+    const started = [
+      first,
+      ...(await Promise.all(Array.from({ length: k - 1 }, (_, w) => startServer(w + 1)))),
+    ];
     lostRaces = 0;
     const serversCpu = () => {
       let total = 0;
@@ -332,7 +339,7 @@ export const run = async ({ quick, log, profile = true }) => {
       );
       details.push(
         "",
-        `Where an MCP writer's time goes: ${k} \`quire serve\` processes for ${seconds} s, the first (unbundled, so that frames map to the sources) under the profiler — ${result.acceptedInWindow} accepted in the window, ${result.attemptsPerAccepted === null ? "—" : result.attemptsPerAccepted.toFixed(2)} attempts per accepted commit, per writer ${result.maxPerWriter} / ${result.minPerWriter}, ${result.cpuCores === null ? "—" : result.cpuCores.toFixed(2)} cores busy in the servers. The servers log at debug level (the bench counts lost races from their logs).`,
+        `Where an MCP writer's time goes: ${k} \`quire serve\` processes for ${seconds} s, the first (the one the others share; unbundled, so that frames map to the sources) under the profiler — ${result.acceptedInWindow} accepted in the window, ${result.attemptsPerAccepted === null ? "—" : result.attemptsPerAccepted.toFixed(2)} attempts per accepted commit, per writer ${result.maxPerWriter} / ${result.minPerWriter}, ${result.cpuCores === null ? "—" : result.cpuCores.toFixed(2)} cores busy in the servers. The servers log at debug level (the bench counts lost races from their logs).`,
         "",
         profileMarkdown(`Profile: one of ${k} MCP servers, ${seconds} s`, summary),
       );

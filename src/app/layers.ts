@@ -5,7 +5,8 @@
  */
 import { randomBytes } from "node:crypto";
 import * as NodePath from "node:path";
-import { Data, Effect, Layer } from "effect";
+import { fileURLToPath } from "node:url";
+import { Data, Effect, Layer, Option } from "effect";
 import * as FaultyObjectStore from "../adapters/faultyObjectStore.js";
 import * as FileObjectStore from "../adapters/fileObjectStore.js";
 import * as IdGeneratorAdapter from "../adapters/idGenerator.js";
@@ -186,7 +187,7 @@ export const probe: Effect.Effect<void, StartupError, ObjectStore | IdGenerator>
 
 /** How a `serve` process may share itself with the others of its store (app/share). */
 export interface Sharing {
-  /** The release: only processes of one release share. */
+  /** The release (package version); only processes of one release and one build share. */
   readonly release: string;
   /** How long others' calls may finish once this process stops. */
   readonly graceMs: number;
@@ -222,7 +223,15 @@ export const sharedNotebookLayer = (
       };
       const local = yield* makeNotebook(services);
       const channel = yield* LocalChannel;
-      return yield* sharedNotebook(services, local, { channel, ...sharing });
+      // Processes share only when they run the very same code: a rebuilt or reinstalled
+      // quire of the same version must not run its calls in an older process.
+      const code = yield* services.fs.info(fileURLToPath(import.meta.url)).pipe(
+        Effect.map(Option.getOrUndefined),
+        Effect.orElseSucceed(() => undefined),
+      );
+      if (code === undefined) return local;
+      const release = `${sharing.release}+${code.ino}-${code.size}-${Math.trunc(code.mtimeMs)}`;
+      return yield* sharedNotebook(services, local, { channel, ...sharing, release });
     }),
   ).pipe(Layer.provide(UnixSocketChannel.layer()));
 
