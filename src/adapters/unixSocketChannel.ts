@@ -4,7 +4,14 @@
  * `<tmp>/quire-<uid>`), checked like tmux checks its own: owned by this user, a real
  * directory, no access for group or others. A frame is UTF-8 text ended by one newline;
  * one request and one answer per connection.
+ *
+ * A listener binds a private temporary socket and hard-links it to the public name,
+ * which fails if the name exists. A name whose socket refuses connections (its listener
+ * died) is removed and linked again; two processes doing that at the same instant may
+ * both listen, and `reachable` tells the one nobody reaches. On close a listener
+ * removes the public name only while it is still its own socket.
  */
+import { randomBytes } from "node:crypto";
 import * as nodeFs from "node:fs";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
@@ -20,8 +27,8 @@ import { errnoCode, errorMessage } from "./fsErrno.js";
 
 const newline = 0x0a;
 
-/** Longest socket path every supported platform accepts (sun_path is 104–108 bytes). */
-const maxSocketPath = 100;
+/** The longest socket path the platform accepts (sun_path, less its terminating NUL). */
+const maxSocketPath = process.platform === "linux" ? 107 : 103;
 
 /** The adapter's one error mapping: node's errno codes to the port's reasons. */
 const mapError = (error: unknown, name: string): ChannelError => {
@@ -29,7 +36,7 @@ const mapError = (error: unknown, name: string): ChannelError => {
   const reason =
     code === "ENOENT" || code === "ECONNREFUSED" || code === "ENOTSOCK"
       ? "Unreachable"
-      : code === "EADDRINUSE"
+      : code === "EADDRINUSE" || code === "EEXIST"
         ? "InUse"
         : code === "ECONNRESET" || code === "EPIPE"
           ? "Broken"
@@ -40,35 +47,23 @@ const mapError = (error: unknown, name: string): ChannelError => {
 const failure = (reason: ChannelError["reason"], name: string, message: string) =>
   new ChannelError({ reason, name, message });
 
-/** The socket path of `name` in `directory`, which is created or checked first. */
-const socketPath = (directory: string, name: string): Effect.Effect<string, ChannelError> =>
-  Effect.try({
-    try: () => {
-      if (!/^[A-Za-z0-9-]{1,64}$/.test(name)) throw new Error(`invalid channel name ${name}`);
-      const path = NodePath.join(directory, `${name}.sock`);
-      if (Buffer.byteLength(path) > maxSocketPath)
-        throw new Error(`the socket path ${path} is too long`);
-      try {
-        nodeFs.mkdirSync(directory, { mode: 0o700 });
-      } catch (error) {
-        if (errnoCode(error) !== "EEXIST") throw error;
-      }
-      const info = nodeFs.lstatSync(directory);
-      const uid = process.getuid?.();
-      if (
-        !info.isDirectory() ||
-        (uid !== undefined && info.uid !== uid) ||
-        (info.mode & 0o077) !== 0
-      )
-        throw new Error(`${directory} is not a directory private to this user`);
-      return path;
-    },
-    catch: (error) => failure("Other", name, errorMessage(error)),
-  });
+/** Creates `directory` or checks an existing one: this user's, a directory, closed to others. */
+const makePrivateDirectory = (directory: string): void => {
+  try {
+    nodeFs.mkdirSync(directory, { mode: 0o700 });
+  } catch (error) {
+    if (errnoCode(error) !== "EEXIST") throw error;
+  }
+  const info = nodeFs.lstatSync(directory);
+  const uid = process.getuid?.();
+  if (!info.isDirectory() || (uid !== undefined && info.uid !== uid) || (info.mode & 0o077) !== 0)
+    throw new Error(`${directory} is not a directory private to this user`);
+};
 
 /**
  * Collects one newline-ended frame from `socket`: `done` gets the frame's text, or
- * `undefined` when more than `maxBytes` arrive without a newline.
+ * `undefined` when more than `maxBytes` arrive without a newline. Whatever `done`
+ * throws destroys the socket instead of reaching the event loop.
  */
 const readFrame = (
   socket: net.Socket,
@@ -78,33 +73,52 @@ const readFrame = (
   const chunks: Array<Buffer> = [];
   let size = 0;
   let finished = false;
+  const finish = (frame: string | undefined) => {
+    finished = true;
+    try {
+      done(frame);
+    } catch {
+      socket.destroy();
+    }
+  };
   socket.on("data", (chunk: Buffer) => {
     if (finished) return;
     const end = chunk.indexOf(newline);
     const taken = end < 0 ? chunk : chunk.subarray(0, end);
     chunks.push(taken);
     size += taken.length;
-    if (size > maxBytes) {
-      finished = true;
-      done(undefined);
-    } else if (end >= 0) {
-      finished = true;
-      done(Buffer.concat(chunks, size).toString("utf8"));
-    }
+    if (size > maxBytes) finish(undefined);
+    else if (end >= 0) finish(Buffer.concat(chunks, size).toString("utf8"));
   });
 };
 
-/** Binds `server` to `path`: `InUse` when the path exists. */
+/** A frame may not contain the newline that ends it. */
+const checkFrame = (frame: string, name: string): Effect.Effect<string, ChannelError> =>
+  frame.includes("\n")
+    ? Effect.fail(failure("Other", name, "a frame must not contain a newline"))
+    : Effect.succeed(frame);
+
+/** Binds `server` to `path` (which must not exist). */
 const bind = (server: net.Server, path: string, name: string): Effect.Effect<void, ChannelError> =>
   Effect.async<void, ChannelError>((resume) => {
-    const onError = (error: Error) => resume(Effect.fail(mapError(error, name)));
-    server.once("error", onError);
-    server.listen(path, () => {
+    const onError = (error: Error) => {
+      server.off("listening", onListening);
+      const mapped = mapError(error, name);
+      resume(
+        Effect.fail(
+          mapped.reason === "Unreachable"
+            ? failure("Other", name, mapped.message) // the directory vanished
+            : mapped,
+        ),
+      );
+    };
+    const onListening = () => {
       server.off("error", onError);
-      // Later server errors (a failed accept) must not crash the process.
-      server.on("error", () => undefined);
       resume(Effect.void);
-    });
+    };
+    server.once("error", onError);
+    server.once("listening", onListening);
+    server.listen(path);
   });
 
 /** One request frame sent to the socket at `path` and its answer frame. */
@@ -142,15 +156,29 @@ const exchange = (
     });
   });
 
-/** Whether a live process accepts connections at `path`. */
-const answers = (path: string): Effect.Effect<boolean> =>
+/**
+ * Whether the socket at `path` is dead: nothing listens on it (refused) or it is not a
+ * socket. Any other answer (accepted, or a full backlog) counts as alive.
+ */
+const isDead = (path: string): Effect.Effect<boolean> =>
   Effect.async<boolean>((resume) => {
     const socket = net.createConnection(path, () => {
       socket.destroy();
-      resume(Effect.succeed(true));
+      resume(Effect.succeed(false));
     });
-    socket.on("error", () => resume(Effect.succeed(false)));
+    socket.on("error", (error) => {
+      const code = errnoCode(error);
+      resume(Effect.succeed(code === "ECONNREFUSED" || code === "ENOTSOCK"));
+    });
   });
+
+/** The calls in flight and open connections of one listener. */
+interface Listening {
+  closing: boolean;
+  readonly inFlight: Set<Fiber.RuntimeFiber<string>>;
+  /** Open connections; `true` once the connection's call runs. */
+  readonly sockets: Map<net.Socket, boolean>;
+}
 
 /** Serves connections on `server`: each one's frame goes to `handle`. */
 const accept = (
@@ -158,63 +186,116 @@ const accept = (
   handle: ChannelHandler,
   maxBytes: number,
   runtime: Runtime.Runtime<never>,
-  inFlight: Set<Fiber.RuntimeFiber<string>>,
+  state: Listening,
 ): void => {
   server.on("connection", (socket) => {
+    state.sockets.set(socket, false);
+    socket.on("close", () => state.sockets.delete(socket));
     socket.on("error", () => socket.destroy());
     readFrame(socket, maxBytes, (frame) => {
-      if (frame === undefined) {
+      if (frame === undefined || state.closing) {
         socket.destroy();
         return;
       }
-      const fiber = Runtime.runFork(runtime)(handle(frame));
-      inFlight.add(fiber);
+      const fiber = Runtime.runFork(runtime)(Effect.suspend(() => handle(frame)));
+      state.inFlight.add(fiber);
+      state.sockets.set(socket, true);
       // A caller that hangs up no longer wants the answer: its call is cancelled.
       const hangUp = () => fiber.unsafeInterruptAsFork(FiberId.none);
       socket.once("close", hangUp);
       fiber.addObserver((exit) => {
-        inFlight.delete(fiber);
+        state.inFlight.delete(fiber);
         socket.off("close", hangUp);
-        if (Exit.isSuccess(exit)) socket.end(`${exit.value}\n`);
+        if (Exit.isSuccess(exit) && !exit.value.includes("\n")) socket.end(`${exit.value}\n`);
         else socket.destroy();
       });
     });
   });
 };
 
+/** The socket's identity, to tell our own socket at a path from a successor's. */
+const inodeOf = (path: string): number | undefined => {
+  try {
+    return nodeFs.lstatSync(path).ino;
+  } catch {
+    return undefined;
+  }
+};
+
 /** The channel over sockets in `directory` (see the module comment). */
-export const makeUnixSocketChannel = (directory: string): LocalChannelService => ({
-  listen: (name, handle, options) =>
-    Effect.gen(function* () {
-      const path = yield* socketPath(directory, name);
-      const runtime = yield* Effect.runtime<never>();
-      const inFlight = new Set<Fiber.RuntimeFiber<string>>();
-      const server = net.createServer();
-      accept(server, handle, options.maxBytes, runtime, inFlight);
-      yield* Effect.acquireRelease(
-        bind(server, path, name).pipe(
-          Effect.catchIf(
-            (error) => error.reason === "InUse",
-            (inUse) =>
-              // A socket nobody answers on is a dead listener's: take the name over. Two
-              // processes doing so at once may both listen, one on an unlinked socket
-              // nobody reaches; that costs sharing, never correctness.
-              Effect.flatMap(answers(path), (live) =>
-                live
-                  ? Effect.fail(inUse)
-                  : Effect.try({
-                      try: () => nodeFs.rmSync(path, { force: true }),
-                      catch: (error) => mapError(error, name),
-                    }).pipe(Effect.zipRight(bind(server, path, name))),
-              ),
+export const makeUnixSocketChannel = (directory: string): LocalChannelService => {
+  let checked = false;
+  /**
+   * The socket path of `name`, the directory created or checked first: always before
+   * listening, once before requests (a request only ever reaches a socket a listener
+   * put there after checking).
+   */
+  const socketPath = (name: string, recheck: boolean): Effect.Effect<string, ChannelError> =>
+    Effect.try({
+      try: () => {
+        if (!/^[A-Za-z0-9-]{1,64}$/.test(name)) throw new Error(`invalid channel name ${name}`);
+        const path = NodePath.join(directory, `${name}.sock`);
+        // The temporary name is 14 bytes longer.
+        if (Buffer.byteLength(path) + 14 > maxSocketPath)
+          throw new Error(`the socket path ${path} is too long`);
+        if (recheck || !checked) makePrivateDirectory(directory);
+        checked = true;
+        return path;
+      },
+      catch: (error) => failure("Other", name, errorMessage(error)),
+    });
+
+  /** Publishes the socket bound at `temp` as `path`, taking over a dead listener's name. */
+  const publish = (temp: string, path: string, name: string): Effect.Effect<void, ChannelError> => {
+    const link = Effect.try({
+      try: () => nodeFs.linkSync(temp, path),
+      catch: (error) => mapError(error, name),
+    });
+    return link.pipe(
+      Effect.catchIf(
+        (error) => error.reason === "InUse",
+        (inUse) =>
+          Effect.flatMap(isDead(path), (dead) =>
+            dead
+              ? Effect.try({
+                  try: () => nodeFs.rmSync(path, { force: true }),
+                  catch: (error) => mapError(error, name),
+                }).pipe(Effect.zipRight(link))
+              : Effect.fail(inUse),
           ),
-        ),
-        () =>
+      ),
+    );
+  };
+
+  return {
+    listen: (name, handle, options) =>
+      Effect.gen(function* () {
+        const path = yield* socketPath(name, true);
+        const temp = NodePath.join(directory, `${name}.${randomBytes(4).toString("hex")}.t`);
+        const runtime = yield* Effect.runtime<never>();
+        const state: Listening = { closing: false, inFlight: new Set(), sockets: new Map() };
+        const server = net.createServer();
+        // Later server errors (a failed accept) must not crash the process.
+        server.on("error", () => undefined);
+        accept(server, handle, options.maxBytes, runtime, state);
+        const close = Effect.sync(() => {
+          state.closing = true;
+          server.close();
+        });
+        yield* bind(server, temp, name);
+        const ino = inodeOf(temp);
+        yield* publish(temp, path, name).pipe(
+          Effect.ensuring(Effect.sync(() => nodeFs.rmSync(temp, { force: true }))),
+          Effect.tapError(() => close),
+        );
+        yield* Effect.addFinalizer(() =>
           Effect.gen(function* () {
-            // Stop accepting (libuv removes the socket file), then let the calls end.
-            yield* Effect.sync(() => server.close());
+            if (ino !== undefined && inodeOf(path) === ino) nodeFs.rmSync(path, { force: true });
+            yield* close;
+            // Connections that have not sent their frame yet get no answer.
+            for (const [socket, busy] of state.sockets) if (!busy) socket.destroy();
             // Finalizers run uninterruptibly; the wait must be, or the timeout could not cut it.
-            const finished = yield* Effect.forEach([...inFlight], Fiber.await, {
+            const finished = yield* Effect.forEach([...state.inFlight], Fiber.await, {
               discard: true,
             }).pipe(
               Effect.interruptible,
@@ -225,24 +306,31 @@ export const makeUnixSocketChannel = (directory: string): LocalChannelService =>
               }),
             );
             if (!finished)
-              yield* Effect.forEach([...inFlight], Fiber.interrupt, {
+              yield* Effect.forEach([...state.inFlight], Fiber.interrupt, {
                 concurrency: "unbounded",
                 discard: true,
               });
+            for (const socket of state.sockets.keys()) socket.destroy();
           }),
-      );
-    }),
+        );
+        return { reachable: Effect.sync(() => ino !== undefined && inodeOf(path) === ino) };
+      }),
 
-  request: (name, request, maxBytes) =>
-    Effect.flatMap(socketPath(directory, name), (path) => exchange(path, name, request, maxBytes)),
-});
+    request: (name, request, maxBytes) =>
+      Effect.all([socketPath(name, false), checkFrame(request, name)]).pipe(
+        Effect.flatMap(([path, frame]) => exchange(path, name, frame, maxBytes)),
+      ),
+  };
+};
 
 /** The directory of this user's quire sockets on this host. */
 export const defaultDirectory = (): string => {
   const runtimeDir = process.env["XDG_RUNTIME_DIR"];
   if (runtimeDir !== undefined && NodePath.isAbsolute(runtimeDir))
     return NodePath.join(runtimeDir, "quire");
-  return NodePath.join(tmpdir(), `quire-${process.getuid?.() ?? "user"}`);
+  // macOS's per-user temporary directory is too deep for socket paths.
+  const base = process.platform === "darwin" ? "/tmp" : tmpdir();
+  return NodePath.join(base, `quire-${process.getuid?.() ?? "user"}`);
 };
 
 /** The LocalChannel layer over Unix domain sockets in `directory` (default: see above). */

@@ -51,6 +51,13 @@ export interface NotebookService {
    * only published notes were lost from the directory).
    */
   readonly discardIfPublished: (path?: string) => Effect.Effect<boolean, DomainError>;
+  /**
+   * Only on a `serve` process that shares itself (app/share): stops taking other
+   * processes' calls and sending its own, lets the calls it runs for others finish for
+   * up to the grace, then interrupts them (their callers run them themselves). `serve`
+   * calls it as soon as it is asked to stop. Never fails.
+   */
+  readonly stopSharing?: Effect.Effect<void>;
 }
 
 /** The Notebook service tag. */

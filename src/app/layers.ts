@@ -229,7 +229,10 @@ export const sharedNotebookLayer = (
         Effect.map(Option.getOrUndefined),
         Effect.orElseSucceed(() => undefined),
       );
-      if (code === undefined) return local;
+      if (code === undefined)
+        return yield* Effect.logWarning(
+          "cannot share this process (its code file is unreadable); every call runs here",
+        ).pipe(Effect.annotateLogs("module", "share"), Effect.as(local));
       const release = `${sharing.release}+${code.ino}-${code.size}-${Math.trunc(code.mtimeMs)}`;
       return yield* sharedNotebook(services, local, { channel, ...sharing, release });
     }),

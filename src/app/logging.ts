@@ -5,7 +5,17 @@
  * comes from the log annotation `module` (`Effect.annotateLogs("module", "mcp")`),
  * `app` when absent. Nothing is ever written to stdout: it carries only JSON-RPC.
  */
-import { Cause, Clock, Effect, HashMap, Layer, LogLevel, Logger } from "effect";
+import {
+  Cause,
+  Clock,
+  Effect,
+  FiberRef,
+  FiberRefs,
+  HashMap,
+  Layer,
+  LogLevel,
+  Logger,
+} from "effect";
 import { type RedactOptions, redact } from "../domain/redact.js";
 
 /** Per-module minimum levels and the level for every other module. */
@@ -160,10 +170,27 @@ export interface LoggerSettings {
   readonly redaction: RedactOptions;
 }
 
+/**
+ * More private paths to scrub from the records of the current fiber: a `serve` process
+ * running another process's call (app/share) sets the caller's private root here, so its
+ * records hide that root as the caller's own would.
+ */
+export const callPrivatePaths: FiberRef.FiberRef<ReadonlyArray<string>> = FiberRef.unsafeMake<
+  ReadonlyArray<string>
+>([]);
+
 /** The Effect logger writing {@link formatLine} lines that pass the module's level. */
 export const makeLogger = (settings: LoggerSettings): Logger.Logger<unknown, void> => {
-  const scrub = (text: string) => redact(text, settings.redaction);
-  return Logger.make(({ annotations, cause, date, logLevel, message }) => {
+  const ownPaths = settings.redaction.privatePaths ?? [];
+  return Logger.make(({ annotations, cause, context, date, logLevel, message }) => {
+    const extra = FiberRefs.getOrDefault(context, callPrivatePaths);
+    const scrub = (text: string) =>
+      redact(
+        text,
+        extra.length === 0
+          ? settings.redaction
+          : { ...settings.redaction, privatePaths: [...extra, ...ownPaths] },
+      );
     const moduleAnnotation = HashMap.get(annotations, "module");
     const module =
       moduleAnnotation._tag === "Some" && typeof moduleAnnotation.value === "string"

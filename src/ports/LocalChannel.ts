@@ -23,6 +23,16 @@ export class ChannelError extends Data.TaggedError("ChannelError")<{
 /** Handles one request frame; its answer frame is sent back. Never fails. */
 export type ChannelHandler = (request: string) => Effect.Effect<string>;
 
+/** A listener started by {@link LocalChannelService.listen}. */
+export interface Listener {
+  /**
+   * Whether the name still leads to this listener. Two processes taking over a dead
+   * listener's name at the same instant may both start listening, and only one of them
+   * is reached; the other learns it here. Never fails.
+   */
+  readonly reachable: Effect.Effect<boolean>;
+}
+
 /** The operations of a local channel. Frames are strings without a newline. */
 export interface LocalChannelService {
   /**
@@ -38,7 +48,7 @@ export interface LocalChannelService {
     name: string,
     handle: ChannelHandler,
     options: { readonly maxBytes: number; readonly graceMs: number },
-  ) => Effect.Effect<void, ChannelError, Scope.Scope>;
+  ) => Effect.Effect<Listener, ChannelError, Scope.Scope>;
   /**
    * Sends one request frame to the listener at `name` and waits for its answer frame (at most
    * `maxBytes`). Interrupting it closes the connection, which interrupts the handler.

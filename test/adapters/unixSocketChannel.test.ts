@@ -92,6 +92,72 @@ describe("unixSocketChannel", () => {
     }).pipe(Effect.scoped),
   );
 
+  it.live("of two listeners taking over a dead name at once, exactly one is reached", () =>
+    Effect.gen(function* () {
+      const { directory, channel } = fresh();
+      const other = makeUnixSocketChannel(directory);
+      yield* Effect.either(channel.request("t1", "x", 1024));
+      writeFileSync(path.join(directory, "t1.sock"), "dead");
+      const [one, two] = yield* Effect.all(
+        [
+          Effect.either(channel.listen("t1", () => Effect.succeed("one"), options)),
+          Effect.either(other.listen("t1", () => Effect.succeed("two"), options)),
+        ],
+        { concurrency: "unbounded" },
+      );
+      const reached = yield* Effect.all(
+        [one, two].map((result) =>
+          Either.isRight(result) ? result.right.reachable : Effect.succeed(false),
+        ),
+      );
+      expect(reached.filter(Boolean)).toHaveLength(1);
+      for (const result of [one, two])
+        if (Either.isLeft(result)) expect(result.left.reason).toBe("InUse");
+      const answer = yield* channel.request("t1", "x", 1024);
+      expect(answer).toBe(reached[0] === true ? "one" : "two");
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("a listener that closes leaves a successor's socket at its name alone", () =>
+    Effect.gen(function* () {
+      const { directory, channel } = fresh();
+      const first = yield* Scope.make();
+      yield* channel.listen("t2", () => Effect.succeed("first"), options).pipe(Scope.extend(first));
+      // Someone removed the name meanwhile, and a successor took it.
+      rmSync(path.join(directory, "t2.sock"));
+      const second = yield* channel.listen("t2", () => Effect.succeed("second"), options);
+      yield* Scope.close(first, Exit.void);
+      expect(yield* second.reachable).toBe(true);
+      expect(yield* channel.request("t2", "x", 1024)).toBe("second");
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("refuses to send a frame that contains a newline", () =>
+    Effect.gen(function* () {
+      const { channel } = fresh();
+      yield* channel.listen("t3", echo, options);
+      const sent = yield* Effect.either(channel.request("t3", "a\nb", 1024));
+      expect(Either.isLeft(sent) && sent.left.reason).toBe("Other");
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("a handler that throws while building its effect costs only that connection", () =>
+    Effect.gen(function* () {
+      const { channel } = fresh();
+      yield* channel.listen(
+        "t4",
+        (request) => {
+          if (request === "boom") throw new Error("thrown while building the effect");
+          return Effect.succeed("fine");
+        },
+        options,
+      );
+      const boom = yield* Effect.either(channel.request("t4", "boom", 1024));
+      expect(Either.isLeft(boom) && boom.left.reason).toBe("Broken");
+      expect(yield* channel.request("t4", "ok", 1024)).toBe("fine");
+    }).pipe(Effect.scoped),
+  );
+
   it.live("a caller that hangs up interrupts its handler", () =>
     Effect.gen(function* () {
       const { channel } = fresh();

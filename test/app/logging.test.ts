@@ -3,6 +3,7 @@ import { Cause, Effect, LogLevel } from "effect";
 import { describe, expect, vi } from "vitest";
 import {
   type LogLevelSpec,
+  callPrivatePaths,
   formatLine,
   isEnabled,
   loggerLayer,
@@ -170,4 +171,21 @@ describe("loggerLayer", () => {
       );
     }).pipe(Effect.provide(layer));
   });
+});
+
+describe("callPrivatePaths", () => {
+  it.effect("hides another private root in the records of the fibers that set it", () =>
+    Effect.gen(function* () {
+      const { lines, layer } = capture(parseLogLevel("info").spec);
+      const record = Effect.logInfo("lock at /other/private/ab/lock and /home/u/.cache/quire/x");
+      yield* record.pipe(
+        Effect.locally(callPrivatePaths, ["/other/private"]),
+        Effect.provide(layer),
+      );
+      yield* record.pipe(Effect.provide(layer));
+      expect(lines[0]).toContain('msg="lock at <private>/ab/lock and <private>/x"');
+      expect(lines[1]).toContain("/other/private/ab/lock");
+      expect(lines[1]).not.toContain("/home/u/.cache/quire");
+    }),
+  );
 });

@@ -52,23 +52,26 @@ const processOf = async (
     store: w.store,
     fs: w.fs,
     ids: ids.make(),
-    options: { ...baseOptions, ...overrides },
+    // Overridden fields first: the order of fields must not matter (optionsKey).
+    options: { ...overrides, ...baseOptions, ...overrides },
   };
   const made = Effect.runSync(makeNotebook(services));
   const ran = { calls: 0 };
   let gate: Effect.Effect<void> = Effect.void;
+  let after: Effect.Effect<void> = Effect.void;
+  let dies = false;
+  const wrap = <A, E>(operation: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Effect.sync(() => ran.calls++).pipe(
+      Effect.zipRight(Effect.suspend(() => gate)),
+      Effect.zipRight(
+        Effect.suspend(() => (dies ? Effect.die("a defect in the use case") : operation)),
+      ),
+      Effect.tap(() => Effect.suspend(() => after)),
+    );
   const local: NotebookService = {
     ...made,
-    pull: (request) =>
-      Effect.sync(() => ran.calls++).pipe(
-        Effect.zipRight(gate),
-        Effect.zipRight(made.pull(request)),
-      ),
-    commit: (request) =>
-      Effect.sync(() => ran.calls++).pipe(
-        Effect.zipRight(gate),
-        Effect.zipRight(made.commit(request)),
-      ),
+    pull: (request) => wrap(made.pull(request)),
+    commit: (request) => wrap(made.commit(request)),
   };
   const scope = await Effect.runPromise(Scope.make());
   const notebook = await Effect.runPromise(
@@ -86,6 +89,15 @@ const processOf = async (
     hold: (until: Effect.Effect<void>) => {
       gate = until;
     },
+    /** Makes this process's own calls wait for `until` once done, before answering. */
+    holdAfter: (until: Effect.Effect<void>) => {
+      after = until;
+    },
+    /** Makes this process's own calls die with a defect. */
+    die: () => {
+      dies = true;
+    },
+    stopSharing: () => Effect.runPromise(notebook.stopSharing ?? Effect.void),
   };
 };
 
@@ -194,6 +206,109 @@ describe("sharing a process among the serve processes of a store", () => {
     }
   });
 
+  it("a commit the sharing process published before it stopped is reported OK by the caller's retry", async () => {
+    const w = world();
+    const a = await processOf(w, {}, { graceMs: 50 });
+    const b = await processOf(w);
+    try {
+      await pull(a.notebook, "/ws/a");
+      await pull(b.notebook, "/ws/b");
+      const done = Effect.runSync(Deferred.make<void>());
+      a.holdAfter(Deferred.succeed(done, undefined).pipe(Effect.zipRight(Effect.never)));
+      w.write("/ws/b/p.md", "published\n");
+      const pending = commit(b.notebook, "/ws/b");
+      await Effect.runPromise(Deferred.await(done));
+      await a.stop();
+      const report = okOf(await pending);
+      // Published by a; b's retry found nothing left to publish, and says so.
+      expect(report.files).toEqual([]);
+      expect(b.ran.calls).toBe(1);
+      a.holdAfter(Effect.void);
+      const fresh = await processOf(w);
+      await pull(fresh.notebook, "/ws/check");
+      expect(w.read("/ws/check/p.md")).toBe("published\n");
+      await fresh.stop();
+    } finally {
+      await b.stop();
+    }
+  });
+
+  it("a defect in the sharing process is the caller's ENGINE_FAILED/INTERNAL", async () => {
+    const w = world();
+    const a = await processOf(w);
+    const b = await processOf(w);
+    try {
+      a.die();
+      const failed = errorOf(await Effect.runPromiseExit(b.notebook.pull({ path: "/ws/b" })));
+      expect([failed.code, failed.reason]).toEqual(["ENGINE_FAILED", "INTERNAL"]);
+      expect(b.ran.calls).toBe(0);
+    } finally {
+      await b.stop();
+      await a.stop();
+    }
+  });
+
+  it("equal settings share a notebook whatever the order of their fields", async () => {
+    const w = world();
+    const { allowMassDelete: _, ...rest } = { ...baseOptions, allowMassDelete: true };
+    const a = await processOf(w, { checkpointBytes: 1 << 20, allowMassDelete: true });
+    const reordered: Partial<NotebookOptions> = {
+      allowMassDelete: true,
+      ...rest,
+      checkpointBytes: 1 << 20,
+    };
+    const b = await processOf(w, reordered);
+    try {
+      await pull(b.notebook, "/ws/b");
+      expect(a.ran.calls).toBe(1);
+      expect(b.ran.calls).toBe(0);
+    } finally {
+      await b.stop();
+      await a.stop();
+    }
+  });
+
+  it("stopSharing hands the store's calls over at once", async () => {
+    const w = world();
+    const a = await processOf(w);
+    const b = await processOf(w);
+    try {
+      await pull(b.notebook, "/ws/b");
+      expect(a.ran.calls).toBe(1);
+      await a.stopSharing();
+      await pull(b.notebook, "/ws/b");
+      expect(b.ran.calls).toBe(1);
+      await pull(a.notebook, "/ws/a");
+      expect(a.ran.calls).toBe(2);
+    } finally {
+      await b.stop();
+      await a.stop();
+    }
+  });
+
+  it("a listener nobody reaches any more sends its later calls to the one that is", async () => {
+    const w = world();
+    const a = await processOf(w);
+    try {
+      // a's socket is gone (as after a takeover race); b starts and listens at the name.
+      const { readdirSync, rmSync: remove } = await import("node:fs");
+      const directory = path.join(socketRoot, `w${worlds - 1}`);
+      for (const entry of readdirSync(directory)) remove(path.join(directory, entry));
+      const b = await processOf(w);
+      try {
+        await pull(a.notebook, "/ws/a");
+        expect(a.ran.calls).toBe(1);
+        await pull(a.notebook, "/ws/a");
+        expect(a.ran.calls).toBe(1);
+        expect(b.ran.calls).toBe(1);
+      } finally {
+        await b.stop();
+      }
+    } finally {
+      await a.stop();
+    }
+  });
+
   it("an answer that does not decode makes the caller run the call itself", async () => {
     const w = world();
     const name = channelName(w.store.identity, release);
@@ -236,6 +351,14 @@ describe("sharing a process among the serve processes of a store", () => {
       );
       expect(extra._tag).toBe("Refused");
       expect((await ask("not json"))._tag).toBe("Refused");
+      // Nested deep enough to overflow the stack of anything formatting it recursively.
+      const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+      const nested = await ask(`{"op":"pull","version":1,"release":"x","options":${deep}}`);
+      expect(nested._tag).toBe("Refused");
+      const huge = await ask(
+        JSON.stringify({ op: "pull", version: 1, release, options: "x".repeat(1 << 20) }),
+      );
+      expect(huge._tag === "Refused" && huge.why.length < 200).toBe(true);
       const fine = await ask(JSON.stringify({ op: "pull", version: 1, release, options }));
       expect(fine._tag).toBe("Outcome");
       expect(a.ran.calls).toBe(1);

@@ -6,7 +6,7 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { Deferred, Effect } from "effect";
 import type { IdGenerator } from "../../ports/IdGenerator.js";
-import type { Notebook } from "../Notebook.js";
+import { Notebook } from "../Notebook.js";
 import { type McpServerSettings, makeMcpServer } from "./server.js";
 
 /** How long calls in flight may take to finish after a stop was requested. */
@@ -14,9 +14,10 @@ export const defaultGraceMs = 10_000;
 
 /**
  * Serves MCP over the process's stdin/stdout until stopped. On the first SIGINT,
- * SIGTERM, end of stdin, stdout failure or transport close: stop taking calls, let the
- * calls in flight finish for up to `graceMs` (then interrupt them; the use cases keep
- * their critical sections uninterruptible), close the server and succeed. A second
+ * SIGTERM, end of stdin, stdout failure or transport close: stop taking calls (also other
+ * serve processes' calls, when this one runs them), let the calls in flight finish for
+ * up to `graceMs` (then interrupt them; the use cases keep their critical sections
+ * uninterruptible), close the server and succeed. A second
  * SIGINT/SIGTERM during that wait exits at once with 130/143.
  */
 export const serveStdio = (
@@ -69,7 +70,12 @@ export const serveStdio = (
             process.off("SIGTERM", forceOnSigterm);
           }),
       );
-      yield* drain(graceMs);
+      // Calls this process runs for other serve processes (app/share) stop alongside.
+      const notebook = yield* Notebook;
+      yield* Effect.all([drain(graceMs), notebook.stopSharing ?? Effect.void], {
+        concurrency: 2,
+        discard: true,
+      });
       server.onclose = () => undefined;
       yield* Effect.promise(() => server.close());
     }),

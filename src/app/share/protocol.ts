@@ -4,18 +4,21 @@
  * strictly; the protocol `version` and the quire release must match exactly, because a
  * call is run by the other process's code.
  */
+import * as NodePath from "node:path";
 import { Either, ParseResult, Schema } from "effect";
+import { normalizePathSets } from "../../domain/pathSets.js";
+import { isAtOrBelow } from "../config/paths.js";
 import {
   DomainError,
   engineDetails,
   errorActions,
   errorCodes,
   errorReasons,
+  errorRows,
   type ErrorCode,
   type ErrorReason,
   type FileReason,
   fileReasons,
-  isReasonOf,
 } from "../../domain/errors.js";
 import type { SyncReport } from "../Notebook.js";
 import type { NotebookOptions } from "../usecases/notebookLayer.js";
@@ -27,25 +30,65 @@ export const protocolVersion = 1;
 export const maxFrameBytes = 256 * 1024 * 1024;
 
 const NonNegativeInt = Schema.Number.pipe(Schema.int(), Schema.nonNegative());
+const AbsolutePath = Schema.String.pipe(
+  Schema.filter((path) => NodePath.isAbsolute(path) && !path.includes("\u0000")),
+);
 
+/** The notebook settings a call runs with, in the bounds the configuration enforces. */
 const Options = Schema.Struct({
-  workspaceRoot: Schema.String,
-  notebookDirectory: Schema.String,
-  privateRoot: Schema.String,
-  homeDirectory: Schema.String,
-  commitRetries: NonNegativeInt,
-  checkpointPacks: NonNegativeInt,
-  retainedCheckpoints: NonNegativeInt,
+  workspaceRoot: AbsolutePath,
+  notebookDirectory: AbsolutePath,
+  privateRoot: AbsolutePath,
+  homeDirectory: AbsolutePath,
+  commitRetries: NonNegativeInt.pipe(Schema.lessThanOrEqualTo(100)),
+  checkpointPacks: NonNegativeInt.pipe(Schema.greaterThanOrEqualTo(1)),
+  retainedCheckpoints: NonNegativeInt.pipe(Schema.lessThanOrEqualTo(64)),
   pathSets: Schema.optionalWith(
     Schema.Struct({
       readOnly: Schema.Array(Schema.String),
       writable: Schema.Array(Schema.String),
-    }),
+    }).pipe(
+      // Only sets as configuration leaves them: normalised, sorted, disjoint.
+      Schema.filter((sets) =>
+        Either.match(normalizePathSets(sets), {
+          onLeft: () => false,
+          onRight: (normal) =>
+            JSON.stringify(normal.readOnly) === JSON.stringify(sets.readOnly) &&
+            JSON.stringify(normal.writable) === JSON.stringify(sets.writable),
+        }),
+      ),
+    ),
     { exact: true },
   ),
-  checkpointBytes: Schema.optionalWith(NonNegativeInt, { exact: true }),
+  checkpointBytes: Schema.optionalWith(NonNegativeInt.pipe(Schema.greaterThanOrEqualTo(1)), {
+    exact: true,
+  }),
   allowMassDelete: Schema.optionalWith(Schema.Boolean, { exact: true }),
-});
+}).pipe(
+  Schema.filter(
+    (options) =>
+      !isAtOrBelow(options.privateRoot, options.workspaceRoot) &&
+      isAtOrBelow(options.notebookDirectory, options.workspaceRoot),
+  ),
+);
+
+/** The options a call is sent with: everything but the test-only failpoint. */
+type SentOptions = typeof Options.Type;
+
+const encodeOptions = Schema.encodeEither(Options);
+
+/**
+ * A key naming a set of notebook settings: equal settings give equal keys whatever the
+ * order their fields were built in (the fields are written in the schema's order).
+ * Settings outside the protocol's bounds get a key no request can have.
+ */
+export const optionsKey = (options: NotebookOptions | SentOptions): string => {
+  const { failpoint: _unsent, ...sent } = { failpoint: undefined, ...options };
+  return Either.match(encodeOptions(sent), {
+    onLeft: () => `unshareable ${JSON.stringify(sent)}`,
+    onRight: (encoded) => JSON.stringify(encoded),
+  });
+};
 
 const Operation = Schema.Union(
   Schema.Struct({
@@ -78,6 +121,11 @@ const isErrorReason = (value: string): value is ErrorReason =>
   errorReasons.some((r) => r === value);
 const isFileReason = (value: string): value is FileReason => fileReasons.some((r) => r === value);
 
+const LineRange = Schema.Struct({
+  start: NonNegativeInt.pipe(Schema.greaterThanOrEqualTo(1)),
+  end: NonNegativeInt,
+}).pipe(Schema.filter((range) => range.start <= range.end));
+
 const ErrorShape = Schema.Struct({
   code: Schema.String.pipe(Schema.filter(isErrorCode)),
   reason: Schema.String.pipe(Schema.filter(isErrorReason)),
@@ -88,7 +136,7 @@ const ErrorShape = Schema.Struct({
     Schema.Struct({
       path: Schema.String,
       reason: Schema.String.pipe(Schema.filter(isFileReason)),
-      ranges: Schema.Array(Schema.Struct({ start: NonNegativeInt, end: NonNegativeInt })),
+      ranges: Schema.Array(LineRange),
     }),
   ),
   detail: Schema.optionalWith(Schema.Literal(...engineDetails), { exact: true }),
@@ -100,7 +148,22 @@ const ErrorShape = Schema.Struct({
     }),
     { exact: true },
   ),
-}).pipe(Schema.filter((error) => isReasonOf(error.code, error.reason)));
+}).pipe(
+  // Exactly what `domainError` builds: the table's action and retryability for the
+  // code's own reason, `detail` only on ENGINE_FAILED, `recovery` on RECOVERY_FAILURE.
+  Schema.filter(
+    (error) =>
+      errorRows.some(
+        (row) =>
+          row.code === error.code &&
+          row.reason === error.reason &&
+          row.action === error.action &&
+          row.retryable === error.retryable,
+      ) &&
+      (error.detail === undefined || error.code === "ENGINE_FAILED") &&
+      (error.recovery === undefined) === (error.code !== "RECOVERY_FAILURE"),
+  ),
+);
 
 const Answer = Schema.Union(
   Schema.Struct({
@@ -120,12 +183,40 @@ const Answer = Schema.Union(
   Schema.Struct({ refused: Schema.String }),
 );
 
-/** A short account of why a frame did not decode: its first few problems, by path. */
-const briefly = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    .slice(0, 3)
-    .map((issue) => `${issue.path.map(String).join(".") || "frame"}: ${issue.message}`)
-    .join("; ");
+/**
+ * A short account of why a frame did not decode: the path and kind of its first problem.
+ * It never formats the offending value, which a hostile frame could nest deep enough to
+ * overflow the stack or make huge.
+ */
+const briefly = (error: ParseResult.ParseError): string => {
+  const path: Array<string> = [];
+  let issue: ParseResult.ParseIssue = error.issue;
+  for (let depth = 0; depth < 64; depth++) {
+    switch (issue._tag) {
+      case "Pointer":
+        path.push(...(Array.isArray(issue.path) ? issue.path : [issue.path]).map(String));
+        issue = issue.issue;
+        continue;
+      case "Refinement":
+      case "Transformation":
+        issue = issue.issue;
+        continue;
+      case "Composite": {
+        const first: ParseResult.ParseIssue | undefined = Array.isArray(issue.issues)
+          ? issue.issues[0]
+          : issue.issues;
+        if (first === undefined) break;
+        issue = first;
+        continue;
+      }
+    }
+    break;
+  }
+  const where = path.length === 0 ? "frame" : path.join(".").slice(0, 200);
+  const detail =
+    issue._tag === "Type" && issue.message !== undefined ? `: ${issue.message.slice(0, 200)}` : "";
+  return `${where}: ${issue._tag}${detail}`;
+};
 
 const decodeRequestFrame = Schema.decodeUnknownEither(Schema.parseJson(Request), {
   onExcessProperty: "error",

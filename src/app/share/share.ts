@@ -10,9 +10,21 @@
  * an unsettled publication is recovered first, never published twice).
  */
 import { createHash } from "node:crypto";
-import { Effect, Either, FiberRef, HashMap, Option, Scope } from "effect";
-import { type DomainError } from "../../domain/errors.js";
-import type { LocalChannelService } from "../../ports/LocalChannel.js";
+import {
+  Cause,
+  Effect,
+  Either,
+  ExecutionStrategy,
+  Exit,
+  FiberRef,
+  HashMap,
+  LogLevel,
+  Option,
+  Scope,
+} from "effect";
+import { type DomainError, domainError } from "../../domain/errors.js";
+import type { ChannelHandler, LocalChannelService } from "../../ports/LocalChannel.js";
+import { callPrivatePaths } from "../logging.js";
 import type { NotebookService, SyncReport } from "../Notebook.js";
 import type { Services } from "../usecases/context.js";
 import { makeNotebook, type NotebookOptions } from "../usecases/notebookLayer.js";
@@ -23,6 +35,7 @@ import {
   encodeRefusal,
   encodeRequest,
   maxFrameBytes,
+  optionsKey,
   type ShareRequest,
 } from "./protocol.js";
 
@@ -47,7 +60,7 @@ export const channelName = (storeIdentity: string, release: string): string => {
     length.writeUInt32BE(bytes.length);
     hash.update(length).update(bytes);
   }
-  return `store-${hash.digest("hex").slice(0, 32)}`;
+  return `store-${hash.digest("hex").slice(0, 24)}`;
 };
 
 const outcomeOf = (
@@ -65,51 +78,84 @@ const outcomeOf = (
 /**
  * The handler of calls sent by other processes: each runs on a notebook built from this
  * process's ports and the caller's settings (one per distinct settings, `own` reused for
- * this process's own). A frame that does not decode, or comes from another release, is
- * answered with a refusal, which makes the caller run the call itself.
+ * this process's own; the least recently used beyond {@link maxNotebooks} are dropped).
+ * A frame that does not decode, or comes from another build, is answered with a
+ * refusal, which makes the caller run the call itself. A defect is logged with the
+ * caller's diagnosticId and answered as ENGINE_FAILED/INTERNAL, as it would be there.
+ * Records of a call carry only the caller's diagnosticId and hide its private root.
  */
-const handleCalls =
-  (services: Omit<Services, "options">, release: string, own: NotebookService, ownKey: string) =>
-  () => {
-    const notebooks = new Map<string, NotebookService>([[ownKey, own]]);
-    const notebookFor = (options: NotebookOptions): Effect.Effect<NotebookService> => {
-      const key = JSON.stringify(options);
-      const known = notebooks.get(key);
-      if (known !== undefined) return Effect.succeed(known);
-      return Effect.tap(makeNotebook({ ...services, options }), (made) =>
-        Effect.sync(() => {
-          if (notebooks.size >= maxNotebooks) {
-            const oldest = [...notebooks.keys()].find((k) => k !== ownKey);
-            if (oldest !== undefined) notebooks.delete(oldest);
-          }
-          notebooks.set(key, made);
-        }),
-      );
-    };
-    const run = (request: ShareRequest): Effect.Effect<string> =>
-      request.release !== release
-        ? Effect.succeed(encodeRefusal(`this process runs release ${release}`))
-        : Effect.gen(function* () {
-            const notebook = yield* notebookFor(request.options);
-            yield* Effect.logDebug("running a call for another process").pipe(
-              Effect.annotateLogs("op", request.op),
-            );
-            return encodeAnswer(yield* outcomeOf(request, notebook));
-          }).pipe(
-            Effect.annotateLogs(
-              request.diagnosticId === undefined ? {} : { diagnosticId: request.diagnosticId },
-            ),
-          );
-    return (frame: string): Effect.Effect<string> =>
-      Either.match(decodeRequest(frame), {
-        onLeft: (why) =>
-          Effect.logWarning("refused a call from another process").pipe(
-            Effect.annotateLogs("why", why),
-            Effect.as(encodeRefusal("the request did not decode")),
-          ),
-        onRight: run,
-      }).pipe(Effect.annotateLogs("module", "share"));
+const handleCalls = (
+  services: Omit<Services, "options">,
+  release: string,
+  own: NotebookService,
+  ownKey: string,
+): ChannelHandler => {
+  const notebooks = new Map<string, NotebookService>([[ownKey, own]]);
+  const notebookFor = (options: NotebookOptions): Effect.Effect<NotebookService> => {
+    const key = optionsKey(options);
+    const known = notebooks.get(key);
+    if (known !== undefined) {
+      // Most recently used last.
+      notebooks.delete(key);
+      notebooks.set(key, known);
+      return Effect.succeed(known);
+    }
+    return Effect.tap(makeNotebook({ ...services, options }), (made) =>
+      Effect.sync(() => {
+        if (notebooks.size >= maxNotebooks) {
+          const oldest = [...notebooks.keys()].find((k) => k !== ownKey);
+          if (oldest !== undefined) notebooks.delete(oldest);
+        }
+        notebooks.set(key, made);
+      }),
+    );
   };
+  const run = (request: ShareRequest): Effect.Effect<string> => {
+    if (request.release !== release)
+      return Effect.succeed(encodeRefusal("this process runs another build of quire"));
+    const id = request.diagnosticId;
+    return Effect.gen(function* () {
+      const notebook = yield* notebookFor(request.options);
+      yield* Effect.logDebug("running a call for another process").pipe(
+        Effect.annotateLogs("op", request.op),
+      );
+      return encodeAnswer(yield* outcomeOf(request, notebook));
+    }).pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.logError("a call for another process failed unexpectedly").pipe(
+          Effect.annotateLogs("cause", Cause.pretty(Cause.die(defect))),
+          Effect.as(
+            encodeAnswer(
+              Either.left(
+                domainError({
+                  code: "ENGINE_FAILED",
+                  reason: "INTERNAL",
+                  message: `An unexpected internal error occurred; the log record with diagnosticId ${id ?? "(none)"} has the cause.`,
+                }),
+              ),
+            ),
+          ),
+        ),
+      ),
+      Effect.annotateLogs(id === undefined ? {} : { diagnosticId: id }),
+      Effect.locally(callPrivatePaths, [request.options.privateRoot]),
+    );
+  };
+  return (frame) =>
+    Either.match(decodeRequest(frame), {
+      onLeft: (why) =>
+        Effect.logWarning("refused a call from another process").pipe(
+          Effect.annotateLogs("why", why),
+          Effect.as(encodeRefusal("the request did not decode")),
+        ),
+      onRight: run,
+    }).pipe(
+      Effect.annotateLogs("module", "share"),
+      // The listener may have been started inside one of this process's calls: none of
+      // that call's annotations belong on another's records.
+      Effect.locally(FiberRef.currentLogAnnotations, HashMap.empty()),
+    );
+};
 
 /** The diagnosticId the calling fiber's log records carry, if any. */
 const currentDiagnosticId: Effect.Effect<string | undefined> = Effect.map(
@@ -136,10 +182,15 @@ export const sharedNotebook = (
     const scope = yield* Effect.scope;
     const { options, ...ports } = services;
     const name = channelName(services.store.identity, settings.release);
-    const handler = handleCalls(ports, settings.release, local, JSON.stringify(options))();
+    const handler = handleCalls(ports, settings.release, local, optionsKey(options));
     const lock = yield* Effect.makeSemaphore(1);
-    // `listening`: this process runs others' calls; `off`: sharing is impossible here.
+    // `listening`: this process runs others' calls; `off`: sharing is impossible here, or
+    // this process is stopping.
     let role: "listening" | "sending" | "off" = "sending";
+    // The listener's own scope, so that a stop (or finding it unreachable) can end it
+    // before the layer's.
+    let listening = yield* Scope.fork(scope, ExecutionStrategy.sequential);
+    let reachable: Effect.Effect<boolean> = Effect.succeed(false);
 
     const tryToListen: Effect.Effect<void> = lock.withPermits(1)(
       Effect.suspend(() => {
@@ -147,12 +198,13 @@ export const sharedNotebook = (
         return settings.channel
           .listen(name, handler, { maxBytes: maxFrameBytes, graceMs: settings.graceMs })
           .pipe(
-            Scope.extend(scope),
+            Scope.extend(listening),
             Effect.matchEffect({
-              onSuccess: () =>
+              onSuccess: (listener) =>
                 Effect.logInfo("running the calls of other serve processes of this store").pipe(
                   Effect.tap(() => {
                     role = "listening";
+                    reachable = listener.reachable;
                   }),
                 ),
               onFailure: (error) =>
@@ -171,11 +223,34 @@ export const sharedNotebook = (
     );
     yield* tryToListen;
 
+    // A listener nobody reaches (another process took the name over at the same
+    // instant) stops listening once its calls in flight are done, and this process sends
+    // its later calls to the one that is reached.
+    const stillReached: Effect.Effect<void> = Effect.flatMap(
+      Effect.suspend(() => reachable),
+      (reached) =>
+        reached
+          ? Effect.void
+          : lock.withPermits(1)(
+              Effect.gen(function* () {
+                if (role !== "listening") return;
+                role = "sending";
+                const unreached = listening;
+                listening = yield* Scope.fork(scope, ExecutionStrategy.sequential);
+                yield* Effect.forkDaemon(Scope.close(unreached, Exit.void));
+                yield* Effect.logInfo(
+                  "another process runs the calls of this store; sending ours there",
+                );
+              }),
+            ),
+    ).pipe(Effect.annotateLogs("module", "share"));
+
     const viaShared = (
       operation: Parameters<typeof encodeRequest>[0],
       here: Effect.Effect<SyncReport, DomainError>,
     ): Effect.Effect<SyncReport, DomainError> =>
       Effect.suspend(() => {
+        if (role === "listening") return Effect.zipRight(stillReached, here);
         if (role !== "sending") return here;
         return Effect.gen(function* () {
           const frame = encodeRequest(
@@ -186,7 +261,8 @@ export const sharedNotebook = (
           );
           const answer = yield* Effect.either(settings.channel.request(name, frame, maxFrameBytes));
           if (Either.isLeft(answer)) {
-            yield* Effect.logDebug(
+            yield* Effect.logWithLevel(
+              answer.left.reason === "Broken" ? LogLevel.Info : LogLevel.Debug,
               "the sharing process did not answer; running the call here",
             ).pipe(Effect.annotateLogs({ reason: answer.left.reason, why: answer.left.message }));
             if (answer.left.reason === "Unreachable") yield* tryToListen;
@@ -227,6 +303,12 @@ export const sharedNotebook = (
           local.commit(request),
         ),
       discardIfPublished: local.discardIfPublished,
+      stopSharing: lock.withPermits(1)(
+        Effect.suspend(() => {
+          role = "off";
+          return Scope.close(listening, Exit.void);
+        }),
+      ),
     };
     return service;
   });
