@@ -139,15 +139,19 @@ export const mcpRun = async (k, warmupMs, measureMs, { profileDir } = {}) => {
     const startServer = async (w) => {
       const workspace = path.join(dir, `ws${w}`);
       mkdirSync(workspace, { recursive: true });
+      // Under the profiler every server runs the unbundled CLI: servers share only with
+      // servers of the same build, and the profiled one must be the one they share.
       const profiled =
-        profileDir !== undefined && w === 0
-          ? [
-              "--cpu-prof",
-              `--cpu-prof-dir=${profileDir}`,
-              "--cpu-prof-interval=500",
-              quireUnbundled,
-            ]
-          : [quireBin];
+        profileDir === undefined
+          ? [quireBin]
+          : w === 0
+            ? [
+                "--cpu-prof",
+                `--cpu-prof-dir=${profileDir}`,
+                "--cpu-prof-interval=500",
+                quireUnbundled,
+              ]
+            : [quireUnbundled];
       const transport = new StdioClientTransport({
         command: process.execPath,
         args: [
@@ -233,7 +237,7 @@ export const run = async ({ quick, log, profile = true }) => {
     "",
     `Each writer loops "append a ~60-byte line to its own file, commit" for ${(warmupMs + measureMs) / 1000} s; the first ${warmupMs / 1000} s are warm-up, the next ${measureMs / 1000} s are measured in 5 equal windows (accepted commits/s: median and min–max of the windows). ` +
       "git: K clones of one bare repository, each looping `git add`, `git commit`, `git push` and on a rejected push `git pull --rebase` + push again. " +
-      "quire library: K working copies and K `openNotebook` handles in one Node process on one file store. quire MCP: one `quire serve` process per writer (stdio MCP client in the bench process) on one file store. " +
+      "quire library: K working copies and K `openNotebook` handles in one Node process on one file store. quire MCP: one `quire serve` process per writer (stdio MCP client in the bench process) on one file store; writer 0's server starts first, and the others run their calls in it ([storage.md](storage.md#sharing-one-process-among-serve-processes)). " +
       "Attempts/accepted: git push attempts, quire `current` compare-and-swap attempts, per accepted commit, over the whole run (MCP: lost races counted from the servers' debug log). Busy: commits that returned REMOTE_BUSY. CPU: CPU seconds per wall second over the whole run (the machine has " +
       cpus().length +
       " cores) — git: all git processes; library: the one Node process; MCP: the serve processes (not the client).",
@@ -339,9 +343,12 @@ export const run = async ({ quick, log, profile = true }) => {
       );
       details.push(
         "",
-        `Where an MCP writer's time goes: ${k} \`quire serve\` processes for ${seconds} s, the first (the one the others share; unbundled, so that frames map to the sources) under the profiler — ${result.acceptedInWindow} accepted in the window, ${result.attemptsPerAccepted === null ? "—" : result.attemptsPerAccepted.toFixed(2)} attempts per accepted commit, per writer ${result.maxPerWriter} / ${result.minPerWriter}, ${result.cpuCores === null ? "—" : result.cpuCores.toFixed(2)} cores busy in the servers. The servers log at debug level (the bench counts lost races from their logs).`,
+        `Where an MCP writer's time goes: ${k} \`quire serve\` processes for ${seconds} s, the first, which runs every server's calls, under the profiler (all of them unbundled, so that frames map to the sources) — ${result.acceptedInWindow} accepted in the window, ${result.attemptsPerAccepted === null ? "—" : result.attemptsPerAccepted.toFixed(2)} attempts per accepted commit, per writer ${result.maxPerWriter} / ${result.minPerWriter}, ${result.cpuCores === null ? "—" : result.cpuCores.toFixed(2)} cores busy in the servers. The servers log the notebook module's debug records (the bench counts lost races from them).`,
         "",
-        profileMarkdown(`Profile: one of ${k} MCP servers, ${seconds} s`, summary),
+        profileMarkdown(
+          `Profile: the server running ${k} MCP writers' calls, ${seconds} s`,
+          summary,
+        ),
       );
     } finally {
       cleanup(profileDir);
