@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { Cause, Deferred, Effect, Either, Exit, Option, Scope } from "effect";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import * as ids from "../../src/adapters/idGenerator.js";
 import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
@@ -23,6 +23,12 @@ import { baseOptions } from "./memNotebook.js";
 const socketRoot = mkdtempSync(path.join(tmpdir(), "quire-share-"));
 afterAll(() => rmSync(socketRoot, { recursive: true, force: true }));
 let worlds = 0;
+
+/** Stops every process a test started, last first, whatever the test did. */
+const running: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const stop of running.splice(0).reverse()) await stop();
+});
 
 const author = { name: "test", version: "1" };
 const release = "9.9.9";
@@ -81,10 +87,17 @@ const processOf = async (
       graceMs: options.graceMs ?? 2_000,
     }).pipe(Scope.extend(scope)),
   );
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await Effect.runPromise(Scope.close(scope, Exit.void));
+  };
+  running.push(stop);
   return {
     notebook,
     ran,
-    stop: () => Effect.runPromise(Scope.close(scope, Exit.void)),
+    stop,
     /** Makes this process's own calls wait for `until` first. */
     hold: (until: Effect.Effect<void>) => {
       gate = until;
@@ -119,48 +132,38 @@ describe("sharing a process among the serve processes of a store", () => {
     const w = world();
     const a = await processOf(w);
     const b = await processOf(w);
-    try {
-      w.write("/ws/a/x.md", "a\n");
-      await pull(a.notebook, "/ws/a");
-      okOf(await commit(a.notebook, "/ws/a"));
-      await pull(b.notebook, "/ws/b");
-      expect(w.read("/ws/b/x.md")).toBe("a\n");
-      w.write("/ws/b/y.md", "b\n");
-      const report = okOf(await commit(b.notebook, "/ws/b"));
-      expect(report).toEqual({
-        path: "/ws/b",
-        generation: 2,
-        files: [{ path: "y.md", insertions: 1, deletions: 0 }],
-      });
-      // Everything ran in a's process: its own two calls and b's two.
-      expect(a.ran.calls).toBe(4);
-      expect(b.ran.calls).toBe(0);
-      // b's errors come back as they are.
-      const notPulled = errorOf(await commit(b.notebook, "/ws/never"));
-      expect([notPulled.code, notPulled.reason]).toEqual(["INVALID_REQUEST", "NOT_PULLED"]);
-    } finally {
-      await b.stop();
-      await a.stop();
-    }
+    w.write("/ws/a/x.md", "a\n");
+    await pull(a.notebook, "/ws/a");
+    okOf(await commit(a.notebook, "/ws/a"));
+    await pull(b.notebook, "/ws/b");
+    expect(w.read("/ws/b/x.md")).toBe("a\n");
+    w.write("/ws/b/y.md", "b\n");
+    const report = okOf(await commit(b.notebook, "/ws/b"));
+    expect(report).toEqual({
+      path: "/ws/b",
+      generation: 2,
+      files: [{ path: "y.md", insertions: 1, deletions: 0 }],
+    });
+    // Everything ran in a's process: its own two calls and b's two.
+    expect(a.ran.calls).toBe(4);
+    expect(b.ran.calls).toBe(0);
+    // b's errors come back as they are.
+    const notPulled = errorOf(await commit(b.notebook, "/ws/never"));
+    expect([notPulled.code, notPulled.reason]).toEqual(["INVALID_REQUEST", "NOT_PULLED"]);
   });
 
   it("runs each call with its caller's own settings", async () => {
     const w = world();
     const a = await processOf(w);
     const b = await processOf(w, { pathSets: { readOnly: ["docs"], writable: [] } });
-    try {
-      await pull(a.notebook, "/ws/a");
-      await pull(b.notebook, "/ws/b");
-      w.write("/ws/b/docs/d.md", "mine\n");
-      const refused = errorOf(await commit(b.notebook, "/ws/b"));
-      expect([refused.code, refused.reason]).toEqual(["READ_ONLY_PATH", "PATH_SET_VIOLATION"]);
-      w.write("/ws/a/docs/d.md", "allowed\n");
-      okOf(await commit(a.notebook, "/ws/a"));
-      expect(b.ran.calls).toBe(0);
-    } finally {
-      await b.stop();
-      await a.stop();
-    }
+    await pull(a.notebook, "/ws/a");
+    await pull(b.notebook, "/ws/b");
+    w.write("/ws/b/docs/d.md", "mine\n");
+    const refused = errorOf(await commit(b.notebook, "/ws/b"));
+    expect([refused.code, refused.reason]).toEqual(["READ_ONLY_PATH", "PATH_SET_VIOLATION"]);
+    w.write("/ws/a/docs/d.md", "allowed\n");
+    okOf(await commit(a.notebook, "/ws/a"));
+    expect(b.ran.calls).toBe(0);
   });
 
   it("when the sharing process stops, the next caller takes over and runs the others' calls", async () => {
@@ -168,84 +171,66 @@ describe("sharing a process among the serve processes of a store", () => {
     const a = await processOf(w);
     const b = await processOf(w);
     const c = await processOf(w);
-    try {
-      await pull(a.notebook, "/ws/a");
-      await a.stop();
-      await pull(b.notebook, "/ws/b");
-      expect(b.ran.calls).toBe(1);
-      await pull(c.notebook, "/ws/c");
-      w.write("/ws/c/n.md", "c\n");
-      okOf(await commit(c.notebook, "/ws/c"));
-      expect(c.ran.calls).toBe(0);
-      expect(b.ran.calls).toBe(3);
-    } finally {
-      await c.stop();
-      await b.stop();
-    }
+    await pull(a.notebook, "/ws/a");
+    await a.stop();
+    await pull(b.notebook, "/ws/b");
+    expect(b.ran.calls).toBe(1);
+    await pull(c.notebook, "/ws/c");
+    w.write("/ws/c/n.md", "c\n");
+    okOf(await commit(c.notebook, "/ws/c"));
+    expect(c.ran.calls).toBe(0);
+    expect(b.ran.calls).toBe(3);
   });
 
   it("a call cut off by the sharing process's stop runs in the caller, losing nothing", async () => {
     const w = world();
     const a = await processOf(w, {}, { graceMs: 50 });
     const b = await processOf(w);
-    try {
-      await pull(a.notebook, "/ws/a");
-      await pull(b.notebook, "/ws/b");
-      expect(b.ran.calls).toBe(0);
-      const entered = Effect.runSync(Deferred.make<void>());
-      a.hold(Deferred.succeed(entered, undefined).pipe(Effect.zipRight(Effect.never)));
-      w.write("/ws/b/k.md", "kept\n");
-      const pending = commit(b.notebook, "/ws/b");
-      await Effect.runPromise(Deferred.await(entered));
-      await a.stop();
-      const report = okOf(await pending);
-      expect(report.files).toEqual([{ path: "k.md", insertions: 1, deletions: 0 }]);
-      expect(b.ran.calls).toBe(1);
-    } finally {
-      await b.stop();
-    }
+    await pull(a.notebook, "/ws/a");
+    await pull(b.notebook, "/ws/b");
+    expect(b.ran.calls).toBe(0);
+    const entered = Effect.runSync(Deferred.make<void>());
+    a.hold(Deferred.succeed(entered, undefined).pipe(Effect.zipRight(Effect.never)));
+    w.write("/ws/b/k.md", "kept\n");
+    const pending = commit(b.notebook, "/ws/b");
+    await Effect.runPromise(Deferred.await(entered));
+    await a.stop();
+    const report = okOf(await pending);
+    expect(report.files).toEqual([{ path: "k.md", insertions: 1, deletions: 0 }]);
+    expect(b.ran.calls).toBe(1);
   });
 
   it("a commit the sharing process published before it stopped is reported OK by the caller's retry", async () => {
     const w = world();
     const a = await processOf(w, {}, { graceMs: 50 });
     const b = await processOf(w);
-    try {
-      await pull(a.notebook, "/ws/a");
-      await pull(b.notebook, "/ws/b");
-      const done = Effect.runSync(Deferred.make<void>());
-      a.holdAfter(Deferred.succeed(done, undefined).pipe(Effect.zipRight(Effect.never)));
-      w.write("/ws/b/p.md", "published\n");
-      const pending = commit(b.notebook, "/ws/b");
-      await Effect.runPromise(Deferred.await(done));
-      await a.stop();
-      const report = okOf(await pending);
-      // Published by a; b's retry found nothing left to publish, and says so.
-      expect(report.files).toEqual([]);
-      expect(b.ran.calls).toBe(1);
-      a.holdAfter(Effect.void);
-      const fresh = await processOf(w);
-      await pull(fresh.notebook, "/ws/check");
-      expect(w.read("/ws/check/p.md")).toBe("published\n");
-      await fresh.stop();
-    } finally {
-      await b.stop();
-    }
+    await pull(a.notebook, "/ws/a");
+    await pull(b.notebook, "/ws/b");
+    const done = Effect.runSync(Deferred.make<void>());
+    a.holdAfter(Deferred.succeed(done, undefined).pipe(Effect.zipRight(Effect.never)));
+    w.write("/ws/b/p.md", "published\n");
+    const pending = commit(b.notebook, "/ws/b");
+    await Effect.runPromise(Deferred.await(done));
+    await a.stop();
+    const report = okOf(await pending);
+    // Published by a; b's retry found nothing left to publish, and says so.
+    expect(report.files).toEqual([]);
+    expect(b.ran.calls).toBe(1);
+    a.holdAfter(Effect.void);
+    const fresh = await processOf(w);
+    await pull(fresh.notebook, "/ws/check");
+    expect(w.read("/ws/check/p.md")).toBe("published\n");
+    await fresh.stop();
   });
 
   it("a defect in the sharing process is the caller's ENGINE_FAILED/INTERNAL", async () => {
     const w = world();
     const a = await processOf(w);
     const b = await processOf(w);
-    try {
-      a.die();
-      const failed = errorOf(await Effect.runPromiseExit(b.notebook.pull({ path: "/ws/b" })));
-      expect([failed.code, failed.reason]).toEqual(["ENGINE_FAILED", "INTERNAL"]);
-      expect(b.ran.calls).toBe(0);
-    } finally {
-      await b.stop();
-      await a.stop();
-    }
+    a.die();
+    const failed = errorOf(await Effect.runPromiseExit(b.notebook.pull({ path: "/ws/b" })));
+    expect([failed.code, failed.reason]).toEqual(["ENGINE_FAILED", "INTERNAL"]);
+    expect(b.ran.calls).toBe(0);
   });
 
   it("equal settings share a notebook whatever the order of their fields", async () => {
@@ -258,61 +243,44 @@ describe("sharing a process among the serve processes of a store", () => {
       checkpointBytes: 1 << 20,
     };
     const b = await processOf(w, reordered);
-    try {
-      await pull(b.notebook, "/ws/b");
-      expect(a.ran.calls).toBe(1);
-      expect(b.ran.calls).toBe(0);
-    } finally {
-      await b.stop();
-      await a.stop();
-    }
+    await pull(b.notebook, "/ws/b");
+    expect(a.ran.calls).toBe(1);
+    expect(b.ran.calls).toBe(0);
   });
 
   it("stopSharing hands the store's calls over at once", async () => {
     const w = world();
     const a = await processOf(w);
     const b = await processOf(w);
-    try {
-      await pull(b.notebook, "/ws/b");
-      expect(a.ran.calls).toBe(1);
-      await a.stopSharing();
-      await pull(b.notebook, "/ws/b");
-      expect(b.ran.calls).toBe(1);
-      await pull(a.notebook, "/ws/a");
-      expect(a.ran.calls).toBe(2);
-    } finally {
-      await b.stop();
-      await a.stop();
-    }
+    await pull(b.notebook, "/ws/b");
+    expect(a.ran.calls).toBe(1);
+    await a.stopSharing();
+    await pull(b.notebook, "/ws/b");
+    expect(b.ran.calls).toBe(1);
+    await pull(a.notebook, "/ws/a");
+    expect(a.ran.calls).toBe(2);
   });
 
   it("a listener nobody reaches any more sends its later calls to the one that is", async () => {
     const w = world();
     const a = await processOf(w);
-    try {
-      // a's socket is gone (as after a takeover race); b starts and listens at the name.
-      const { readdirSync, rmSync: remove } = await import("node:fs");
-      const directory = path.join(socketRoot, `w${worlds - 1}`);
-      for (const entry of readdirSync(directory)) remove(path.join(directory, entry));
-      const b = await processOf(w);
-      try {
-        await pull(a.notebook, "/ws/a");
-        expect(a.ran.calls).toBe(1);
-        await pull(a.notebook, "/ws/a");
-        expect(a.ran.calls).toBe(1);
-        expect(b.ran.calls).toBe(1);
-      } finally {
-        await b.stop();
-      }
-    } finally {
-      await a.stop();
-    }
+    // a's socket is gone (as after a takeover race); b starts and listens at the name.
+    const { readdirSync, rmSync: remove } = await import("node:fs");
+    const directory = path.join(socketRoot, `w${worlds - 1}`);
+    for (const entry of readdirSync(directory)) remove(path.join(directory, entry));
+    const b = await processOf(w);
+    await pull(a.notebook, "/ws/a");
+    expect(a.ran.calls).toBe(1);
+    await pull(a.notebook, "/ws/a");
+    expect(a.ran.calls).toBe(1);
+    expect(b.ran.calls).toBe(1);
   });
 
   it("an answer that does not decode makes the caller run the call itself", async () => {
     const w = world();
     const name = channelName(w.store.identity, release);
     const garbage = Scope.make().pipe(Effect.runSync);
+    running.push(() => Effect.runPromise(Scope.close(garbage, Exit.void)));
     await Effect.runPromise(
       w.channel
         .listen(name, () => Effect.succeed('{"ok":{"path":"/elsewhere"}}'), {
@@ -322,14 +290,9 @@ describe("sharing a process among the serve processes of a store", () => {
         .pipe(Scope.extend(garbage)),
     );
     const b = await processOf(w);
-    try {
-      const report = await pull(b.notebook, "/ws/b");
-      expect(report.path).toBe("/ws/b");
-      expect(b.ran.calls).toBe(1);
-    } finally {
-      await b.stop();
-      await Effect.runPromise(Scope.close(garbage, Exit.void));
-    }
+    const report = await pull(b.notebook, "/ws/b");
+    expect(report.path).toBe("/ws/b");
+    expect(b.ran.calls).toBe(1);
   });
 
   it("refuses requests that do not decode or come from another release", async () => {
@@ -340,30 +303,24 @@ describe("sharing a process among the serve processes of a store", () => {
       const answer = await Effect.runPromise(w.channel.request(name, frame, 1 << 20));
       return Either.getOrThrow(decodeAnswer(answer));
     };
-    try {
-      const options = { ...baseOptions };
-      const other = await ask(
-        JSON.stringify({ op: "pull", version: 1, release: "0.0.1", options }),
-      );
-      expect(other._tag).toBe("Refused");
-      const extra = await ask(
-        JSON.stringify({ op: "pull", version: 1, release, options, surprise: true }),
-      );
-      expect(extra._tag).toBe("Refused");
-      expect((await ask("not json"))._tag).toBe("Refused");
-      // Nested deep enough to overflow the stack of anything formatting it recursively.
-      const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
-      const nested = await ask(`{"op":"pull","version":1,"release":"x","options":${deep}}`);
-      expect(nested._tag).toBe("Refused");
-      const huge = await ask(
-        JSON.stringify({ op: "pull", version: 1, release, options: "x".repeat(1 << 20) }),
-      );
-      expect(huge._tag === "Refused" && huge.why.length < 200).toBe(true);
-      const fine = await ask(JSON.stringify({ op: "pull", version: 1, release, options }));
-      expect(fine._tag).toBe("Outcome");
-      expect(a.ran.calls).toBe(1);
-    } finally {
-      await a.stop();
-    }
+    const options = { ...baseOptions };
+    const other = await ask(JSON.stringify({ op: "pull", version: 1, release: "0.0.1", options }));
+    expect(other._tag).toBe("Refused");
+    const extra = await ask(
+      JSON.stringify({ op: "pull", version: 1, release, options, surprise: true }),
+    );
+    expect(extra._tag).toBe("Refused");
+    expect((await ask("not json"))._tag).toBe("Refused");
+    // Nested deep enough to overflow the stack of anything formatting it recursively.
+    const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+    const nested = await ask(`{"op":"pull","version":1,"release":"x","options":${deep}}`);
+    expect(nested._tag).toBe("Refused");
+    const huge = await ask(
+      JSON.stringify({ op: "pull", version: 1, release, options: "x".repeat(1 << 20) }),
+    );
+    expect(huge._tag === "Refused" && huge.why.length < 200).toBe(true);
+    const fine = await ask(JSON.stringify({ op: "pull", version: 1, release, options }));
+    expect(fine._tag).toBe("Outcome");
+    expect(a.ran.calls).toBe(1);
   });
 });
