@@ -26,6 +26,8 @@ import {
 import { errnoCode, errorMessage } from "./fsErrno.js";
 
 const newline = 0x0a;
+/** The byte a listener sends as soon as it has read a request, before the answer. */
+const ack = 0x2b;
 
 /** The longest socket path the platform accepts (sun_path, less its terminating NUL). */
 const maxSocketPath = process.platform === "linux" ? 107 : 103;
@@ -62,17 +64,20 @@ const makePrivateDirectory = (directory: string): void => {
 
 /**
  * Collects one newline-ended frame from `socket`: `done` gets the frame's text, or
- * `undefined` when more than `maxBytes` arrive without a newline. Whatever `done`
+ * `undefined` when more than `maxBytes` arrive without a newline. With `acknowledged`,
+ * the frame is preceded by the acknowledgement byte, reported there. Whatever `done`
  * throws destroys the socket instead of reaching the event loop.
  */
 const readFrame = (
   socket: net.Socket,
   maxBytes: number,
   done: (frame: string | undefined) => void,
+  acknowledged?: () => void,
 ): void => {
   const chunks: Array<Buffer> = [];
   let size = 0;
   let finished = false;
+  let awaitingAck = acknowledged !== undefined;
   const finish = (frame: string | undefined) => {
     finished = true;
     try {
@@ -81,8 +86,18 @@ const readFrame = (
       socket.destroy();
     }
   };
-  socket.on("data", (chunk: Buffer) => {
+  socket.on("data", (received: Buffer) => {
     if (finished) return;
+    let chunk = received;
+    if (awaitingAck && chunk.length > 0) {
+      awaitingAck = false;
+      if (chunk[0] !== ack) {
+        finish(undefined);
+        return;
+      }
+      acknowledged?.();
+      chunk = chunk.subarray(1);
+    }
     const end = chunk.indexOf(newline);
     const taken = end < 0 ? chunk : chunk.subarray(0, end);
     chunks.push(taken);
@@ -126,16 +141,27 @@ const exchange = (
   path: string,
   name: string,
   request: string,
-  maxBytes: number,
+  options: { readonly maxBytes: number; readonly ackTimeoutMs: number },
 ): Effect.Effect<string, ChannelError> =>
   Effect.async<string, ChannelError>((resume) => {
+    const maxBytes = options.maxBytes;
     let settled = false;
     const finish = (result: Effect.Effect<string, ChannelError>) => {
       if (settled) return;
       settled = true;
+      clearTimeout(unacknowledged);
       socket.destroy();
       resume(result);
     };
+    const unacknowledged = setTimeout(
+      () =>
+        finish(
+          Effect.fail(
+            failure("Unresponsive", name, `no acknowledgement within ${options.ackTimeoutMs} ms`),
+          ),
+        ),
+      options.ackTimeoutMs,
+    );
     const socket = net.createConnection(path, () => {
       socket.write(`${request}\n`);
     });
@@ -143,15 +169,22 @@ const exchange = (
     socket.on("close", () =>
       finish(Effect.fail(failure("Broken", name, "the connection closed before the answer"))),
     );
-    readFrame(socket, maxBytes, (frame) =>
-      finish(
-        frame === undefined
-          ? Effect.fail(failure("Broken", name, `the answer is longer than ${maxBytes} bytes`))
-          : Effect.succeed(frame),
-      ),
+    readFrame(
+      socket,
+      maxBytes,
+      (frame) =>
+        finish(
+          frame === undefined
+            ? Effect.fail(
+                failure("Broken", name, `the answer is not one frame of at most ${maxBytes} bytes`),
+              )
+            : Effect.succeed(frame),
+        ),
+      () => clearTimeout(unacknowledged),
     );
     return Effect.sync(() => {
       settled = true;
+      clearTimeout(unacknowledged);
       socket.destroy();
     });
   });
@@ -200,6 +233,8 @@ const accept = (
       const fiber = Runtime.runFork(runtime)(Effect.suspend(() => handle(frame)));
       state.inFlight.add(fiber);
       state.sockets.set(socket, true);
+      // Read and under way: the caller stops counting toward its acknowledgement deadline.
+      socket.write(Buffer.of(ack));
       // A caller that hangs up no longer wants the answer: its call is cancelled.
       const hangUp = () => fiber.unsafeInterruptAsFork(FiberId.none);
       socket.once("close", hangUp);
@@ -316,9 +351,9 @@ export const makeUnixSocketChannel = (directory: string): LocalChannelService =>
         return { reachable: Effect.sync(() => ino !== undefined && inodeOf(path) === ino) };
       }),
 
-    request: (name, request, maxBytes) =>
+    request: (name, request, options) =>
       Effect.all([socketPath(name, false), checkFrame(request, name)]).pipe(
-        Effect.flatMap(([path, frame]) => exchange(path, name, frame, maxBytes)),
+        Effect.flatMap(([path, frame]) => exchange(path, name, frame, options)),
       ),
   };
 };

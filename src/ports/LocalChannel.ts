@@ -12,10 +12,12 @@ import { Context, Data, type Effect, type Scope } from "effect";
  * - `InUse`: a live process already listens at the name.
  * - `Broken`: the connection ended before a whole answer arrived, or the answer was
  *   not one frame of at most the allowed size.
+ * - `Unresponsive`: the listener accepted the connection but did not acknowledge the
+ *   request in time (a stopped or wedged process).
  * - `Other`: anything else (permissions, a path too long for a socket, …).
  */
 export class ChannelError extends Data.TaggedError("ChannelError")<{
-  readonly reason: "Unreachable" | "InUse" | "Broken" | "Other";
+  readonly reason: "Unreachable" | "InUse" | "Broken" | "Unresponsive" | "Other";
   readonly name: string;
   readonly message: string;
 }> {}
@@ -51,13 +53,15 @@ export interface LocalChannelService {
   ) => Effect.Effect<Listener, ChannelError, Scope.Scope>;
   /**
    * Sends one request frame to the listener at `name` and waits for its answer frame (at most
-   * `maxBytes`). Interrupting it closes the connection, which interrupts the handler.
-   * Fails with `Unreachable`, `Broken` or `Other`.
+   * `maxBytes`). A listener acknowledges a request as soon as it has read it; without
+   * that within `ackTimeoutMs` the request fails with `Unresponsive`. Interrupting it
+   * closes the connection, which interrupts the handler. Fails with `Unreachable`,
+   * `Broken`, `Unresponsive` or `Other`.
    */
   readonly request: (
     name: string,
     request: string,
-    maxBytes: number,
+    options: { readonly maxBytes: number; readonly ackTimeoutMs: number },
   ) => Effect.Effect<string, ChannelError>;
 }
 

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import * as net from "node:net";
 import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -17,6 +18,8 @@ const fresh = () => {
 };
 
 const options = { maxBytes: 1024, graceMs: 2_000 };
+/** Request options: answers up to `maxBytes`, acknowledged within 2 s. */
+const req = (maxBytes: number) => ({ maxBytes, ackTimeoutMs: 2_000 });
 const echo = (request: string) => Effect.succeed(`echo:${request}`);
 
 describe("unixSocketChannel", () => {
@@ -26,7 +29,7 @@ describe("unixSocketChannel", () => {
       yield* channel.listen("n1", echo, options);
       expect(statSync(directory).mode & 0o777).toBe(0o700);
       const answers = yield* Effect.all(
-        ["a", "b ü", "c"].map((frame) => channel.request("n1", frame, 1024)),
+        ["a", "b ü", "c"].map((frame) => channel.request("n1", frame, req(1024))),
         { concurrency: "unbounded" },
       );
       expect(answers).toEqual(["echo:a", "echo:b ü", "echo:c"]);
@@ -36,12 +39,12 @@ describe("unixSocketChannel", () => {
   it.live("a name nobody listens at is Unreachable; a live listener makes it InUse", () =>
     Effect.gen(function* () {
       const { channel } = fresh();
-      const none = yield* Effect.either(channel.request("n2", "x", 1024));
+      const none = yield* Effect.either(channel.request("n2", "x", req(1024)));
       expect(Either.isLeft(none) && none.left.reason).toBe("Unreachable");
       yield* channel.listen("n2", echo, options);
       const second = yield* Effect.either(Effect.scoped(channel.listen("n2", echo, options)));
       expect(Either.isLeft(second) && second.left.reason).toBe("InUse");
-      expect(yield* channel.request("n2", "still", 1024)).toBe("echo:still");
+      expect(yield* channel.request("n2", "still", req(1024))).toBe("echo:still");
     }).pipe(Effect.scoped),
   );
 
@@ -50,10 +53,10 @@ describe("unixSocketChannel", () => {
       const { directory, channel } = fresh();
       yield* Effect.scoped(channel.listen("n3", echo, options));
       expect(existsSync(path.join(directory, "n3.sock"))).toBe(false);
-      const after = yield* Effect.either(channel.request("n3", "x", 1024));
+      const after = yield* Effect.either(channel.request("n3", "x", req(1024)));
       expect(Either.isLeft(after) && after.left.reason).toBe("Unreachable");
       yield* channel.listen("n3", () => Effect.succeed("second"), options);
-      expect(yield* channel.request("n3", "x", 1024)).toBe("second");
+      expect(yield* channel.request("n3", "x", req(1024))).toBe("second");
     }).pipe(Effect.scoped),
   );
 
@@ -61,7 +64,7 @@ describe("unixSocketChannel", () => {
     Effect.gen(function* () {
       const { directory, channel } = fresh();
       // Create the directory the way the adapter does, then let another process listen.
-      yield* Effect.either(channel.request("n4", "x", 1024));
+      yield* Effect.either(channel.request("n4", "x", req(1024)));
       const socket = path.join(directory, "n4.sock");
       const child = spawn(process.execPath, [
         "-e",
@@ -75,20 +78,20 @@ describe("unixSocketChannel", () => {
         child.once("exit", () => resume(Effect.void));
       });
       expect(existsSync(socket)).toBe(true);
-      const stale = yield* Effect.either(channel.request("n4", "x", 1024));
+      const stale = yield* Effect.either(channel.request("n4", "x", req(1024)));
       expect(Either.isLeft(stale) && stale.left.reason).toBe("Unreachable");
       yield* channel.listen("n4", echo, options);
-      expect(yield* channel.request("n4", "y", 1024)).toBe("echo:y");
+      expect(yield* channel.request("n4", "y", req(1024))).toBe("echo:y");
     }).pipe(Effect.scoped),
   );
 
   it.live("a leftover file that is not a socket is taken over too", () =>
     Effect.gen(function* () {
       const { directory, channel } = fresh();
-      yield* Effect.either(channel.request("n5", "x", 1024));
+      yield* Effect.either(channel.request("n5", "x", req(1024)));
       writeFileSync(path.join(directory, "n5.sock"), "junk");
       yield* channel.listen("n5", echo, options);
-      expect(yield* channel.request("n5", "z", 1024)).toBe("echo:z");
+      expect(yield* channel.request("n5", "z", req(1024))).toBe("echo:z");
     }).pipe(Effect.scoped),
   );
 
@@ -96,7 +99,7 @@ describe("unixSocketChannel", () => {
     Effect.gen(function* () {
       const { directory, channel } = fresh();
       const other = makeUnixSocketChannel(directory);
-      yield* Effect.either(channel.request("t1", "x", 1024));
+      yield* Effect.either(channel.request("t1", "x", req(1024)));
       writeFileSync(path.join(directory, "t1.sock"), "dead");
       const [one, two] = yield* Effect.all(
         [
@@ -113,7 +116,7 @@ describe("unixSocketChannel", () => {
       expect(reached.filter(Boolean)).toHaveLength(1);
       for (const result of [one, two])
         if (Either.isLeft(result)) expect(result.left.reason).toBe("InUse");
-      const answer = yield* channel.request("t1", "x", 1024);
+      const answer = yield* channel.request("t1", "x", req(1024));
       expect(answer).toBe(reached[0] === true ? "one" : "two");
     }).pipe(Effect.scoped),
   );
@@ -128,7 +131,7 @@ describe("unixSocketChannel", () => {
       const second = yield* channel.listen("t2", () => Effect.succeed("second"), options);
       yield* Scope.close(first, Exit.void);
       expect(yield* second.reachable).toBe(true);
-      expect(yield* channel.request("t2", "x", 1024)).toBe("second");
+      expect(yield* channel.request("t2", "x", req(1024))).toBe("second");
     }).pipe(Effect.scoped),
   );
 
@@ -136,7 +139,7 @@ describe("unixSocketChannel", () => {
     Effect.gen(function* () {
       const { channel } = fresh();
       yield* channel.listen("t3", echo, options);
-      const sent = yield* Effect.either(channel.request("t3", "a\nb", 1024));
+      const sent = yield* Effect.either(channel.request("t3", "a\nb", req(1024)));
       expect(Either.isLeft(sent) && sent.left.reason).toBe("Other");
     }).pipe(Effect.scoped),
   );
@@ -152,9 +155,39 @@ describe("unixSocketChannel", () => {
         },
         options,
       );
-      const boom = yield* Effect.either(channel.request("t4", "boom", 1024));
+      const boom = yield* Effect.either(channel.request("t4", "boom", req(1024)));
       expect(Either.isLeft(boom) && boom.left.reason).toBe("Broken");
-      expect(yield* channel.request("t4", "ok", 1024)).toBe("fine");
+      expect(yield* channel.request("t4", "ok", req(1024))).toBe("fine");
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("a listener that accepts but never acknowledges is Unresponsive; a slow one is not", () =>
+    Effect.gen(function* () {
+      const { directory, channel } = fresh();
+      yield* Effect.either(channel.request("u1", "x", req(1024)));
+      // A process that accepts connections and does nothing, like a stopped one.
+      const mute = net.createServer(() => undefined);
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => {
+          mute.listen(path.join(directory, "u1.sock"), () => resume(Effect.void));
+        }),
+        () => Effect.sync(() => mute.close()),
+      );
+      const started = Date.now();
+      const silent = yield* Effect.either(
+        channel.request("u1", "x", { maxBytes: 1024, ackTimeoutMs: 200 }),
+      );
+      expect(Either.isLeft(silent) && silent.left.reason).toBe("Unresponsive");
+      expect(Date.now() - started).toBeLessThan(2_000);
+      // A listener acknowledges at once, however long its answer takes.
+      yield* channel.listen(
+        "u2",
+        () => Effect.sleep("400 millis").pipe(Effect.as("late but fine")),
+        options,
+      );
+      expect(yield* channel.request("u2", "x", { maxBytes: 1024, ackTimeoutMs: 100 })).toBe(
+        "late but fine",
+      );
     }).pipe(Effect.scoped),
   );
 
@@ -172,7 +205,7 @@ describe("unixSocketChannel", () => {
           ),
         options,
       );
-      const call = yield* Effect.fork(channel.request("n6", "wait", 1024));
+      const call = yield* Effect.fork(channel.request("n6", "wait", req(1024)));
       yield* Deferred.await(started);
       yield* Fiber.interrupt(call);
       yield* Deferred.await(interrupted).pipe(Effect.timeout("5 seconds"));
@@ -188,9 +221,9 @@ describe("unixSocketChannel", () => {
         (request) => Effect.sync(() => handled.push(request)).pipe(Effect.as("x".repeat(64))),
         { maxBytes: 16, graceMs: 1_000 },
       );
-      const big = yield* Effect.either(channel.request("n7", "y".repeat(17), 1024));
+      const big = yield* Effect.either(channel.request("n7", "y".repeat(17), req(1024)));
       expect(Either.isLeft(big) && big.left.reason).toBe("Broken");
-      const bigAnswer = yield* Effect.either(channel.request("n7", "small", 32));
+      const bigAnswer = yield* Effect.either(channel.request("n7", "small", req(32)));
       expect(Either.isLeft(bigAnswer) && bigAnswer.left.reason).toBe("Broken");
       expect(handled).toEqual(["small"]);
     }).pipe(Effect.scoped),
@@ -214,7 +247,7 @@ describe("unixSocketChannel", () => {
           { maxBytes: 64, graceMs: 300 },
         )
         .pipe(Scope.extend(scope));
-      const quick = yield* Effect.fork(channel.request("n8", "quick", 64));
+      const quick = yield* Effect.fork(channel.request("n8", "quick", req(64)));
       yield* Deferred.await(started);
       yield* Scope.close(scope, Exit.void);
       expect(yield* Fiber.join(quick)).toBe("done");
@@ -228,7 +261,7 @@ describe("unixSocketChannel", () => {
           { maxBytes: 64, graceMs: 300 },
         )
         .pipe(Scope.extend(second));
-      const slow = yield* Effect.fork(channel.request("n8", "slow", 64));
+      const slow = yield* Effect.fork(channel.request("n8", "slow", req(64)));
       yield* Deferred.await(slowStarted);
       yield* Scope.close(second, Exit.void);
       const cut = yield* Effect.either(Fiber.join(slow));
@@ -239,12 +272,12 @@ describe("unixSocketChannel", () => {
   it.live("refuses a directory other users may enter, and names that are not tokens", () =>
     Effect.gen(function* () {
       const { directory, channel } = fresh();
-      yield* Effect.either(channel.request("n9", "x", 1024));
+      yield* Effect.either(channel.request("n9", "x", req(1024)));
       chmodSync(directory, 0o755);
       const open = yield* Effect.either(Effect.scoped(channel.listen("n9", echo, options)));
       expect(Either.isLeft(open) && open.left.reason).toBe("Other");
       chmodSync(directory, 0o700);
-      const badName = yield* Effect.either(channel.request("../n9", "x", 1024));
+      const badName = yield* Effect.either(channel.request("../n9", "x", req(1024)));
       expect(Either.isLeft(badName) && badName.left.reason).toBe("Other");
     }),
   );

@@ -276,6 +276,38 @@ describe("sharing a process among the serve processes of a store", () => {
     expect(b.ran.calls).toBe(1);
   });
 
+  it("a sharing process that does not acknowledge is left alone for a while; calls run here", async () => {
+    const w = world();
+    const directory = path.join(socketRoot, `w${worlds - 1}`);
+    const b = await processOf(w);
+    // b listens; a stopped process holding the name is simulated by a socket that
+    // accepts and never answers, in b's place.
+    await b.stopSharing();
+    const { createServer } = await import("node:net");
+    const sockets: Array<{ destroy: () => void }> = [];
+    const mute = createServer((socket) => {
+      sockets.push(socket);
+    });
+    await new Promise<void>((resolve) =>
+      mute.listen(path.join(directory, `${channelName(w.store.identity, release)}.sock`), resolve),
+    );
+    running.push(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const socket of sockets) socket.destroy();
+          mute.close(() => resolve());
+        }),
+    );
+    // c finds the name taken by a live socket (one connection to check), so it sends.
+    const c = await processOf(w);
+    expect(sockets).toHaveLength(1);
+    await pull(c.notebook, "/ws/c");
+    await pull(c.notebook, "/ws/c");
+    expect(c.ran.calls).toBe(2);
+    // One call waited for an acknowledgement; the next did not ask.
+    expect(sockets).toHaveLength(2);
+  });
+
   it("an answer that does not decode makes the caller run the call itself", async () => {
     const w = world();
     const name = channelName(w.store.identity, release);
@@ -300,7 +332,9 @@ describe("sharing a process among the serve processes of a store", () => {
     const a = await processOf(w);
     const name = channelName(w.store.identity, release);
     const ask = async (frame: string) => {
-      const answer = await Effect.runPromise(w.channel.request(name, frame, 1 << 20));
+      const answer = await Effect.runPromise(
+        w.channel.request(name, frame, { maxBytes: 1 << 20, ackTimeoutMs: 2_000 }),
+      );
       return Either.getOrThrow(decodeAnswer(answer));
     };
     const options = { ...baseOptions };

@@ -12,6 +12,7 @@
 import { createHash } from "node:crypto";
 import {
   Cause,
+  Clock,
   Effect,
   Either,
   ExecutionStrategy,
@@ -47,6 +48,15 @@ export interface ShareSettings {
   /** How long calls run for others may finish once this process stops. */
   readonly graceMs: number;
 }
+
+/**
+ * How long a sharing process may take to acknowledge a call (it does so as soon as it
+ * has read it, before running it); beyond that the caller runs the call itself.
+ */
+const acknowledgementMs = 2_000;
+
+/** How long a caller runs its calls itself after the sharing process did not acknowledge one. */
+const unresponsivePauseMs = 30_000;
 
 /** The most distinct settings whose notebooks a sharing process keeps. */
 const maxNotebooks = 64;
@@ -191,6 +201,8 @@ export const sharedNotebook = (
     // before the layer's.
     let listening = yield* Scope.fork(scope, ExecutionStrategy.sequential);
     let reachable: Effect.Effect<boolean> = Effect.succeed(false);
+    // Until when calls run here without asking an unresponsive sharing process.
+    let quietUntilMs = 0;
 
     const tryToListen: Effect.Effect<void> = lock.withPermits(1)(
       Effect.suspend(() => {
@@ -253,19 +265,30 @@ export const sharedNotebook = (
         if (role === "listening") return Effect.zipRight(stillReached, here);
         if (role !== "sending") return here;
         return Effect.gen(function* () {
+          if ((yield* Clock.currentTimeMillis) < quietUntilMs) return yield* here;
           const frame = encodeRequest(
             operation,
             settings.release,
             options,
             yield* currentDiagnosticId,
           );
-          const answer = yield* Effect.either(settings.channel.request(name, frame, maxFrameBytes));
+          const answer = yield* Effect.either(
+            settings.channel.request(name, frame, {
+              maxBytes: maxFrameBytes,
+              ackTimeoutMs: acknowledgementMs,
+            }),
+          );
           if (Either.isLeft(answer)) {
+            const reason = answer.left.reason;
             yield* Effect.logWithLevel(
-              answer.left.reason === "Broken" ? LogLevel.Info : LogLevel.Debug,
+              reason === "Broken" || reason === "Unresponsive" ? LogLevel.Info : LogLevel.Debug,
               "the sharing process did not answer; running the call here",
-            ).pipe(Effect.annotateLogs({ reason: answer.left.reason, why: answer.left.message }));
-            if (answer.left.reason === "Unreachable") yield* tryToListen;
+            ).pipe(Effect.annotateLogs({ reason, why: answer.left.message }));
+            if (reason === "Unreachable") yield* tryToListen;
+            // A stopped or wedged sharing process still holds the name: stop asking it
+            // for a while rather than wait for it on every call.
+            if (reason === "Unresponsive")
+              quietUntilMs = (yield* Clock.currentTimeMillis) + unresponsivePauseMs;
             return yield* here;
           }
           const decoded = decodeAnswer(answer.right);
