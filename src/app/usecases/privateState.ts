@@ -10,7 +10,7 @@
  * - `packs/<sha256>.pack` — verified packs the baseline's blobs live in;
  * - `lock` — the cross-process lock.
  */
-import { createHash } from "node:crypto";
+import { keyDigest } from "../keyDigest.js";
 import { join } from "node:path";
 import { Effect, Either, Option, ParseResult, Schema } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
@@ -64,15 +64,7 @@ export const copyDirectory = (
   privateRoot: string,
   canonicalPath: string,
   storeIdentity: string,
-): string => {
-  const hash = createHash("sha256");
-  for (const part of [canonicalPath, storeIdentity]) {
-    const bytes = encodeText(part);
-    hash.update(`${bytes.length}:`);
-    hash.update(bytes);
-  }
-  return join(privateRoot, "copies", hash.digest("hex"));
-};
+): string => join(privateRoot, "copies", keyDigest([canonicalPath, storeIdentity]));
 
 /** The cached pack file of a pack with SHA-256 `sha`. */
 export const packFile = (copyDir: string, sha: string): string =>
