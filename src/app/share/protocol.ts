@@ -75,20 +75,30 @@ const Options = Schema.Struct({
 /** The options a call is sent with: everything but the test-only failpoint. */
 type SentOptions = typeof Options.Type;
 
+const sentOptions = (options: NotebookOptions): SentOptions => {
+  const { failpoint: _unsent, ...sent } = options;
+  return sent;
+};
+
 const encodeOptions = Schema.encodeEither(Options);
 
 /**
  * A key naming a set of notebook settings: equal settings give equal keys whatever the
- * order their fields were built in (the fields are written in the schema's order).
- * Settings outside the protocol's bounds get a key no request can have.
+ * order their fields were built in, because the fields are written in the schema's
+ * order — the order a decoded request's options already have, so
+ * {@link requestOptionsKey} is the same key without encoding again. Settings outside
+ * the protocol's bounds get a key no request can have.
  */
-export const optionsKey = (options: NotebookOptions | SentOptions): string => {
-  const { failpoint: _unsent, ...sent } = { failpoint: undefined, ...options };
+export const optionsKey = (options: NotebookOptions): string => {
+  const sent = sentOptions(options);
   return Either.match(encodeOptions(sent), {
     onLeft: () => `unshareable ${JSON.stringify(sent)}`,
     onRight: (encoded) => JSON.stringify(encoded),
   });
 };
+
+/** {@link optionsKey} of a decoded request's options (decoding wrote them in order). */
+export const requestOptionsKey = (request: ShareRequest): string => JSON.stringify(request.options);
 
 const Operation = Schema.Union(
   Schema.Struct({
@@ -232,13 +242,12 @@ export const encodeRequest = (
   options: NotebookOptions,
   diagnosticId: string | undefined,
 ): string => {
-  const { failpoint: _unsent, ...sent } = options;
   const request: ShareRequest = {
     ...operation,
     version: protocolVersion,
     release,
     ...(diagnosticId === undefined ? {} : { diagnosticId }),
-    options: sent,
+    options: sentOptions(options),
   };
   return JSON.stringify(request);
 };

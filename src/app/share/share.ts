@@ -9,7 +9,6 @@
  * own process, exactly as a retried call after a crash would (an interrupted rewrite or
  * an unsettled publication is recovered first, never published twice).
  */
-import { createHash } from "node:crypto";
 import {
   Cause,
   Clock,
@@ -25,10 +24,11 @@ import {
 } from "effect";
 import { type DomainError, domainError } from "../../domain/errors.js";
 import type { ChannelHandler, LocalChannelService } from "../../ports/LocalChannel.js";
+import { keyDigest } from "../keyDigest.js";
 import { callPrivatePaths } from "../logging.js";
 import type { NotebookService, SyncReport } from "../Notebook.js";
 import type { Services } from "../usecases/context.js";
-import { makeNotebook, type NotebookOptions } from "../usecases/notebookLayer.js";
+import { makeNotebook } from "../usecases/notebookLayer.js";
 import {
   decodeAnswer,
   decodeRequest,
@@ -37,6 +37,7 @@ import {
   encodeRequest,
   maxFrameBytes,
   optionsKey,
+  requestOptionsKey,
   type ShareRequest,
 } from "./protocol.js";
 
@@ -62,28 +63,14 @@ const unresponsivePauseMs = 30_000;
 const maxNotebooks = 64;
 
 /** The channel name of a store for a release: a digest, so it is short and opaque. */
-export const channelName = (storeIdentity: string, release: string): string => {
-  const hash = createHash("sha256");
-  for (const part of [storeIdentity, release]) {
-    const bytes = Buffer.from(part, "utf8");
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(bytes.length);
-    hash.update(length).update(bytes);
-  }
-  return `store-${hash.digest("hex").slice(0, 24)}`;
-};
+export const channelName = (storeIdentity: string, release: string): string =>
+  `store-${keyDigest([storeIdentity, release]).slice(0, 24)}`;
 
 const outcomeOf = (
   request: ShareRequest,
   notebook: NotebookService,
-): Effect.Effect<Either.Either<SyncReport, DomainError>> => {
-  const path = request.path === undefined ? {} : { path: request.path };
-  const operation =
-    request.op === "pull"
-      ? notebook.pull(path)
-      : notebook.commit({ ...path, message: request.message, author: request.author });
-  return Effect.either(operation);
-};
+): Effect.Effect<Either.Either<SyncReport, DomainError>> =>
+  Effect.either(request.op === "pull" ? notebook.pull(request) : notebook.commit(request));
 
 /**
  * The handler of calls sent by other processes: each runs on a notebook built from this
@@ -101,8 +88,8 @@ const handleCalls = (
   ownKey: string,
 ): ChannelHandler => {
   const notebooks = new Map<string, NotebookService>([[ownKey, own]]);
-  const notebookFor = (options: NotebookOptions): Effect.Effect<NotebookService> => {
-    const key = optionsKey(options);
+  const notebookFor = (request: ShareRequest): Effect.Effect<NotebookService> => {
+    const key = requestOptionsKey(request);
     const known = notebooks.get(key);
     if (known !== undefined) {
       // Most recently used last.
@@ -110,7 +97,7 @@ const handleCalls = (
       notebooks.set(key, known);
       return Effect.succeed(known);
     }
-    return Effect.tap(makeNotebook({ ...services, options }), (made) =>
+    return Effect.tap(makeNotebook({ ...services, options: request.options }), (made) =>
       Effect.sync(() => {
         if (notebooks.size >= maxNotebooks) {
           const oldest = [...notebooks.keys()].find((k) => k !== ownKey);
@@ -125,7 +112,7 @@ const handleCalls = (
       return Effect.succeed(encodeRefusal("this process runs another build of quire"));
     const id = request.diagnosticId;
     return Effect.gen(function* () {
-      const notebook = yield* notebookFor(request.options);
+      const notebook = yield* notebookFor(request);
       yield* Effect.logDebug("running a call for another process").pipe(
         Effect.annotateLogs("op", request.op),
       );
@@ -310,21 +297,8 @@ export const sharedNotebook = (
 
     const service: NotebookService = {
       notebookDirectory: local.notebookDirectory,
-      pull: (request) =>
-        viaShared(
-          { op: "pull", ...(request.path === undefined ? {} : { path: request.path }) },
-          local.pull(request),
-        ),
-      commit: (request) =>
-        viaShared(
-          {
-            op: "commit",
-            ...(request.path === undefined ? {} : { path: request.path }),
-            message: request.message,
-            author: request.author,
-          },
-          local.commit(request),
-        ),
+      pull: (request) => viaShared({ op: "pull", ...request }, local.pull(request)),
+      commit: (request) => viaShared({ op: "commit", ...request }, local.commit(request)),
       discardIfPublished: local.discardIfPublished,
       stopSharing: lock.withPermits(1)(
         Effect.suspend(() => {
