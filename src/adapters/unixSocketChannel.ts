@@ -260,6 +260,9 @@ const inodeOf = (path: string): number | undefined => {
 /** The channel over sockets in `directory` (see the module comment). */
 export const makeUnixSocketChannel = (directory: string): LocalChannelService => {
   let checked = false;
+  /** A fresh private name to bind before linking it to `name` (see the module comment). */
+  const temporaryPath = (name: string): string =>
+    NodePath.join(directory, `${name}.${randomBytes(4).toString("hex")}.t`);
   /**
    * The socket path of `name`, the directory created or checked first: always before
    * listening, once before requests (a request only ever reaches a socket a listener
@@ -270,8 +273,7 @@ export const makeUnixSocketChannel = (directory: string): LocalChannelService =>
       try: () => {
         if (!/^[A-Za-z0-9-]{1,64}$/.test(name)) throw new Error(`invalid channel name ${name}`);
         const path = NodePath.join(directory, `${name}.sock`);
-        // The temporary name is 14 bytes longer.
-        if (Buffer.byteLength(path) + 14 > maxSocketPath)
+        if (Buffer.byteLength(path) > maxSocketPath)
           throw new Error(`the socket path ${path} is too long`);
         if (recheck || !checked) makePrivateDirectory(directory);
         checked = true;
@@ -306,7 +308,9 @@ export const makeUnixSocketChannel = (directory: string): LocalChannelService =>
     listen: (name, handle, options) =>
       Effect.gen(function* () {
         const path = yield* socketPath(name, true);
-        const temp = NodePath.join(directory, `${name}.${randomBytes(4).toString("hex")}.t`);
+        const temp = temporaryPath(name);
+        if (Buffer.byteLength(temp) > maxSocketPath)
+          return yield* failure("Other", name, `the socket path ${temp} is too long`);
         const runtime = yield* Effect.runtime<never>();
         const state: Listening = { closing: false, inFlight: new Set(), sockets: new Map() };
         const server = net.createServer();
