@@ -12,6 +12,7 @@ import { type Author, Notebook, type SyncReport } from "../Notebook.js";
 import * as NodePath from "node:path";
 import { FileSystem } from "../../ports/FileSystem.js";
 import { withNotebook, type Workspace } from "../layers.js";
+import { defaultGraceMs } from "../mcp/grace.js";
 import { type Terminal, exitCodes } from "./terminal.js";
 
 type Once = Extract<Invocation, { readonly _tag: "Pull" | "Commit" }>;
@@ -88,12 +89,6 @@ const runWithId = (
     return exitCodes.reported;
   });
 
-/**
- * How long the calls a sharing `serve` runs for other processes may finish after it
- * stopped (as long as its own calls get; the callers run whatever is cut off themselves).
- */
-const shareGraceMs = 10_000;
-
 /** What `serve` advertises besides the configuration. */
 export interface ServeSettings {
   readonly version: string;
@@ -168,5 +163,7 @@ export const runCommand = (
             Effect.as(exitCodes.ok),
           )
         : runOnce(invocation, author, terminal, settings.redaction),
-    invocation._tag === "Serve" ? { release: settings.version, graceMs: shareGraceMs } : undefined,
+    invocation._tag === "Serve"
+      ? { release: settings.version, graceMs: defaultGraceMs }
+      : undefined,
   );

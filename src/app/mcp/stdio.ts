@@ -7,10 +7,8 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { Deferred, Effect } from "effect";
 import type { IdGenerator } from "../../ports/IdGenerator.js";
 import { Notebook } from "../Notebook.js";
+import { defaultGraceMs } from "./grace.js";
 import { type McpServerSettings, makeMcpServer } from "./server.js";
-
-/** How long calls in flight may take to finish after a stop was requested. */
-export const defaultGraceMs = 10_000;
 
 /**
  * Serves MCP over the process's stdin/stdout until stopped. On the first SIGINT,
