@@ -208,6 +208,10 @@ const isDead = (path: string): Effect.Effect<boolean> =>
 /** The calls in flight and open connections of one listener. */
 interface Listening {
   closing: boolean;
+  /**
+   * Calls until their fiber ends, even after their connection closed (a hung-up call
+   * may still be unwinding a critical section): not derivable from `sockets`.
+   */
   readonly inFlight: Set<Fiber.RuntimeFiber<string>>;
   /** Open connections; `true` once the connection's call runs. */
   readonly sockets: Map<net.Socket, boolean>;
