@@ -29,6 +29,7 @@ import { callPrivatePaths } from "../logging.js";
 import type { NotebookService, SyncReport } from "../Notebook.js";
 import type { Services } from "../usecases/context.js";
 import { makeNotebook } from "../usecases/notebookLayer.js";
+import { makeRecentMap } from "../usecases/recentMap.js";
 import {
   decodeAnswer,
   decodeRequest,
@@ -87,24 +88,14 @@ const handleCalls = (
   own: NotebookService,
   ownKey: string,
 ): ChannelHandler => {
-  const notebooks = new Map<string, NotebookService>([[ownKey, own]]);
+  // This process's own notebook is always kept; the others make up the rest of the bound.
+  const others = makeRecentMap<NotebookService>(maxNotebooks - 1);
   const notebookFor = (request: ShareRequest): Effect.Effect<NotebookService> => {
     const key = requestOptionsKey(request);
-    const known = notebooks.get(key);
-    if (known !== undefined) {
-      // Most recently used last.
-      notebooks.delete(key);
-      notebooks.set(key, known);
-      return Effect.succeed(known);
-    }
+    const known = key === ownKey ? own : others.get(key);
+    if (known !== undefined) return Effect.succeed(known);
     return Effect.tap(makeNotebook({ ...services, options: request.options }), (made) =>
-      Effect.sync(() => {
-        if (notebooks.size >= maxNotebooks) {
-          const oldest = [...notebooks.keys()].find((k) => k !== ownKey);
-          if (oldest !== undefined) notebooks.delete(oldest);
-        }
-        notebooks.set(key, made);
-      }),
+      Effect.sync(() => others.set(key, made)),
     );
   };
   const run = (request: ShareRequest): Effect.Effect<string> => {

@@ -1,7 +1,8 @@
 /**
  * A map that keeps only its most recently used entries within a total weight: the one
  * bounded memory behind the memo of decoded private state (privateState.ts, weight 1
- * per copy) and the process's recent packs (recentPacks.ts, weight = bytes).
+ * per copy), the process's recent packs (recentPacks.ts, weight = bytes) and the
+ * notebooks a sharing process keeps for other processes' settings (share/share.ts).
  */
 
 /** A map that forgets its least recently used entries beyond its bound. */
