@@ -3,10 +3,9 @@
 // by the next caller; nothing any call reported as published is ever lost.
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, assertBuilt, binPath, makeSandbox } from "../cli/quireProcess.js";
+import { type Sandbox, assertBuilt, makeSandbox } from "../cli/quireProcess.js";
+import { type Served, serve } from "../issue4/serve.js";
 
 type Structured = Record<string, unknown>;
 
@@ -15,42 +14,31 @@ const servers: Array<Server> = [];
 
 interface Server {
   readonly name: string;
-  readonly client: Client;
-  readonly transport: StdioClientTransport;
-  readonly stderr: { text: string };
+  readonly served: Served;
+  /** Everything the server wrote to stderr so far. */
+  readonly stderr: () => string;
   /** The working copy (the server's session directory), known after the first pull. */
   dir: string;
 }
 
 const start = async (name: string, extra: ReadonlyArray<string> = []): Promise<Server> => {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [
-      binPath,
-      "serve",
+  const served = await serve(
+    [
       "--store",
       `file:${sandbox.store}`,
       "--private-root",
       path.join(sandbox.root, `private-${name}`),
       ...extra,
     ],
-    env: { ...sandbox.env, LOG_LEVEL: "share=debug,mcp=info,warn" },
-    cwd: sandbox.workspace,
-    stderr: "pipe",
-  });
-  const stderr = { text: "" };
-  transport.stderr?.on("data", (chunk: Buffer) => {
-    stderr.text += chunk.toString("utf8");
-  });
-  const client = new Client({ name: `share-test-${name}`, version: "0.0.1" });
-  await client.connect(transport);
-  const server: Server = { name, client, transport, stderr, dir: "" };
+    { env: { ...sandbox.env, LOG_LEVEL: "share=debug,mcp=info,warn" }, cwd: sandbox.workspace },
+  );
+  const server: Server = { name, served, stderr: served.stderr, dir: "" };
   servers.push(server);
   return server;
 };
 
 const call = async (server: Server, tool: string, args: Record<string, unknown>) => {
-  const result = await server.client.callTool({ name: tool, arguments: args }, undefined, {
+  const result = await server.served.client.callTool({ name: tool, arguments: args }, undefined, {
     timeout: 60_000,
   });
   return result.structuredContent as Structured;
@@ -65,22 +53,21 @@ const pull = async (server: Server) => {
 
 /** The diagnosticIds of the calls a server's log says it started. */
 const startedIds = (server: Server): ReadonlyArray<string> =>
-  [...server.stderr.text.matchAll(/msg="tool call started".*diagnosticId=([0-9a-f]{16})/g)].map(
+  [...server.stderr().matchAll(/msg="tool call started".*diagnosticId=([0-9a-f]{16})/g)].map(
     (match) => match[1] ?? "",
   );
 
 /** The diagnosticIds of the calls a server ran for other processes. */
 const ranForOthers = (server: Server): ReadonlyArray<string> =>
   [
-    ...server.stderr.text.matchAll(
-      /msg="running a call for another process".*diagnosticId=([0-9a-f]{16})/g,
-    ),
+    ...server
+      .stderr()
+      .matchAll(/msg="running a call for another process".*diagnosticId=([0-9a-f]{16})/g),
   ].map((match) => match[1] ?? "");
 
 const killed = (server: Server) =>
   new Promise<void>((resolve) => {
-    const pid = server.transport.pid;
-    if (pid === null) throw new Error("the server has no pid");
+    const pid = server.served.pid;
     process.kill(pid, "SIGKILL");
     const poll = () => {
       try {
@@ -98,7 +85,7 @@ beforeAll(() => {
   sandbox = makeSandbox();
 });
 afterAll(async () => {
-  await Promise.all(servers.map((server) => server.client.close().catch(() => undefined)));
+  await Promise.all(servers.map((server) => server.served.client.close().catch(() => undefined)));
   sandbox.cleanup();
 });
 
@@ -109,7 +96,7 @@ describe("serve processes of one file store share one of them", () => {
     const c = await start("c");
     const solo = await start("solo", ["--no-share"]);
     for (const server of [a, b, c, solo]) await pull(server);
-    expect(a.stderr.text).toContain("running the calls of other serve processes of this store");
+    expect(a.stderr()).toContain("running the calls of other serve processes of this store");
 
     // b's and c's calls ran in a; solo's never left its process.
     const forwarded = ranForOthers(a);
@@ -117,7 +104,7 @@ describe("serve processes of one file store share one of them", () => {
     expect(startedIds(solo).length).toBe(1);
     for (const id of [...startedIds(b), ...startedIds(c)]) expect(forwarded).toContain(id);
     for (const id of startedIds(solo)) expect(forwarded).not.toContain(id);
-    expect(solo.stderr.text).not.toContain("module=share");
+    expect(solo.stderr()).not.toContain("module=share");
 
     // Concurrent commits of every server, then a killed while b and c keep committing.
     // Each commit adds a file of its own, so a later commit cannot carry an earlier one's
@@ -143,13 +130,13 @@ describe("serve processes of one file store share one of them", () => {
     await whileKilled;
 
     // b and c noticed: a call cut off mid-flight or refused at connect ran in its caller.
-    expect(`${b.stderr.text}${c.stderr.text}`).toMatch(
+    expect(`${b.stderr()}${c.stderr()}`).toMatch(
       /msg="the sharing process did not answer; running the call here".*reason=(Broken|Unreachable)/,
     );
 
     // Someone took over, and c's later calls ran there or in c itself.
     const takers = [b, c].filter((server) =>
-      server.stderr.text.includes("running the calls of other serve processes of this store"),
+      server.stderr().includes("running the calls of other serve processes of this store"),
     );
     expect(takers.length).toBeGreaterThan(0);
 
