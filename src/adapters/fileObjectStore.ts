@@ -144,6 +144,17 @@ const preconditionFailed = (message: string): StoreError =>
 const entryType = (d: Dirent): EntryType =>
   d.isFile() ? "file" : d.isDirectory() ? "directory" : "other";
 
+/**
+ * The bytes of a buffer `readFile` returned, as a Uint8Array the caller may keep. A
+ * buffer that owns its whole ArrayBuffer (what `readFile` allocates for a file of known
+ * size) is viewed, not copied: copying a 40 MB checkpoint took 40–130 ms of a cold pull.
+ * A slice of Node's shared pool is copied, so that no caller holds other data's memory.
+ */
+const ownBytes = (buffer: Buffer): Uint8Array =>
+  buffer.byteOffset === 0 && buffer.byteLength === buffer.buffer.byteLength
+    ? new Uint8Array(buffer.buffer, 0, buffer.byteLength)
+    : new Uint8Array(buffer);
+
 const isCode =
   (...codes: ReadonlyArray<string>) =>
   (e: FsFault): boolean =>
@@ -311,8 +322,7 @@ const makeService = (
     readCurrent(key, (file, version) =>
       call("read object", () => fs.readFile(file)).pipe(
         Effect.map((buffer) => ({
-          // A fresh Uint8Array, not a view into Node's Buffer pool.
-          body: new Uint8Array(buffer),
+          body: ownBytes(buffer),
           etag: formatEtag(version.n),
         })),
       ),
