@@ -2,6 +2,7 @@
  * File content rules (SPEC §4): notebook files are UTF-8 without U+0000, identified
  * by the SHA-256 of their bytes.
  */
+import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -28,6 +29,28 @@ export const decodeText = (
     return { problem: "NOT_UTF8" };
   }
 };
+
+/**
+ * What {@link decodeText} would find wrong with `bytes`, or `undefined` when they are
+ * notebook text, without building the string: validating is several times cheaper than
+ * decoding, which a line count of an added or deleted file does not need.
+ */
+export const textProblem = (bytes: Uint8Array): ContentProblem | undefined =>
+  bytes.includes(0) ? "CONTAINS_NUL" : isUtf8(bytes) ? undefined : "NOT_UTF8";
+
+/**
+ * The number of lines of UTF-8 text given as bytes, counted as {@link countLines}
+ * counts them in its string: LF (a byte no multi-byte sequence contains) ends a line,
+ * a final run without LF is a line, empty content has none.
+ */
+export const countLinesOfBytes = (bytes: Uint8Array): number => {
+  let count = 0;
+  for (let at = bytes.indexOf(LF); at !== -1; at = bytes.indexOf(LF, at + 1)) count++;
+  if (bytes.length > 0 && bytes[bytes.length - 1] !== LF) count++;
+  return count;
+};
+
+const LF = 10;
 
 /** UTF-8 bytes of a string. */
 export const encodeText = (text: string): Uint8Array => utf8Encoder.encode(text);

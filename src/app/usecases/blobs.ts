@@ -34,6 +34,11 @@ export interface BlobSource {
    * during the call) fails with ENGINE_FAILED/LOCAL_IO asking to call again.
    */
   readonly load: (id: string) => Effect.Effect<Uint8Array, DomainError>;
+  /**
+   * The bytes of `id` when they are in memory (registered bytes, or a blob of a pack
+   * held in memory), without any I/O; `undefined` when {@link load} would have to read.
+   */
+  readonly inMemory: (id: string) => Uint8Array | undefined;
 }
 
 /** Creates an empty blob source for one operation on the copy whose private dir is `copyDir`. */
@@ -101,6 +106,16 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
     },
     addScan: (dir, scan) => {
       scans.push({ dir, scan });
+    },
+    inMemory: (id) => {
+      const bytes = bytesById.get(id);
+      if (bytes !== undefined) return bytes;
+      if (!refsById.has(id)) indexTrees();
+      const ref = refsById.get(id);
+      const pack = ref === undefined ? undefined : packs.get(ref.pack);
+      return ref === undefined || pack === undefined
+        ? undefined
+        : pack.subarray(ref.offset, ref.offset + ref.size);
     },
     load: (id) => {
       const bytes = bytesById.get(id);

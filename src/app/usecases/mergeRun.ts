@@ -3,8 +3,14 @@
  * tree plan, then a text merge of each file both sides changed, loading only the
  * contents those files need.
  */
-import { Effect } from "effect";
-import { contentId, decodeText, encodeText } from "../../domain/content.js";
+import { Effect, Either } from "effect";
+import {
+  contentId,
+  countLinesOfBytes,
+  decodeText,
+  encodeText,
+  textProblem,
+} from "../../domain/content.js";
 import { diffTrees } from "../../domain/treeDiff.js";
 import { domainError, type DomainError, type FileIssue } from "../../domain/errors.js";
 import { mergeText } from "../../domain/textMerge.js";
@@ -19,22 +25,31 @@ export interface MergeOutcome {
   readonly conflicts: ReadonlyArray<FileIssue>;
 }
 
+const notText = (): DomainError =>
+  domainError({
+    code: "STORAGE_INTEGRITY",
+    reason: "PACK_INVALID",
+    message: "Stored content is not UTF-8 text.",
+  });
+
+/** Stored content as notebook text; content that is not text is an integrity failure. */
+export const textOf = (bytes: Uint8Array): Either.Either<string, DomainError> => {
+  const decoded = decodeText(bytes);
+  return "text" in decoded ? Either.right(decoded.text) : Either.left(notText());
+};
+
+/**
+ * The line count of stored content, with the check of {@link textOf} (content that is
+ * not text is an integrity failure) but without decoding it.
+ */
+export const lineCountOf = (bytes: Uint8Array): Either.Either<number, DomainError> =>
+  textProblem(bytes) === undefined
+    ? Either.right(countLinesOfBytes(bytes))
+    : Either.left(notText());
+
 /** Loads content as notebook text; stored content that is not text is an integrity failure. */
 export const loadText = (blobs: BlobSource, id: string): Effect.Effect<string, DomainError> =>
-  blobs.load(id).pipe(
-    Effect.flatMap((bytes) => {
-      const decoded = decodeText(bytes);
-      return "text" in decoded
-        ? Effect.succeed(decoded.text)
-        : Effect.fail(
-            domainError({
-              code: "STORAGE_INTEGRITY",
-              reason: "PACK_INVALID",
-              message: "Stored content is not UTF-8 text.",
-            }),
-          );
-    }),
-  );
+  Effect.flatMap(blobs.load(id), textOf);
 
 /**
  * Merges `local` and `remote` edits of `base`. Conflicting text is merged with marker
