@@ -75,7 +75,9 @@ const HeaderShape = Schema.Struct({
     }),
     { exact: true },
   ),
-  puts: Schema.Array(Schema.Tuple(Schema.String, Schema.String, Schema.Number, Schema.Number)),
+  // Each entry is checked by hand below, with its path, id and bounds: a schema per
+  // entry cost 45 ms of decoding a 10,000-file checkpoint in a fresh process.
+  puts: Schema.Array(Schema.Unknown),
   deletes: Schema.Array(Schema.String),
 });
 const decodeHeaderShape = ParseResult.decodeUnknownEither(HeaderShape, {
@@ -154,6 +156,15 @@ export const encodePack = (
 
 const textDecoder = new TextDecoder("utf-8", { fatal: true });
 
+/** Whether a decoded JSON value has the shape of a put entry: `[path, id, offset, size]`. */
+const isPutEntry = (entry: unknown): entry is readonly [string, string, number, number] =>
+  Array.isArray(entry) &&
+  entry.length === 4 &&
+  typeof entry[0] === "string" &&
+  typeof entry[1] === "string" &&
+  typeof entry[2] === "number" &&
+  typeof entry[3] === "number";
+
 /**
  * Decodes a pack's header and checks every entry addresses bytes inside the blob
  * section. Does not hash blobs (the pack's SHA-256 was verified against its
@@ -192,7 +203,9 @@ export const decodePack = (bytes: Uint8Array): Either.Either<DecodedPack, string
   // notebook path (`../x`, `a//b`, a device name) makes the whole pack invalid.
   for (const path of raw.deletes)
     if (!isNotebookPath(path)) return Either.left("entry with an invalid path");
-  for (const [path, id, offset, size] of raw.puts) {
+  for (const entry of raw.puts) {
+    if (!isPutEntry(entry)) return Either.left("header: a put is not [path, id, offset, size]");
+    const [path, id, offset, size] = entry;
     if (!isNotebookPath(path)) return Either.left("entry with an invalid path");
     if (!/^[0-9a-f]{64}$/.test(id)) return Either.left("entry with a malformed content id");
     if (

@@ -49,6 +49,28 @@ describe("pack codec", () => {
   });
 
   it.each([
+    ["a string offset", ["x.md", "0".repeat(64), "0", 1]],
+    ["a missing size", ["x.md", "0".repeat(64), 0]],
+    ["an extra field", ["x.md", "0".repeat(64), 0, 1, 2]],
+    ["a numeric path", [7, "0".repeat(64), 0, 1]],
+    ["an object", { path: "x.md", id: "0".repeat(64), offset: 0, size: 1 }],
+  ])("refuses a put entry with %s", (_, put) => {
+    const header = JSON.stringify({
+      kind: "checkpoint",
+      generation: 1,
+      publicationId: "0190a5b4-0000-7000-8000-000000000001",
+      baseGeneration: 0,
+      puts: [put],
+      deletes: [],
+    });
+    const bytes = encodeText(`QUIRE-PACK 1\n${encodeText(header).length}\n${header}x`);
+    const decoded = decodePack(bytes);
+    expect(Either.isLeft(decoded) && decoded.left).toBe(
+      "header: a put is not [path, id, offset, size]",
+    );
+  });
+
+  it.each([
     "../evil.md",
     "a//b.md",
     "/etc/passwd",
