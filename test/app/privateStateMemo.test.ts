@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect";
 import { describe, expect, it } from "vitest";
 import { make } from "../../src/adapters/memFileSystem.js";
+import { domainError } from "../../src/domain/errors.js";
 import {
   ensureCopyDirectory,
   loadState,
@@ -30,7 +31,6 @@ describe("private state remembered in process", () => {
         fs,
         copyDir,
         server,
-        Option.none(),
         { generation: 1, head: "h1", baseline: new Map([["a.md", ref("a")]]) },
         "aaaaaaaaaaaa",
       ),
@@ -45,7 +45,6 @@ describe("private state remembered in process", () => {
         fs,
         copyDir,
         cli,
-        Option.some(seenByCli),
         { generation: 2, head: "h2", baseline: new Map([["b.md", ref("b")]]) },
         "bbbbbbbbbbbb",
       ),
@@ -99,9 +98,7 @@ describe("private state remembered in process", () => {
       await run(ensureCopyDirectory(fs, dir));
       const baseline = new Map([[`f${i}.md`, ref("a")]]);
       saved.push(
-        await run(
-          saveBaseline(fs, dir, memo, Option.none(), { generation: 1, head: "h", baseline }, "s"),
-        ),
+        await run(saveBaseline(fs, dir, memo, { generation: 1, head: "h", baseline }, "s")),
       );
       // `a` is used between the writes of `b` and `c`: `b` is the least recently used.
       if (i === 1)
@@ -114,5 +111,74 @@ describe("private state remembered in process", () => {
     expect(reread).not.toBe(saved[1]);
     expect(reread).toEqual(saved[1]);
     expect(memo.states.size()).toBe(2);
+  });
+});
+
+describe("recording a baseline", () => {
+  const baseline = (name: string) => new Map([[`${name}.md`, ref("a")]]);
+
+  it("removes every other baseline file, an unrecorded one included", async () => {
+    const { service: fs, vol } = make();
+    const memo = makePrivateStateMemo();
+    const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
+    await run(ensureCopyDirectory(fs, copyDir));
+    await run(
+      saveBaseline(
+        fs,
+        copyDir,
+        memo,
+        { generation: 1, head: "h1", baseline: baseline("a") },
+        "one",
+      ),
+    );
+    // What a call that crashed between the baseline file and the record leaves behind.
+    vol.writeFileSync(`${copyDir}/baseline-2-crashed.json`, "{}");
+    const state = await run(
+      saveBaseline(
+        fs,
+        copyDir,
+        memo,
+        { generation: 3, head: "h3", baseline: baseline("b") },
+        "two",
+      ),
+    );
+    expect(state.baselineFile).toBe("baseline-3-two.json");
+    expect(vol.readdirSync(copyDir).map(String).sort()).toEqual([
+      "baseline-3-two.json",
+      "packs",
+      "state.json",
+    ]);
+  });
+
+  it("leaves the record as it was when what must be durable first fails", async () => {
+    const { service: fs } = make();
+    const memo = makePrivateStateMemo();
+    const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
+    await run(ensureCopyDirectory(fs, copyDir));
+    const first = await run(
+      saveBaseline(
+        fs,
+        copyDir,
+        memo,
+        { generation: 1, head: "h1", baseline: baseline("a") },
+        "one",
+      ),
+    );
+    const failed = await Effect.runPromiseExit(
+      saveBaseline(
+        fs,
+        copyDir,
+        memo,
+        { generation: 2, head: "h2", baseline: baseline("b") },
+        "two",
+        Effect.fail(
+          domainError({ code: "ENGINE_FAILED", reason: "LOCAL_IO", message: "cache write failed" }),
+        ),
+      ),
+    );
+    expect(failed._tag).toBe("Failure");
+    expect(Option.getOrThrow(await run(loadState(fs, copyDir, makePrivateStateMemo())))).toEqual(
+      first,
+    );
   });
 });

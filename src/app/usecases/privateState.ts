@@ -271,20 +271,22 @@ export const markRecoveryRequired = (
 
 /**
  * Durably records a new baseline (baseline file first, then the state record pointing
- * at it, with `recoveryRequired` cleared), then removes the previous baseline file and
- * cached packs no longer referenced (best effort).
+ * at it, with `recoveryRequired` cleared), then removes every other baseline file and
+ * the cached packs no longer referenced (best effort). `ready` — what must be durable
+ * before the record may name the baseline — runs alongside the baseline file's write;
+ * its failure, like the writes', fails the call with the record unchanged.
  */
 export const saveBaseline = (
   fs: FileSystemService,
   copyDir: string,
   memo: PrivateStateMemo,
-  previous: Option.Option<CopyState>,
   next: {
     readonly generation: number;
     readonly head: string;
     readonly baseline: ReadonlyMap<string, BlobRef>;
   },
   uniqueSuffix: string,
+  ready: Effect.Effect<void, DomainError> = Effect.void,
 ): Effect.Effect<CopyState, DomainError> =>
   Effect.gen(function* () {
     const packIndex = new Map<string, number>();
@@ -298,10 +300,19 @@ export const saveBaseline = (
       files.push([path, index, ref.offset, ref.size, ref.id]);
     }
     const baselineFile = `baseline-${next.generation}-${uniqueSuffix}.json`;
-    yield* writeDurable(
-      fs,
-      join(copyDir, baselineFile),
-      JSON.stringify({ version: stateVersion, packs: [...packIndex.keys()], files }),
+    // Nothing names the new baseline file until the record does, so it is written while
+    // `ready` (the packs it names being made durable) completes: one fsync round less
+    // on the way to the record.
+    yield* Effect.all(
+      [
+        ready,
+        writeDurable(
+          fs,
+          join(copyDir, baselineFile),
+          JSON.stringify({ version: stateVersion, packs: [...packIndex.keys()], files }),
+        ),
+      ],
+      { concurrency: 2, discard: true },
     );
     const state = yield* writeRecord(fs, copyDir, memo, {
       generation: next.generation,
@@ -310,27 +321,33 @@ export const saveBaseline = (
       baselineFile,
       recoveryRequired: false,
     });
-    if (Option.isSome(previous) && previous.value.baselineFile !== baselineFile) {
-      yield* fs.removeFile(join(copyDir, previous.value.baselineFile)).pipe(Effect.ignore);
-    }
-    yield* prunePacks(fs, copyDir, new Set(packIndex.keys()));
+    yield* prune(fs, copyDir, baselineFile, new Set(packIndex.keys()));
     return state;
   });
 
-/** Deletes cached packs the baseline no longer references; never fails. */
-const prunePacks = (
+/**
+ * Deletes the baseline files other than `baselineFile` (the previous one, and any a
+ * failed or crashed call wrote without recording it) and the cached packs the
+ * baseline no longer references; never fails.
+ */
+const prune = (
   fs: FileSystemService,
   copyDir: string,
+  baselineFile: string,
   keep: ReadonlySet<string>,
 ): Effect.Effect<void> =>
-  fs.walk(join(copyDir, "packs")).pipe(
+  fs.walk(copyDir).pipe(
     Effect.flatMap((entries) =>
       Effect.forEach(
         entries.filter((entry) => {
-          const match = /^([0-9a-f]{64})\.pack$/.exec(entry.relativePath);
-          return match !== null && match[1] !== undefined && !keep.has(match[1]);
+          const pack = /^packs\/([0-9a-f]{64})\.pack$/.exec(entry.relativePath);
+          if (pack !== null) return pack[1] !== undefined && !keep.has(pack[1]);
+          return (
+            /^baseline-[0-9]+-[0-9a-z]+\.json$/.test(entry.relativePath) &&
+            entry.relativePath !== baselineFile
+          );
         }),
-        (entry) => fs.removeFile(join(copyDir, "packs", entry.relativePath)),
+        (entry) => fs.removeFile(join(copyDir, ...entry.relativePath.split("/"))),
         { discard: true },
       ),
     ),

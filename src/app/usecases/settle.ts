@@ -173,17 +173,17 @@ const settleNow = (
     const rewrite = Effect.gen(function* () {
       const done = yield* materialise(writer, call.dir, scan, merged, changed, call.blobs);
       yield* reach(hook, "before-state-record");
-      // The baseline names blobs in cached packs: those still being written must be durable first.
-      yield* call.cacheWrites.awaitAll;
       const now = yield* Clock.currentTimeMillis;
       const suffix = (yield* call.ids.uuidv7).slice(-12);
       const state = yield* saveBaseline(
         call.fs,
         call.copyDir,
         call.memo,
-        call.state,
         { generation: accepted.generation, head: accepted.head, baseline: accepted.tree },
         suffix,
+        // The baseline names blobs in cached packs: those still being written must be
+        // durable before the record names it.
+        call.cacheWrites.awaitAll,
       );
       yield* saveStats(call.fs, call.copyDir, call.memo, {
         stamps: done.stamps,
