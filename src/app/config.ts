@@ -170,6 +170,12 @@ export const parseInvocation = (
     if (first !== "commit" && options.has("message")) {
       return yield* fail("-m/--message applies only to quire commit");
     }
+    // Only serve processes share one (app/share): accepting the flag elsewhere would
+    // suggest it changed something. QUIRE_NO_SHARE, set for a whole environment, is not
+    // refused.
+    if (first !== "serve" && options.has("no-share")) {
+      return yield* fail("--no-share applies only to quire serve");
+    }
 
     const config = yield* parseRuntimeConfig(first, options, host);
     if (first === "serve") {

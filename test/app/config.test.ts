@@ -151,6 +151,11 @@ describe("defaults", () => {
     expect(configOf(["serve"], { QUIRE_NO_SHARE: "0" }).share).toBe(true);
     expect(configOf(["pull", "n"]).share).toBe(false);
     expect(configOf(["commit", "n", "-m", "x"]).share).toBe(false);
+    expect(configOf(["pull", "n"], { QUIRE_NO_SHARE: "1" }).share).toBe(false);
+    expect(errorOf(["pull", "n", "--no-share"])).toBe("--no-share applies only to quire serve");
+    expect(errorOf(["commit", "n", "-m", "x", "--no-share"])).toBe(
+      "--no-share applies only to quire serve",
+    );
   });
 
   it("pull and commit default the workspace root to the current directory", () => {
