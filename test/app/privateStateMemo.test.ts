@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect";
 import { describe, expect, it } from "vitest";
 import { make } from "../../src/adapters/memFileSystem.js";
-import { domainError } from "../../src/domain/errors.js";
+import { domainError, type DomainError } from "../../src/domain/errors.js";
 import {
   ensureCopyDirectory,
   loadState,
@@ -115,33 +115,34 @@ describe("private state remembered in process", () => {
 });
 
 describe("recording a baseline", () => {
-  const baseline = (name: string) => new Map([[`${name}.md`, ref("a")]]);
-
-  it("removes every other baseline file, an unrecorded one included", async () => {
+  /** A fresh copy directory, and a way to record generation `generation` holding `name`.md. */
+  const fresh = async () => {
     const { service: fs, vol } = make();
     const memo = makePrivateStateMemo();
-    const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
-    await run(ensureCopyDirectory(fs, copyDir));
-    await run(
+    await Effect.runPromise(ensureCopyDirectory(fs, copyDir));
+    const save = (
+      generation: number,
+      name: string,
+      suffix: string,
+      ready: Effect.Effect<void, DomainError> = Effect.void,
+    ) =>
       saveBaseline(
         fs,
         copyDir,
         memo,
-        { generation: 1, head: "h1", baseline: baseline("a") },
-        "one",
-      ),
-    );
+        { generation, head: `h${generation}`, baseline: new Map([[`${name}.md`, ref("a")]]) },
+        suffix,
+        ready,
+      );
+    return { fs, vol, save };
+  };
+
+  it("removes every other baseline file, an unrecorded one included", async () => {
+    const { vol, save } = await fresh();
+    await Effect.runPromise(save(1, "a", "one"));
     // What a call that crashed between the baseline file and the record leaves behind.
     vol.writeFileSync(`${copyDir}/baseline-2-crashed.json`, "{}");
-    const state = await run(
-      saveBaseline(
-        fs,
-        copyDir,
-        memo,
-        { generation: 3, head: "h3", baseline: baseline("b") },
-        "two",
-      ),
-    );
+    const state = await Effect.runPromise(save(3, "b", "two"));
     expect(state.baselineFile).toBe("baseline-3-two.json");
     expect(vol.readdirSync(copyDir).map(String).sort()).toEqual([
       "baseline-3-two.json",
@@ -151,34 +152,16 @@ describe("recording a baseline", () => {
   });
 
   it("leaves the record as it was when what must be durable first fails", async () => {
-    const { service: fs } = make();
-    const memo = makePrivateStateMemo();
-    const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
-    await run(ensureCopyDirectory(fs, copyDir));
-    const first = await run(
-      saveBaseline(
-        fs,
-        copyDir,
-        memo,
-        { generation: 1, head: "h1", baseline: baseline("a") },
-        "one",
-      ),
-    );
-    const failed = await Effect.runPromiseExit(
-      saveBaseline(
-        fs,
-        copyDir,
-        memo,
-        { generation: 2, head: "h2", baseline: baseline("b") },
-        "two",
-        Effect.fail(
-          domainError({ code: "ENGINE_FAILED", reason: "LOCAL_IO", message: "cache write failed" }),
-        ),
-      ),
-    );
+    const { fs, save } = await fresh();
+    const first = await Effect.runPromise(save(1, "a", "one"));
+    const cacheFailed = domainError({
+      code: "ENGINE_FAILED",
+      reason: "LOCAL_IO",
+      message: "cache write failed",
+    });
+    const failed = await Effect.runPromiseExit(save(2, "b", "two", Effect.fail(cacheFailed)));
     expect(failed._tag).toBe("Failure");
-    expect(Option.getOrThrow(await run(loadState(fs, copyDir, makePrivateStateMemo())))).toEqual(
-      first,
-    );
+    const recorded = await Effect.runPromise(loadState(fs, copyDir, makePrivateStateMemo()));
+    expect(Option.getOrThrow(recorded)).toEqual(first);
   });
 });
