@@ -237,14 +237,7 @@ const removeOrphans = (tmpDir: string): Effect.Effect<void> =>
   }).pipe(Effect.ignore);
 
 const syncDirectory = (dir: string): Effect.Effect<void, FsFault> =>
-  // Windows cannot open a directory for fsync; its directory updates are journaled.
-  process.platform === "win32"
-    ? Effect.void
-    : Effect.acquireUseRelease(
-        call("open directory", () => fd.open(dir, constants.O_RDONLY)),
-        (descriptor) => call("sync directory", () => fd.fsync(descriptor)),
-        (descriptor) => call("close directory", () => fd.close(descriptor)).pipe(Effect.ignore),
-      );
+  call("sync directory", () => fd.syncDirectory(dir));
 
 const makeService = (
   root: string,

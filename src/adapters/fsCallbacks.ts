@@ -7,6 +7,7 @@
  * in one process: busy ~90% of the time, most of it in file calls).
  */
 import * as nodeFs from "node:fs";
+import { errnoCode } from "./fsErrno.js";
 
 /** fsyncs in flight in this process (any adapter), and when the last one ended. */
 let syncsInFlight = 0;
@@ -92,4 +93,21 @@ export const fd = {
     new Promise<void>((resolve, reject) =>
       nodeFs.unlink(path, (error) => (error ? reject(error) : resolve())),
     ),
+  /**
+   * Makes a directory's entries durable (`fsync` of the directory). A no-op on Windows,
+   * which cannot open a directory for it and journals directory updates; file systems
+   * that cannot do it (EINVAL, ENOTSUP) are tolerated.
+   */
+  syncDirectory: async (directory: string): Promise<void> => {
+    if (process.platform === "win32") return;
+    const descriptor = await fd.open(directory, nodeFs.constants.O_RDONLY);
+    try {
+      await fd.fsync(descriptor);
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code !== "EINVAL" && code !== "ENOTSUP") throw error;
+    } finally {
+      await fd.close(descriptor);
+    }
+  },
 };

@@ -242,19 +242,6 @@ const tempNameFor = (name: string): string => {
   return `.${prefix}.quire-${tempProcessPart}${tempCounter.toString(36)}.tmp`;
 };
 
-/** fsync of a directory; file systems that cannot do it (EINVAL, ENOTSUP) are tolerated. */
-const syncDirectory = async (directory: string): Promise<void> => {
-  const descriptor = await fd.open(directory, O_RDONLY);
-  try {
-    await fd.fsync(descriptor);
-  } catch (error) {
-    const code = errnoCode(error);
-    if (code !== "EINVAL" && code !== "ENOTSUP") throw error;
-  } finally {
-    await fd.close(descriptor);
-  }
-};
-
 /**
  * The temp file is created with `mode` and the process umask applies (as for any
  * `open(2)`); it is never chmod-ed, so 0644 under umask 022 stays 0644 and 0600 stays 0600.
@@ -315,7 +302,7 @@ const writeFileAtomicAsync = (
         await fsp.rm(temp, { force: true }).catch(() => undefined);
         throw error;
       }
-      if (options.durable) await syncDirectory(directory);
+      if (options.durable) await fd.syncDirectory(directory);
     },
     catch: (error) => mapError(error, path),
   });
@@ -328,7 +315,7 @@ const linkFile = (existing: string, path: string) =>
   });
 
 const syncDirectoryAt = (path: string) =>
-  Effect.tryPromise({ try: () => syncDirectory(path), catch: (error) => mapError(error, path) });
+  Effect.tryPromise({ try: () => fd.syncDirectory(path), catch: (error) => mapError(error, path) });
 
 const removeFile = (path: string) =>
   Effect.tryPromise({
