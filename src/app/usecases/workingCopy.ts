@@ -370,26 +370,30 @@ export const materialise = (
     const stamps = new Map<string, StatStamp>();
     for (const [path, file] of before)
       if (target.get(path) === file.id) stamps.set(path, file.stamp);
-    yield* Effect.forEach(
-      writes,
-      (path) =>
-        Effect.gen(function* () {
-          const id = target.get(path) ?? "";
-          const bytes = yield* blobs.load(id);
-          const file = hostPath(dir, path);
+    // One short pipeline per file, without a generator: a pull of 10,000 files spent
+    // a fifth of this loop's CPU in the per-file effect machinery.
+    const writeOne = (path: string): Effect.Effect<void, DomainError> => {
+      const id = target.get(path) ?? "";
+      const file = hostPath(dir, path);
+      const inMemory = blobs.inMemory(id);
+      return (inMemory === undefined ? blobs.load(id) : Effect.succeed(inMemory)).pipe(
+        Effect.flatMap((bytes) => {
           const write = fs.writeFileAtomic(file, bytes, { mode: 0o644, durable: false });
-          yield* write.pipe(
+          return write.pipe(
             Effect.catchTag("FsError", (error) =>
               error.reason === "IsADirectory" || error.reason === "Exists"
                 ? fs.removeEmptyDirectory(file).pipe(Effect.zipRight(write))
                 : Effect.fail(error),
             ),
+            Effect.zipRight(fs.info(file)),
             io("writing a file"),
           );
-          const info = yield* fs.info(file).pipe(io("writing a file"));
+        }),
+        Effect.map((info) => {
           if (Option.isSome(info)) stamps.set(path, stampOf(info.value, id));
         }),
-      { concurrency: 16, discard: true },
-    );
+      );
+    };
+    yield* Effect.forEach(writes, writeOne, { concurrency: 16, discard: true });
     return { stamps, changed };
   });
