@@ -61,10 +61,20 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
         if (!localById.has(file.id)) localById.set(file.id, hostPath(dir, path));
   };
 
-  const fromRef = (ref: BlobRef): Effect.Effect<Uint8Array, DomainError> => {
-    const pack = packs.get(ref.pack);
-    if (pack !== undefined) return Effect.succeed(pack.subarray(ref.offset, ref.offset + ref.size));
-    return fs.readRange(packFile(copyDir, ref.pack), ref.offset, ref.size).pipe(
+  /** Bytes held in memory: registered ones, or a blob of a pack registered in memory. */
+  const inMemory = (id: string): Uint8Array | undefined => {
+    const bytes = bytesById.get(id);
+    if (bytes !== undefined) return bytes;
+    if (!refsById.has(id)) indexTrees();
+    const ref = refsById.get(id);
+    const pack = ref === undefined ? undefined : packs.get(ref.pack);
+    return ref === undefined || pack === undefined
+      ? undefined
+      : pack.subarray(ref.offset, ref.offset + ref.size);
+  };
+
+  const fromCachedPack = (ref: BlobRef): Effect.Effect<Uint8Array, DomainError> =>
+    fs.readRange(packFile(copyDir, ref.pack), ref.offset, ref.size).pipe(
       Effect.mapError((error) =>
         error.reason === "NotFound"
           ? domainError({
@@ -75,7 +85,6 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
           : localFailure(error, "reading the object cache"),
       ),
     );
-  };
 
   const fromLocal = (id: string, hostPath: string): Effect.Effect<Uint8Array, DomainError> =>
     fs.readFile(hostPath).pipe(
@@ -107,22 +116,13 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
     addScan: (dir, scan) => {
       scans.push({ dir, scan });
     },
-    inMemory: (id) => {
-      const bytes = bytesById.get(id);
-      if (bytes !== undefined) return bytes;
-      if (!refsById.has(id)) indexTrees();
-      const ref = refsById.get(id);
-      const pack = ref === undefined ? undefined : packs.get(ref.pack);
-      return ref === undefined || pack === undefined
-        ? undefined
-        : pack.subarray(ref.offset, ref.offset + ref.size);
-    },
+    inMemory,
     load: (id) => {
-      const bytes = bytesById.get(id);
-      if (bytes !== undefined) return Effect.succeed(bytes);
-      if (!refsById.has(id)) indexTrees();
+      const held = inMemory(id);
+      if (held !== undefined) return Effect.succeed(held);
+      // inMemory indexed the trees: a ref known now is one in a cached pack's file.
       const ref = refsById.get(id);
-      if (ref !== undefined) return fromRef(ref);
+      if (ref !== undefined) return fromCachedPack(ref);
       if (!localById.has(id)) indexScans();
       const local = localById.get(id);
       if (local !== undefined) return fromLocal(id, local);
