@@ -73,11 +73,14 @@ export const packFile = (copyDir: string, sha: string): string =>
 /** The lock file of a working copy's private state. */
 export const lockFile = (copyDir: string): string => join(copyDir, "lock");
 
+/** The name of a baseline file in a copy's private directory. */
+const baselineFileName = /^baseline-[0-9]+-[0-9a-z]+\.json$/;
+
 const StateRecord = Schema.Struct({
   version: Schema.Literal(stateVersion),
   generation: Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(0)),
   head: Schema.String,
-  baseline: Schema.String.pipe(Schema.pattern(/^baseline-[0-9]+-[0-9a-z]+\.json$/)),
+  baseline: Schema.String.pipe(Schema.pattern(baselineFileName)),
   recoveryRequired: Schema.Boolean,
 });
 const decodeStateRecord = ParseResult.decodeUnknownEither(StateRecord, {
@@ -342,10 +345,7 @@ const prune = (
         entries.filter((entry) => {
           const pack = /^packs\/([0-9a-f]{64})\.pack$/.exec(entry.relativePath);
           if (pack !== null) return pack[1] !== undefined && !keep.has(pack[1]);
-          return (
-            /^baseline-[0-9]+-[0-9a-z]+\.json$/.test(entry.relativePath) &&
-            entry.relativePath !== baselineFile
-          );
+          return baselineFileName.test(entry.relativePath) && entry.relativePath !== baselineFile;
         }),
         (entry) => fs.removeFile(join(copyDir, ...entry.relativePath.split("/"))),
         { discard: true },
