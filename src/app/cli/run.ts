@@ -163,7 +163,6 @@ export const runCommand = (
             Effect.as(exitCodes.ok),
           )
         : runOnce(invocation, author, terminal, settings.redaction),
-    invocation._tag === "Serve"
-      ? { release: settings.version, graceMs: defaultGraceMs }
-      : undefined,
+    // Whether it shares is the configuration's (`config.share`: serve only, see canShare).
+    { release: settings.version, graceMs: defaultGraceMs },
   );
