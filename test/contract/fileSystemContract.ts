@@ -266,6 +266,24 @@ export const runFileSystemContract = (
         ),
       );
 
+      // Adapters may read small and large files by different paths (node: synchronously
+      // up to 1 MiB); both must return every byte.
+      it.live("read files and ranges larger than 1 MiB whole", () =>
+        withFixture((fixture) =>
+          Effect.gen(function* () {
+            const size = 1024 * 1024 * 2 + 3;
+            const content = new Uint8Array(size);
+            for (let index = 0; index < size; index++) content[index] = (index * 7 + 3) % 251;
+            const path = `${fixture.root}/large.bin`;
+            yield* fixture.fs.writeFileAtomic(path, content, { mode: 0o644, durable: false });
+            expect(Buffer.from(yield* fixture.fs.readFile(path)).equals(content)).toBe(true);
+            const range = yield* fixture.fs.readRange(path, 5, size - 6);
+            expect(Buffer.from(range).equals(content.subarray(5, size - 1))).toBe(true);
+            expect(yield* failureReason(fixture.fs.readRange(path, 5, size))).toBe("Other");
+          }),
+        ),
+      );
+
       it.live("fail with the right reasons", () =>
         withFixture((fixture) =>
           Effect.gen(function* () {
