@@ -428,13 +428,28 @@ const removeFile = (path: string) =>
     catch: (error) => mapError(error, path),
   });
 
+/** Whether `path` is a directory now (not through a symlink); never fails. */
+const isDirectorySync = (path: string): boolean => {
+  try {
+    return nodeFs.lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
+// A call's private directory usually exists already: one synchronous lstat says so,
+// without a thread-pool round trip for a mkdir that would only find it there.
 const makeDirectory = (path: string, mode: number) =>
-  Effect.tryPromise({
-    try: async () => {
-      await fsp.mkdir(path, { recursive: true, mode });
-    },
-    catch: (error) => mapError(error, path),
-  });
+  Effect.suspend(() =>
+    isDirectorySync(path)
+      ? Effect.void
+      : Effect.tryPromise({
+          try: async () => {
+            await fsp.mkdir(path, { recursive: true, mode });
+          },
+          catch: (error) => mapError(error, path),
+        }),
+  );
 
 const removeEmptyDirectory = (path: string) =>
   Effect.tryPromise({
@@ -581,32 +596,40 @@ const stealLock = async (path: string, staleIno: number): Promise<void> => {
   }
 };
 
-/** One exclusive create; `true` if we now hold the lock. */
+/**
+ * One exclusive create; `true` if we now hold the lock. Through the callback API, not
+ * `FileHandle`s: a commit takes and releases its copy's lock every time, and under
+ * contention every call on the event loop counts (see fsCallbacks.ts).
+ */
 const tryCreateLock = async (path: string, owner: LockOwner): Promise<boolean> => {
-  let handle: fsp.FileHandle;
+  let descriptor: number;
   try {
-    handle = await fsp.open(path, createFlags, 0o600);
+    descriptor = await fd.open(path, createFlags, 0o600);
   } catch (error) {
     if (errnoCode(error) === "EEXIST") return false;
     throw error;
   }
   try {
-    await handle.writeFile(JSON.stringify(owner));
+    try {
+      await fd.writeAll(descriptor, Buffer.from(JSON.stringify(owner)));
+    } finally {
+      await fd.close(descriptor);
+    }
     heldTokens().add(owner.token);
     return true;
   } catch (error) {
-    await fsp.rm(path, { force: true }).catch(() => undefined);
+    await fd.unlink(path).catch(() => undefined);
     throw error;
-  } finally {
-    await handle.close();
   }
 };
 
+/** Removes the lock file if it still names `token` (read synchronously: it is tiny). */
 const releaseLock = async (path: string, token: string): Promise<void> => {
   try {
-    const state = await fsp.readFile(path, { encoding: "utf8", flag: readFlags });
-    const owner = decodeLockOwner(state);
-    if (Option.isSome(owner) && owner.value.token === token) await fsp.unlink(path);
+    const content = readSmallFileSync(path);
+    const owner =
+      content === undefined ? Option.none() : decodeLockOwner(Buffer.from(content).toString());
+    if (Option.isSome(owner) && owner.value.token === token) await fd.unlink(path);
   } catch {
     // Release never fails: a missing or foreign lock file is not ours to remove.
   } finally {
