@@ -422,7 +422,10 @@ const makeService = (
 
   const isOlderThanGrace = (keyDir: string, n: number, cutoff: number) =>
     callSync("stat old version", () => lstatSync(path.join(keyDir, versionName(n)))).pipe(
-      Effect.map((stat) => stat.ctimeMs <= cutoff),
+      // In whole milliseconds, like the cutoff (from Date.now()): a fractional ctime
+      // against a truncated now made a version linked within the same millisecond count
+      // as younger than even a zero grace period.
+      Effect.map((stat) => Math.floor(stat.ctimeMs) <= cutoff),
       // Already removed by another pruner, which found it old enough.
       Effect.catchIf(isCode("ENOENT"), () => Effect.succeed(true)),
     );
