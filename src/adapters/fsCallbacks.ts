@@ -40,9 +40,10 @@ export const fd = {
       nodeFs.open(path, flags, mode, (error, opened) => (error ? reject(error) : resolve(opened))),
     ),
   /**
-   * Synchronous, as a promise: closing a local file returns at once (nothing is flushed
-   * that an fsync did not already make durable), and a thread-pool round trip for it
-   * cost more than the call (see {@link fd.syncDirectory}).
+   * Synchronous, as a promise: closing a file on a local file system does not wait for
+   * the disk (durability comes from the fsyncs), and a thread-pool round trip for it
+   * cost more than the call (measured with {@link fd.syncDirectory}'s open: 8 MCP
+   * writers, ~15 % more commits/s).
    */
   close: (descriptor: number): Promise<void> => {
     try {
