@@ -30,9 +30,10 @@ export const journalBusy = (): boolean =>
   syncsInFlight > 0 || performance.now() - lastSyncEndedMs < busyAfterSyncMs;
 
 /**
- * The thread-pool file calls of the adapters' hot paths, as promises over the callback
- * API of `node:fs`. Rejections are node's own errors (with `code`); each adapter maps
- * them with its own `mapError`.
+ * The file calls of the adapters' hot paths, as promises: over the callback API of
+ * `node:fs` (the thread pool) for the calls that can wait on the disk, synchronous for
+ * `close` and for opening a directory to sync it. Rejections are node's own errors
+ * (with `code`); each adapter maps them with its own `mapError`.
  */
 export const fd = {
   open: (path: string, flags: number, mode?: number) =>
