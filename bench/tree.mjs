@@ -206,8 +206,7 @@ export const run = async ({ quick, log, profile = true }) => {
     rows.push(
       row({
         id: "cold-pull-unpacked-git",
-        workload:
-          "cold pull, against cloning the same commit before any `git gc` (loose objects; information: the issue's 5.05 s reference)",
+        workload: "cold pull vs clone of the commit unpacked (information)",
         unit: "ms",
         git: coldGitLoose,
         quire: coldQuire,
