@@ -262,6 +262,7 @@ describe("compare-and-swap of current", () => {
     await holding;
     const error = await commitFails(w.open({ commitRetries: 0 }), "/ws/b");
     expect([error.code, error.reason]).toEqual(["REMOTE_BUSY", "CAS_RETRIES_EXHAUSTED"]);
+    expect(error.message).toMatch(/busy publishing other working copies' commits/);
     expect(w.files("/ws/b")).toEqual({ "x.md": "one\n", "y.md": "why\n" });
     release();
     expect((await first).generation).toBe(2);
@@ -295,6 +296,7 @@ describe("compare-and-swap of current", () => {
       "CAS_RETRIES_EXHAUSTED",
       true,
     ]);
+    expect(error.message).toMatch(/Other participants kept publishing first/);
     // Four swaps lost: the first started from what this process last wrote (the setup's
     // commit) and was retried at once without counting, then the three attempts.
     expect(n).toBe(4);

@@ -13,7 +13,7 @@ import type { Author } from "../Notebook.js";
 import { makeBlobSource } from "./blobs.js";
 import { prepareCheckpoint, publishCheckpoint, type PreparedCheckpoint } from "./checkpoint.js";
 import { cleanup } from "./cleanup.js";
-import { backoff, placeWaitBudgetMs } from "./contention.js";
+import { backoff, busyError, placeWaitBudgetMs, type Setback } from "./contention.js";
 import { inBatch, type Prepared, type Swap } from "./publishBatch.js";
 import { lastWritten, missedWritten, rememberWritten } from "./lastWritten.js";
 import { recentPacks } from "./recentPacks.js";
@@ -489,6 +489,7 @@ export const commit = (
     // too, but counts: a store that keeps failing others' uploads ends it.
     let retryAtOnce = false;
     let readCurrent = false;
+    let setback: Setback = "lost";
     for (let attempt = 0; attempt <= current.options.commitRetries; attempt++) {
       if (attempt > 0 && !retryAtOnce) yield* backoff(attempt - 1);
       retryAtOnce = false;
@@ -555,6 +556,7 @@ export const commit = (
       );
       if (Option.isNone(took)) {
         yield* Effect.logDebug("no place in a batch within the retry budget");
+        setback = "noPlace";
         break;
       }
       placeWaitLeftMs -= placeCameMs - waitStartedMs;
@@ -596,8 +598,10 @@ export const commit = (
         case "Aborted":
           yield* Effect.logDebug("another member of the batch failed; trying again");
           retryAtOnce = true;
+          setback = "aborted";
           break;
         case "Lost":
+          setback = "lost";
           if (outcome.fromWritten) {
             retryAtOnce = true;
             attempt--;
@@ -608,12 +612,5 @@ export const commit = (
           break;
       }
     }
-    return yield* Effect.fail(
-      domainError({
-        code: "REMOTE_BUSY",
-        reason: "CAS_RETRIES_EXHAUSTED",
-        message:
-          "Other participants kept publishing first; nothing was published. Call notes_commit again later.",
-      }),
-    );
+    return yield* Effect.fail(busyError(setback));
   });

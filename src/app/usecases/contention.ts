@@ -10,6 +10,7 @@
  * processes remain; the compare-and-swap decides them and the backoff spaces retries.
  */
 import { Duration, Effect, Random } from "effect";
+import { domainError, type DomainError } from "../../domain/errors.js";
 
 /** The longest single backoff. */
 const maxBackoffMs = 1000;
@@ -37,3 +38,31 @@ export const placeWaitBudgetMs = (retries: number): number => {
   for (let attempt = 0; attempt < retries; attempt++) total += backoffCapMs(attempt);
   return Math.max(total, backoffCapMs(0));
 };
+
+/** Why a commit's last attempt did not publish, when its retries ran out. */
+export type Setback =
+  /** Another publication (another process's) replaced `current` first. */
+  | "lost"
+  /** Its batch was abandoned because another member's upload failed. */
+  | "aborted"
+  /** No place in a batch came within {@link placeWaitBudgetMs}. */
+  | "noPlace";
+
+const setbackMessages: Record<Setback, string> = {
+  lost: "Other participants kept publishing first; nothing was published. Call notes_commit again later.",
+  aborted:
+    "The batches this commit joined were abandoned because another working copy's upload to the store failed; nothing was published. Call notes_commit again later; if it keeps happening, check the store and the server's log.",
+  noPlace:
+    "This process was busy publishing other working copies' commits and this one got no place within its retry budget; nothing was published. Call notes_commit again later.",
+};
+
+/**
+ * REMOTE_BUSY/CAS_RETRIES_EXHAUSTED for a commit whose retries ran out, with a message
+ * saying which `setback` ended its last attempt (the action is the same: call again).
+ */
+export const busyError = (setback: Setback): DomainError =>
+  domainError({
+    code: "REMOTE_BUSY",
+    reason: "CAS_RETRIES_EXHAUSTED",
+    message: setbackMessages[setback],
+  });
