@@ -355,6 +355,50 @@ describe("file object store", () => {
       }),
   );
 
+  // The same check where the suite runs as root (CI does): the denied write is made by a
+  // worker process running as `nobody`, on a store that user owns.
+  it.runIf(process.getuid?.() === 0)(
+    "a read-only key directory is AccessDenied and changes nothing (as root: a worker as nobody)",
+    async () => {
+      const root = await freshRoot();
+      const store = await open(root);
+      const { etag } = await Effect.runPromise(store.put("k", text("x"), ifNoneMatch));
+      const nobody = { uid: 65534, gid: 65534 };
+      const owned = path.dirname(root);
+      const chownAll = async (at: string): Promise<void> => {
+        await fs.lchown(at, nobody.uid, nobody.gid);
+        if ((await fs.lstat(at)).isDirectory())
+          for (const name of await fs.readdir(at)) await chownAll(path.join(at, name));
+      };
+      await chownAll(owned);
+      const keyDir = path.join(root, "objects", "k@");
+      await fs.chmod(keyDir, 0o500);
+      const worker = startWorker(root, nobody);
+      try {
+        await worker.ready;
+        const denied = await worker.request({
+          op: "put",
+          key: "k",
+          text: "y",
+          condition: ifMatch(etag),
+        });
+        expect(denied).toMatchObject({ ok: false, reason: "AccessDenied" });
+        // The user itself can still read it, unchanged.
+        expect(await worker.request({ op: "get", key: "k" })).toMatchObject({
+          ok: true,
+          text: "x",
+          etag,
+        });
+      } finally {
+        await stopWorker(worker);
+        await fs.chmod(keyDir, 0o700);
+      }
+      expect(Option.map(await Effect.runPromise(store.get("k")), (o) => o.etag)).toEqual(
+        Option.some(etag),
+      );
+    },
+  );
+
   it("maps errno codes in one place; after the commit point everything is Ambiguous", () => {
     const cases: ReadonlyArray<[string, string]> = [
       ["ENOENT", "NotFound"],
@@ -403,10 +447,14 @@ interface Worker {
 }
 
 let nextId = 1;
-/** A worker process on `root`; eager pruning (1 version, no grace) for maximum churn. */
-const startWorker = (root: string): Worker => {
+/**
+ * A worker process on `root`; eager pruning (1 version, no grace) for maximum churn.
+ * `as` runs it as another user (the test process must be root).
+ */
+const startWorker = (root: string, as?: { readonly uid: number; readonly gid: number }): Worker => {
   const child = spawn(process.execPath, [WORKER, root, "1", "0"], {
     stdio: ["pipe", "pipe", "inherit"],
+    ...as,
   });
   const pending = new Map<number, (reply: Reply) => void>();
   let signalReady: () => void = () => {};
