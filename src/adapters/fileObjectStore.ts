@@ -24,6 +24,7 @@ import {
   type StoreErrorReason,
   type StoredObject,
 } from "../ports/ObjectStore.js";
+import { sharedFileSystemName } from "./sharedFileSystems.js";
 import {
   KEY_DIRECTORY_SUFFIX,
   decodeSegment,
@@ -66,6 +67,12 @@ export interface FileObjectStoreConfig {
    * while others write and prune. Production code leaves it unset.
    */
   readonly beforeClaim?: (key: string, n: number) => Effect.Effect<void>;
+  /**
+   * Test seam: the `statfs(2)` type of the (resolved) root, used to warn when the store
+   * is on a network or FUSE file system. Default: `fs.statfs`. Production code leaves
+   * it unset.
+   */
+  readonly fileSystemType?: (root: string) => Promise<number>;
 }
 
 const DIRECTORY_MODE = 0o700;
@@ -192,6 +199,7 @@ export const make = (
       fs.mkdir(path.join(requested, TMP), { recursive: true, mode: DIRECTORY_MODE }),
     );
     const root = yield* call("resolve store directory", () => fs.realpath(requested));
+    yield* warnIfShared(root, config.fileSystemType ?? statfsType);
     const objectsDir = path.join(root, OBJECTS);
     const tmpDir = path.join(root, TMP);
     yield* removeOrphans(tmpDir);
@@ -224,6 +232,30 @@ const refusingService = (identity: string, error: StoreError): ObjectStoreServic
   delete: () => Effect.fail(error),
   list: () => Effect.fail(error),
 });
+
+const statfsType = async (root: string): Promise<number> => (await fs.statfs(root)).type;
+
+/**
+ * Logs a warning (module `store`) when `root` is on a network, cluster or FUSE file
+ * system: the store is only safe for processes on one host there (docs/file-store.md
+ * "Limits"), and nothing else would tell a team that points every machine at one NFS
+ * directory. Best effort: a file system that cannot be asked is not reported.
+ */
+const warnIfShared = (
+  root: string,
+  typeOf: (root: string) => Promise<number>,
+): Effect.Effect<void> =>
+  Effect.tryPromise(() => typeOf(root)).pipe(
+    Effect.flatMap((type) => {
+      const name = sharedFileSystemName(type);
+      return name === undefined
+        ? Effect.void
+        : Effect.logWarning(
+            `the file store is on a ${name} file system: it is safe only for quire processes on this one host; to share a notebook across machines use an S3-compatible store`,
+          ).pipe(Effect.annotateLogs({ module: "store", fileSystem: name, root }));
+    }),
+    Effect.ignore,
+  );
 
 // Best effort: a temp file we cannot remove only wastes space.
 const removeOrphans = (tmpDir: string): Effect.Effect<void> =>

@@ -6,9 +6,10 @@ import * as path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { it } from "@effect/vitest";
-import { Effect, Either, Option } from "effect";
+import { Effect, Either, HashMap, Logger, Option } from "effect";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { layer, make, mapError } from "../../src/adapters/fileObjectStore.js";
+import { sharedFileSystemName } from "../../src/adapters/sharedFileSystems.js";
 import { ObjectStore, type ObjectStoreService } from "../../src/ports/ObjectStore.js";
 import { runObjectStoreContract } from "../contract/objectStoreContract.js";
 
@@ -398,6 +399,53 @@ describe("file object store", () => {
       );
     },
   );
+
+  it("names network, cluster and FUSE file systems by their statfs type, and only those", () => {
+    expect(sharedFileSystemName(0x6969)).toBe("NFS");
+    expect(sharedFileSystemName(0xff534d42)).toBe("CIFS");
+    expect(sharedFileSystemName(0xff534d42 | 0)).toBe("CIFS"); // read as a signed 32-bit int
+    expect(sharedFileSystemName(0x65735546)).toBe("FUSE");
+    for (const local of [0xef53, 0x01021994, 0x58465342, 0x9123683e, 0x794c7630, 0, -1, 0.5])
+      expect(sharedFileSystemName(local)).toBeUndefined(); // ext4, tmpfs, xfs, btrfs, overlay
+  });
+
+  it("warns (module store) when opened on a network or FUSE file system, and only then", async () => {
+    const opened = async (fileSystemType?: (root: string) => Promise<number>) => {
+      const records: Array<{ level: string; message: string; fields: Record<string, unknown> }> =
+        [];
+      const capture = Logger.make(({ logLevel, message, annotations }) => {
+        records.push({
+          level: logLevel.label,
+          message: Array.isArray(message) ? message.join(" ") : String(message),
+          fields: Object.fromEntries(HashMap.toEntries(annotations)),
+        });
+      });
+      const root = await freshRoot();
+      const store = await Effect.runPromise(
+        make({ root, ...(fileSystemType ? { fileSystemType } : {}) }).pipe(
+          Effect.provide(Logger.replace(Logger.defaultLogger, capture)),
+        ),
+      );
+      // The store works the same either way.
+      await Effect.runPromise(store.put("k", text("x"), ifNoneMatch));
+      return { records, root: await fs.realpath(root) };
+    };
+    const nfs = await opened(async () => 0x6969);
+    expect(nfs.records).toHaveLength(1);
+    expect(nfs.records[0]).toMatchObject({
+      level: "WARN",
+      fields: { module: "store", fileSystem: "NFS", root: nfs.root },
+    });
+    expect(nfs.records[0]?.message).toMatch(/safe only for quire processes on this one host/);
+    // With the real statfs: a warning exactly when the test's temp directory is shared.
+    const real = await opened();
+    const realName = sharedFileSystemName((await fs.statfs(real.root)).type);
+    expect(real.records.map((r) => r.fields["fileSystem"])).toEqual(
+      realName === undefined ? [] : [realName],
+    );
+    expect((await opened(async () => 0xef53)).records).toEqual([]);
+    expect((await opened(() => Promise.reject(new Error("ENOSYS")))).records).toEqual([]);
+  });
 
   it("maps errno codes in one place; after the commit point everything is Ambiguous", () => {
     const cases: ReadonlyArray<[string, string]> = [
