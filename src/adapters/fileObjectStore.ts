@@ -180,7 +180,8 @@ const isCode =
  * Opens the file object store at `config.root`: creates the directory tree if needed,
  * removes temp files orphaned by dead writers, and returns the service. Its identity is
  * `file:<real absolute root>`. Fails with the mapped StoreError when the root cannot be
- * created or resolved (e.g. AccessDenied, Corrupt when it is a file).
+ * created or resolved (e.g. AccessDenied, Corrupt when it is a file). Logs a warning when
+ * the root is on a network, cluster or FUSE file system (safe only within one host).
  *
  * Service errors: an invalid key (empty, `.`/`..`/empty segments, over 1,024 bytes,
  * ill-formed Unicode) is `Unavailable` without touching the disk; lost conditions are
@@ -251,7 +252,7 @@ const warnIfShared = (
       return name === undefined
         ? Effect.void
         : Effect.logWarning(
-            `the file store is on a ${name} file system: it is safe only for quire processes on this one host; to share a notebook across machines use an S3-compatible store`,
+            `the file store is on a network, cluster or FUSE file system (${name}): it is safe only for quire processes on this one host; to share a notebook across machines use an S3-compatible store`,
           ).pipe(Effect.annotateLogs({ module: "store", fileSystem: name, root }));
     }),
     Effect.ignore,
