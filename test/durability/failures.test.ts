@@ -10,6 +10,7 @@ import type { NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
 import * as ids from "../../src/adapters/idGenerator.js";
 import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
 import { copyDirectory } from "../../src/app/usecases/privateState.js";
+import { rememberWritten } from "../../src/app/usecases/lastWritten.js";
 import type { FileSystemService } from "../../src/ports/FileSystem.js";
 import { encodeText } from "../../src/domain/content.js";
 import { domainError } from "../../src/domain/errors.js";
@@ -267,6 +268,45 @@ describe("compare-and-swap of current", () => {
     release();
     expect((await first).generation).toBe(2);
     w.faults.clear();
+    expect((await commit(w.open(), "/ws/b")).generation).toBe(3);
+  });
+
+  it("a batch abandoned by another copy's failed upload, on the last attempt: REMOTE_BUSY saying so, copy kept", async () => {
+    const { w, nb, etag } = await edited();
+    await pull(w.open(), "/ws/b");
+    w.write("/ws/b/y.md", "why\n");
+    // Copy A reads `current` (not what this process last wrote), and that read stalls
+    // while copy B starts and queues behind it (a few milliseconds of B's own work
+    // against a 300 ms stall): B joins A's batch on its tip.
+    rememberWritten(w.store.identity, Option.none());
+    let reading: () => void = () => undefined;
+    const aIsReading = new Promise<void>((resolve) => (reading = resolve));
+    w.faults.inject({
+      ops: ["get"],
+      key: "current",
+      fault: {
+        _tag: "Interleave",
+        effect: Effect.sync(() => reading()).pipe(Effect.zipRight(Effect.sleep("300 millis"))),
+      },
+    });
+    // B's pack (generation 3, after A's 2) fails to upload, so the batch is abandoned.
+    w.faults.inject({ ops: ["put"], key: /^packs\/increments\/3-/, fault: { _tag: "FailBefore" } });
+    const victim = commitFails(w.open({ commitRetries: 0 }));
+    await aIsReading;
+    const other = commitFails(w.open(), "/ws/b");
+    const [error, otherError] = await Promise.all([victim, other]);
+    expect(otherError.code).toBe("STORAGE_FAILURE");
+    expect([error.code, error.reason, error.retryable]).toEqual([
+      "REMOTE_BUSY",
+      "CAS_RETRIES_EXHAUSTED",
+      true,
+    ]);
+    expect(error.message).toMatch(/abandoned because another working copy's upload/);
+    expect(await etagOf(w.store)).toBe(etag);
+    expect(w.read("/ws/a/x.md")).toBe("one\ntwo\n");
+    expect(w.read("/ws/b/y.md")).toBe("why\n");
+    w.faults.clear();
+    expect((await commit(nb)).generation).toBe(2);
     expect((await commit(w.open(), "/ws/b")).generation).toBe(3);
   });
 
