@@ -62,6 +62,21 @@ const expectUnpublishedThenRetry = async (w: World, etag: string | undefined) =>
   expect(w.read("/ws/b/x.md")).toBe("one\ntwo\n");
 };
 
+/**
+ * Stalls the next `op` request on `current` (once): the returned promise resolves when
+ * that request starts, and the request goes on after `hold`.
+ */
+const stallCurrent = (w: World, op: "get" | "put", hold: Effect.Effect<void>): Promise<void> => {
+  let started: () => void = () => undefined;
+  const starting = new Promise<void>((resolve) => (started = resolve));
+  w.faults.inject({
+    ops: [op],
+    key: "current",
+    fault: { _tag: "Interleave", effect: Effect.sync(() => started()).pipe(Effect.zipRight(hold)) },
+  });
+  return starting;
+};
+
 const at =
   (stage: FailpointStage, effect: Effect.Effect<void, ReturnType<typeof domainError>>) =>
   (reached: FailpointStage) => (reached === stage ? effect : Effect.void);
@@ -243,22 +258,14 @@ describe("compare-and-swap of current", () => {
     const { w, nb } = await edited();
     await pull(w.open(), "/ws/b");
     w.write("/ws/b/y.md", "why\n");
-    let entered: () => void = () => undefined;
-    const holding = new Promise<void>((resolve) => (entered = resolve));
     let release: () => void = () => undefined;
     const released = new Promise<void>((resolve) => (release = resolve));
     // Copy A's swap of `current` stalls inside its turn until copy B has given up.
-    w.faults.inject({
-      ops: ["put"],
-      key: "current",
-      fault: {
-        _tag: "Interleave",
-        effect: Effect.promise(() => {
-          entered();
-          return released;
-        }),
-      },
-    });
+    const holding = stallCurrent(
+      w,
+      "put",
+      Effect.promise(() => released),
+    );
     const first = commit(nb);
     await holding;
     const error = await commitFails(w.open({ commitRetries: 0 }), "/ws/b");
@@ -279,16 +286,7 @@ describe("compare-and-swap of current", () => {
     // while copy B starts and queues behind it (a few milliseconds of B's own work
     // against a 300 ms stall): B joins A's batch on its tip.
     rememberWritten(w.store.identity, Option.none());
-    let reading: () => void = () => undefined;
-    const aIsReading = new Promise<void>((resolve) => (reading = resolve));
-    w.faults.inject({
-      ops: ["get"],
-      key: "current",
-      fault: {
-        _tag: "Interleave",
-        effect: Effect.sync(() => reading()).pipe(Effect.zipRight(Effect.sleep("300 millis"))),
-      },
-    });
+    const aIsReading = stallCurrent(w, "get", Effect.sleep("300 millis"));
     // B's pack (generation 3, after A's 2) fails to upload, so the batch is abandoned.
     w.faults.inject({ ops: ["put"], key: /^packs\/increments\/3-/, fault: { _tag: "FailBefore" } });
     const victim = commitFails(w.open({ commitRetries: 0 }));
