@@ -25,6 +25,7 @@ import { refuseMassDelete } from "./massDelete.js";
 import { loadText, runMerge } from "./mergeRun.js";
 import { loadStats, packFile, type BlobRef, type CopyState } from "./privateState.js";
 import { enforcePathSets } from "./pathSetGuard.js";
+import { forEachPooled } from "./pooled.js";
 import { conflictError, knownView, synchronise } from "./pull.js";
 import {
   publishManifest,
@@ -77,7 +78,7 @@ const refuseMarkers = (call: CopyCall, base: Tree, local: Tree): Effect.Effect<v
   Effect.gen(function* () {
     const changed = diffTrees(base, local).filter((path) => local.has(path));
     const found: FileIssue[] = [];
-    yield* Effect.forEach(
+    yield* forEachPooled(
       changed,
       (path) =>
         loadText(call.blobs, local.get(path) ?? "").pipe(
@@ -86,7 +87,7 @@ const refuseMarkers = (call: CopyCall, base: Tree, local: Tree): Effect.Effect<v
             if (ranges.length > 0) found.push({ path, reason: "MARKER_BLOCK", ranges });
           }),
         ),
-      { concurrency: 8, discard: true },
+      { workers: 8, itemsPerWorker: 1 },
     );
     if (found.length === 0) return;
     found.sort((a, b) => compareCodeUnits(a.path, b.path));

@@ -14,6 +14,7 @@
  */
 import { Effect, Fiber } from "effect";
 import type { DomainError } from "../../domain/errors.js";
+import { forEachPooled } from "./pooled.js";
 
 /** The in-flight cache writes of one call. */
 export interface PendingWrites {
@@ -69,7 +70,7 @@ export const makePendingWrites = (): PendingWrites => {
         // writes started meanwhile (appended after them) stay listed for the next wait.
         Effect.tap(() => Effect.sync(() => inFlight.splice(0, joining.length))),
         Effect.zipRight(
-          Effect.forEach(
+          forEachPooled(
             owed,
             ([key, { sync, asked }]) =>
               sync.pipe(
@@ -79,7 +80,7 @@ export const makePendingWrites = (): PendingWrites => {
                   }),
                 ),
               ),
-            { concurrency: "unbounded", discard: true },
+            { workers: Number.POSITIVE_INFINITY, itemsPerWorker: 1 },
           ),
         ),
       );

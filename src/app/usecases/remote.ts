@@ -304,9 +304,7 @@ export const readRemote = (
       }
       if (m.generation === known.generation) return { view: known, etag, manifest };
       const { incremental, packs: needed } = catchUpPlan(m, known.generation);
-      const loaded = yield* Effect.forEach(needed, (d) => fetchPack(ctx, d, recent), {
-        concurrency: 8,
-      });
+      const loaded = yield* fetchPacks(ctx, needed, recent);
       if (loaded.some(Option.isNone)) {
         if (previousEtag !== undefined && sameEtag(previousEtag, etag)) {
           return yield* Effect.fail(
@@ -320,6 +318,33 @@ export const readRemote = (
       for (const pack of loaded) if (Option.isSome(pack)) applyPack(tree, pack.value, ctx.blobs);
       return { view: { generation: m.generation, head: m.head, tree }, etag, manifest };
     }
+  });
+
+/**
+ * The packs `needed`, in their order, as {@link fetchPack} gives each. Those to read from
+ * the copy's cache or the store wait on I/O, so they are fetched 8 at once; those the
+ * process remembers take microseconds (bytes in memory, a cache write started in the
+ * background), so they run one after another in this fiber, which costs less than a
+ * fiber each (pooled.ts).
+ */
+const fetchPacks = (
+  ctx: RemoteContext,
+  needed: ReadonlyArray<PackDescriptor>,
+  recent: boolean,
+): Effect.Effect<Array<Option.Option<LoadedPack>>, DomainError> =>
+  Effect.gen(function* () {
+    const remembered = (d: PackDescriptor) =>
+      recent && recentPacks.get(ctx.store.identity, d.sha256) !== undefined;
+    const fetched = new Map<PackDescriptor, Option.Option<LoadedPack>>();
+    yield* Effect.forEach(
+      needed.filter((d) => !remembered(d)),
+      (d) => fetchPack(ctx, d, recent).pipe(Effect.map((pack) => fetched.set(d, pack))),
+      { concurrency: 8, discard: true },
+    );
+    return yield* Effect.forEach(needed, (d) => {
+      const pack = fetched.get(d);
+      return pack === undefined ? fetchPack(ctx, d, recent) : Effect.succeed(pack);
+    });
   });
 
 /**

@@ -12,6 +12,7 @@ import type { BlobSource } from "./blobs.js";
 import type { CopyCall } from "./context.js";
 import { materialisationFileSystem, reach } from "./failpoints.js";
 import { lineCountOf, textOf } from "./mergeRun.js";
+import { forEachPooled } from "./pooled.js";
 import {
   markRecoveryRequired,
   saveBaseline,
@@ -77,7 +78,7 @@ export const diffStats = (
       if (Either.isLeft(stat)) return Effect.fail(stat.left);
       stats.push(stat.right);
     }
-    return Effect.forEach(
+    return forEachPooled(
       loads,
       ({ at, path }) =>
         Effect.gen(function* () {
@@ -87,7 +88,7 @@ export const diffStats = (
           const toBytes = to === undefined ? undefined : yield* blobs.load(to);
           stats[at] = yield* statOf(path, fromBytes, toBytes);
         }),
-      { concurrency: 8, discard: true },
+      { workers: 8, itemsPerWorker: 1 },
     ).pipe(Effect.as(stats));
   });
 

@@ -19,6 +19,7 @@ import {
 } from "../../domain/paths.js";
 import type { FileSystemService, PathInfo, WalkEntry } from "../../ports/FileSystem.js";
 import type { BlobSource } from "./blobs.js";
+import { forEachPooled, type PoolShape } from "./pooled.js";
 import { localFailure } from "./failures.js";
 import type { StatStamp } from "./privateState.js";
 import { diffTrees } from "../../domain/treeDiff.js";
@@ -26,6 +27,13 @@ import { idsOf } from "../../domain/tree.js";
 
 /** The largest file a notebook accepts (TOO_LARGE beyond). */
 export const maxFileBytes = 32 * 1024 * 1024;
+
+/**
+ * Reading or writing the notes of a working copy: a note is small, so one worker does a
+ * few of them faster than a fiber each would (pooled.ts); many still overlap, in up to
+ * 16 workers (a pull's thousands of files when the journal is busy and writes wait).
+ */
+const noteIo: PoolShape = { workers: 16, itemsPerWorker: 8 };
 
 /** Directory names never treated as notebook state (a user's own version control). */
 const ignoredDirectories: ReadonlySet<string> = new Set([".git"]);
@@ -248,7 +256,7 @@ export const scanWorkingCopy = (
         toRead.push({ path: entry.relativePath, entry });
       }
     }
-    yield* Effect.forEach(
+    yield* forEachPooled(
       toRead,
       ({ path, entry }) =>
         fs.readFile(hostPath(dir, path)).pipe(
@@ -268,7 +276,7 @@ export const scanWorkingCopy = (
             return Effect.fail(localFailure(error, "reading the working copy"));
           }),
         ),
-      { concurrency: 16, discard: true },
+      noteIo,
     );
     yield* Effect.forEach(
       litter,
@@ -394,6 +402,6 @@ export const materialise = (
         }),
       );
     };
-    yield* Effect.forEach(writes, writeOne, { concurrency: 16, discard: true });
+    yield* forEachPooled(writes, writeOne, noteIo);
     return { stamps, changed };
   });
