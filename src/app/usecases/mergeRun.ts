@@ -18,6 +18,7 @@ import { planTreeMerge } from "../../domain/treeMerge.js";
 import { compareCodeUnits } from "../../domain/paths.js";
 import type { Tree } from "../../domain/tree.js";
 import type { BlobSource } from "./blobs.js";
+import { forEachPooled } from "./pooled.js";
 
 /** The merged tree and every conflict (structural and textual), sorted by path. */
 export interface MergeOutcome {
@@ -83,7 +84,7 @@ export const runMerge = (
       if (entry._tag === "Resolved") merged.set(path, entry.id);
       else textMerges.push({ path, base: entry.base, local: entry.local, remote: entry.remote });
     }
-    yield* Effect.forEach(
+    yield* forEachPooled(
       textMerges,
       (job) =>
         Effect.gen(function* () {
@@ -103,7 +104,7 @@ export const runMerge = (
             });
           }
         }),
-      { concurrency: 4, discard: true },
+      { workers: 4, itemsPerWorker: 1 },
     );
     conflicts.sort((a, b) => compareCodeUnits(a.path, b.path));
     return { merged, conflicts };

@@ -22,6 +22,7 @@ import type { FileSystemService, FsError } from "../../ports/FileSystem.js";
 import { StoreError, type ObjectStoreService } from "../../ports/ObjectStore.js";
 import type { BlobSource } from "./blobs.js";
 import type { PendingWrites } from "./pendingWrites.js";
+import { forEachPooled } from "./pooled.js";
 import { localFailure, storeFailure } from "./failures.js";
 import { packFile, type BlobRef } from "./privateState.js";
 import { recentPacks } from "./recentPacks.js";
@@ -322,7 +323,7 @@ export const readRemote = (
 
 /**
  * The packs `needed`, in their order, as {@link fetchPack} gives each. Those to read from
- * the copy's cache or the store wait on I/O, so they are fetched 8 at once; those the
+ * the copy's cache or the store wait on I/O, so up to 8 are fetched at once; those the
  * process remembers take microseconds (bytes in memory, a cache write started in the
  * background), so they run one after another in this fiber, which costs less than a
  * fiber each (pooled.ts).
@@ -336,10 +337,10 @@ const fetchPacks = (
     const remembered = (d: PackDescriptor) =>
       recent && recentPacks.get(ctx.store.identity, d.sha256) !== undefined;
     const fetched = new Map<PackDescriptor, Option.Option<LoadedPack>>();
-    yield* Effect.forEach(
+    yield* forEachPooled(
       needed.filter((d) => !remembered(d)),
       (d) => fetchPack(ctx, d, recent).pipe(Effect.map((pack) => fetched.set(d, pack))),
-      { concurrency: 8, discard: true },
+      { workers: 8, itemsPerWorker: 1 },
     );
     return yield* Effect.forEach(needed, (d) => {
       const pack = fetched.get(d);
