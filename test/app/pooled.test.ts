@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest";
-import { Cause, Deferred, Effect, Exit, FiberId, Option } from "effect";
-import { forEachPooled } from "../../src/app/usecases/pooled.js";
+import { Cause, Deferred, Effect, Exit, Fiber, FiberId, Option } from "effect";
+import { alongside, forEachPooled } from "../../src/app/usecases/pooled.js";
 
 /** Items that each wait for a turn of the scheduler, recording how many ran at once. */
 const tracked = () => {
@@ -116,6 +116,76 @@ describe("forEachPooled", () => {
       );
       expect(exit).toEqual(Exit.fail("boom"));
       expect(started).toEqual([0, 1, 2, 3, 4]);
+    }),
+  );
+});
+
+describe("alongside", () => {
+  const threadName = Effect.map(Effect.fiberId, FiberId.threadName);
+
+  it.effect(
+    "runs both at once and succeeds with both results, the first in the calling fiber",
+    () =>
+      Effect.gen(function* () {
+        const caller = yield* threadName;
+        const secondStarted = yield* Deferred.make<void>();
+        // The first waits for the second to start: they overlap, or this never ends.
+        const first = Deferred.await(secondStarted).pipe(Effect.zipRight(threadName));
+        const second = Deferred.succeed(secondStarted, undefined).pipe(Effect.zipRight(threadName));
+        const [a, b] = yield* alongside(first, second);
+        expect(a).toBe(caller);
+        expect(b).not.toBe(caller);
+      }),
+  );
+
+  it.effect("fails with the first's failure and interrupts the second", () =>
+    Effect.gen(function* () {
+      const interrupted = yield* Deferred.make<void>();
+      const started = yield* Deferred.make<void>();
+      const second = Deferred.succeed(started, undefined).pipe(
+        Effect.zipRight(Effect.never),
+        Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)),
+      );
+      const first = Deferred.await(started).pipe(Effect.zipRight(Effect.fail("first failed")));
+      const exit = yield* Effect.exit(alongside(first, second));
+      expect(exit).toEqual(Exit.fail("first failed"));
+      expect(yield* Deferred.isDone(interrupted)).toBe(true);
+    }),
+  );
+
+  it.effect("reports the second's failure once the first has ended, without cutting it short", () =>
+    Effect.gen(function* () {
+      const secondFailed = yield* Deferred.make<void>();
+      let firstEnded = false;
+      const second = Deferred.succeed(secondFailed, undefined).pipe(
+        Effect.zipRight(Effect.fail("second failed")),
+      );
+      const first = Deferred.await(secondFailed).pipe(
+        Effect.zipRight(Effect.yieldNow()),
+        Effect.zipRight(
+          Effect.sync(() => {
+            firstEnded = true;
+          }),
+        ),
+      );
+      const exit = yield* Effect.exit(alongside(first, second));
+      expect(exit).toEqual(Exit.fail("second failed"));
+      expect(firstEnded).toBe(true);
+    }),
+  );
+
+  it.effect("leaves nothing running when the caller is interrupted", () =>
+    Effect.gen(function* () {
+      const interrupted = yield* Deferred.make<void>();
+      const started = yield* Deferred.make<void>();
+      const second = Deferred.succeed(started, undefined).pipe(
+        Effect.zipRight(Effect.never),
+        Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)),
+      );
+      const caller = yield* Effect.fork(alongside(Effect.never, second));
+      yield* Deferred.await(started);
+      yield* Fiber.interrupt(caller);
+      yield* Deferred.await(interrupted);
     }),
   );
 });

@@ -25,7 +25,7 @@ import { refuseMassDelete } from "./massDelete.js";
 import { loadText, runMerge } from "./mergeRun.js";
 import { loadStats, packFile, type BlobRef, type CopyState } from "./privateState.js";
 import { enforcePathSets } from "./pathSetGuard.js";
-import { forEachPooled } from "./pooled.js";
+import { alongside, forEachPooled } from "./pooled.js";
 import { conflictError, knownView, synchronise } from "./pull.js";
 import {
   publishManifest,
@@ -149,27 +149,24 @@ const prepareLocally = (
 ): Effect.Effect<void, DomainError> =>
   // Both in parallel: the intent is used only once `current` names its publication, and
   // the swap waits for both, so neither needs the other on disk first.
-  Effect.all(
-    [
-      call.fs
-        .writeFileAtomic(packFile(call.copyDir, pack.sha), pack.bytes, {
-          mode: 0o600,
-          durable: true,
-        })
-        .pipe(
-          // The process's other copies link to it rather than write it again.
-          Effect.tap(() =>
-            recentPacks.cachedAt(call.store.identity, pack.sha, packFile(call.copyDir, pack.sha)),
-          ),
-          Effect.mapError((error) => localFailure(error, "caching the published pack")),
+  alongside(
+    call.fs
+      .writeFileAtomic(packFile(call.copyDir, pack.sha), pack.bytes, {
+        mode: 0o600,
+        durable: true,
+      })
+      .pipe(
+        // The process's other copies link to it rather than write it again.
+        Effect.tap(() =>
+          recentPacks.cachedAt(call.store.identity, pack.sha, packFile(call.copyDir, pack.sha)),
         ),
-      Option.match(call.state, {
-        onNone: () => Effect.void,
-        onSome: (state) => saveIntent(call, state, scan, merged, view, view.head),
-      }),
-    ],
-    { concurrency: 2, discard: true },
-  );
+        Effect.mapError((error) => localFailure(error, "caching the published pack")),
+      ),
+    Option.match(call.state, {
+      onNone: () => Effect.void,
+      onSome: (state) => saveIntent(call, state, scan, merged, view, view.head),
+    }),
+  ).pipe(Effect.asVoid);
 
 /** What an attempt concluded without publishing. */
 type Conclusion =
@@ -267,17 +264,14 @@ const planPublication = (
     // What must be done before `current` may name the pack: the pack uploaded, and the
     // pack cached and the intent written locally. The store stages the manifest's write
     // meanwhile (putAfter), so only its commit follows them.
-    const upload = Effect.all(
-      [
-        uploadPack(call.store, key, bytes, {
-          size: String(bytes.length),
-          sha256: sha,
-          kind,
-          generation: String(generation),
-        }),
-        prepareLocally(call, scan, merged, view, { bytes, sha }),
-      ],
-      { concurrency: 2, discard: true },
+    const upload = alongside(
+      uploadPack(call.store, key, bytes, {
+        size: String(bytes.length),
+        sha256: sha,
+        kind,
+        generation: String(generation),
+      }),
+      prepareLocally(call, scan, merged, view, { bytes, sha }),
     ).pipe(Effect.zipRight(reach(call.options.failpoint, "after-pack-upload")));
     return { next, view, pack: { bytes, sha }, upload };
   });

@@ -1,11 +1,11 @@
 /**
- * Running one effect per item with bounded concurrency, paying for fibers only where
- * they can overlap something. `Effect.forEach` with `concurrency` forks a fiber per
+ * Running effects concurrently while paying for fibers only where they can overlap
+ * something. `Effect.forEach` with `concurrency` forks a fiber per
  * item; in a contended commit, where most items are a small note's read or write that
  * completes synchronously, those forks cost more CPU than the items themselves (~40 µs
  * per item measured with 8 writers, about 8 % of a commit's user time for ~20 items).
  */
-import { Effect } from "effect";
+import { Effect, Exit, Fiber } from "effect";
 
 /** How many items a worker takes on before another worker is worth its fiber. */
 export interface PoolShape {
@@ -49,4 +49,30 @@ export const forEachPooled = <A, E, R>(
       Array.from({ length: count }, () => worker),
       { concurrency: "unbounded", discard: true },
     );
+  });
+
+/**
+ * Runs `first` and `second` at once and succeeds with both results, like
+ * `Effect.all([first, second], { concurrency: 2 })` but forking one fiber (for `second`)
+ * instead of that combinator's two and their coordination: ~19 against ~92 µs of CPU per
+ * pair, measured with two synchronous effects. If `first` fails, `second` is
+ * interrupted and the failure is `first`'s. A failure of `second` is reported once
+ * `first` has ended: `first` is not cut short by it, which suits the pairs of local
+ * writes this is for (each is whole or recovered anyway).
+ */
+export const alongside = <A, B, E1, E2, R1, R2>(
+  first: Effect.Effect<A, E1, R1>,
+  second: Effect.Effect<B, E2, R2>,
+): Effect.Effect<readonly [A, B], E1 | E2, R1 | R2> =>
+  // A forked fiber is interrupted when its parent ends, so an interrupted caller leaves
+  // nothing running.
+  Effect.gen(function* () {
+    const other = yield* Effect.fork(second);
+    const exit = yield* Effect.exit(first);
+    if (Exit.isFailure(exit)) {
+      yield* Fiber.interrupt(other);
+      return yield* Effect.failCause(exit.cause);
+    }
+    const b = yield* Fiber.join(other);
+    return [exit.value, b] as const;
   });

@@ -13,6 +13,7 @@
 import { keyDigest } from "../keyDigest.js";
 import { join } from "node:path";
 import { Effect, Either, Option, ParseResult, Schema } from "effect";
+import { alongside } from "./pooled.js";
 import { domainError, type DomainError } from "../../domain/errors.js";
 import { encodeText } from "../../domain/content.js";
 import { parseStrictJson } from "../../domain/strictJson.js";
@@ -306,16 +307,13 @@ export const saveBaseline = (
     // Nothing names the new baseline file until the record does, so it is written while
     // `ready` (the packs it names being made durable) completes: one fsync round less
     // on the way to the record.
-    yield* Effect.all(
-      [
-        ready,
-        writeDurable(
-          fs,
-          join(copyDir, baselineFile),
-          JSON.stringify({ version: stateVersion, packs: [...packIndex.keys()], files }),
-        ),
-      ],
-      { concurrency: 2, discard: true },
+    yield* alongside(
+      ready,
+      writeDurable(
+        fs,
+        join(copyDir, baselineFile),
+        JSON.stringify({ version: stateVersion, packs: [...packIndex.keys()], files }),
+      ),
     );
     const state = yield* writeRecord(fs, copyDir, memo, {
       generation: next.generation,

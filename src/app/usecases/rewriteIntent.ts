@@ -30,6 +30,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { Effect, Option } from "effect";
+import { alongside } from "./pooled.js";
 import { contentId, decodeText, encodeText } from "../../domain/content.js";
 import type { DomainError } from "../../domain/errors.js";
 import { allDescriptors, type Manifest } from "../../domain/manifest.js";
@@ -286,13 +287,8 @@ export const saveIntent = (
   // the swap waits for this whole effect: it is written alongside them, keeping their
   // fsyncs out of the compare-and-swap window's critical path.
   return publication === null
-    ? Effect.all([call.cacheWrites.awaitAll, build], { concurrency: 2 }).pipe(
-        Effect.flatMap(([, text]) => write(text)),
-      )
-    : Effect.all([call.cacheWrites.awaitAll, Effect.flatMap(build, write)], {
-        concurrency: 2,
-        discard: true,
-      });
+    ? alongside(build, call.cacheWrites.awaitAll).pipe(Effect.flatMap(([text]) => write(text)))
+    : alongside(Effect.flatMap(build, write), call.cacheWrites.awaitAll).pipe(Effect.asVoid);
 };
 
 /** The intent's text, after writing the small pack of contents no cached pack holds. */
