@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import { constants, lstatSync, readdirSync, type Dirent } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { Data, Duration, Effect, Either, Layer, Option } from "effect";
+import { Data, Duration, Effect, Either, Fiber, Layer, Option } from "effect";
 import {
   ObjectStore,
   StoreError,
@@ -43,6 +43,21 @@ import {
 } from "./fileStoreLayout.js";
 import { fd } from "./fsCallbacks.js";
 import { compareKeys } from "./keyOrder.js";
+
+/**
+ * Runs `first` and `second` at once, each to its end, and gives both outcomes; one
+ * fiber is forked (for `second`), where `Effect.all` forks two and coordinates them at
+ * ~5× the CPU (app/usecases/pooled.ts) — a put runs two such pairs.
+ */
+const bothOutcomes = <A, B, E1, E2>(
+  first: Effect.Effect<A, E1>,
+  second: Effect.Effect<B, E2>,
+): Effect.Effect<readonly [Either.Either<A, E1>, Either.Either<B, E2>]> =>
+  Effect.gen(function* () {
+    const other = yield* Effect.fork(Effect.either(second));
+    const a = yield* Effect.either(first);
+    return [a, yield* Fiber.join(other)] as const;
+  });
 
 /** Configuration of the file object store. */
 export interface FileObjectStoreConfig {
@@ -567,11 +582,12 @@ const makeService = (
    * sync the key directory — is all that follows it. If `after` fails, nothing is
    * claimed and the put fails with its error.
    */
-  const putAfter = <E>(
+  /** A put whose commit waits for `after` too, if given (`putAfter`; `put` has none). */
+  const stagedPut = <E>(
     key: string,
     body: Uint8Array,
     condition: PutCondition,
-    after: Effect.Effect<void, E>,
+    after: Effect.Effect<void, E> | undefined,
   ): Effect.Effect<{ readonly etag: string }, StoreError | E> =>
     Effect.gen(function* () {
       const keyDir = yield* keyDirectory(key);
@@ -583,29 +599,32 @@ const makeService = (
       // A create-only put is nearly always of a new key (a pack): its key directory and
       // the parent's fsync are made alongside the temp file's write and fsync, not after.
       // An empty key directory is the state a crash between the two steps always left.
-      const prepared =
+      const prepared = (
         condition._tag === "IfNoneMatch"
-          ? Effect.all([writeTemp(tmpFile, body), ensureKeyDirectory(keyDir)], {
-              concurrency: 2,
-              discard: true,
-            })
-          : writeTemp(tmpFile, body);
-      const staged = Effect.all(
-        [prepared.pipe(Effect.mapError(toStoreError("beforeCommit"))), after],
-        {
-          concurrency: 2,
-          mode: "either",
-        },
-      ).pipe(
-        // Neither is cut short by the other's failure; `after`'s error comes first.
-        Effect.flatMap(([stagedTemp, waited]) =>
-          Either.isLeft(waited)
-            ? Effect.fail<StoreError | E>(waited.left)
-            : Either.isLeft(stagedTemp)
-              ? Effect.fail<StoreError | E>(stagedTemp.left)
-              : Effect.void,
-        ),
-      );
+          ? bothOutcomes(writeTemp(tmpFile, body), ensureKeyDirectory(keyDir)).pipe(
+              Effect.flatMap(([temp, directory]) =>
+                Either.isLeft(temp)
+                  ? Effect.fail(temp.left)
+                  : Either.isLeft(directory)
+                    ? Effect.fail(directory.left)
+                    : Effect.void,
+              ),
+            )
+          : writeTemp(tmpFile, body)
+      ).pipe(Effect.mapError(toStoreError("beforeCommit")));
+      const staged: Effect.Effect<void, StoreError | E> =
+        after === undefined
+          ? prepared
+          : bothOutcomes(prepared, after).pipe(
+              // Neither is cut short by the other's failure; `after`'s error comes first.
+              Effect.flatMap(([stagedTemp, waited]) =>
+                Either.isLeft(waited)
+                  ? Effect.fail<StoreError | E>(waited.left)
+                  : Either.isLeft(stagedTemp)
+                    ? Effect.fail<StoreError | E>(stagedTemp.left)
+                    : Effect.void,
+              ),
+            );
       const n = yield* staged.pipe(
         Effect.zipRight(
           write(
@@ -631,7 +650,7 @@ const makeService = (
     condition: PutCondition,
     _metadata?: ObjectMetadata,
   ): Effect.Effect<{ readonly etag: string }, StoreError> =>
-    putAfter(key, body, condition, Effect.void);
+    stagedPut(key, body, condition, undefined);
 
   /**
    * Deletes a key for good (`forever`): its directory is renamed into the temp
@@ -723,6 +742,14 @@ const makeService = (
       yield* walk(objectsDir, "");
       return found.sort((a, b) => compareKeys(a.key, b.key));
     });
+
+  const putAfter = <E>(
+    key: string,
+    body: Uint8Array,
+    condition: PutCondition,
+    after: Effect.Effect<void, E>,
+  ): Effect.Effect<{ readonly etag: string }, StoreError | E> =>
+    stagedPut(key, body, condition, after);
 
   return { identity: `file:${root}`, get, head, put, putAfter, delete: del, list };
 };
