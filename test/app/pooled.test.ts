@@ -122,6 +122,16 @@ describe("forEachPooled", () => {
 
 describe("alongside", () => {
   const threadName = Effect.map(Effect.fiberId, FiberId.threadName);
+  /** A second effect that signals its start, then runs until interrupted (signalled too). */
+  const hangingSecond = Effect.gen(function* () {
+    const interrupted = yield* Deferred.make<void>();
+    const started = yield* Deferred.make<void>();
+    const second = Deferred.succeed(started, undefined).pipe(
+      Effect.zipRight(Effect.never),
+      Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)),
+    );
+    return { second, started, interrupted };
+  });
 
   it.effect(
     "runs both at once and succeeds with both results, the first in the calling fiber",
@@ -140,12 +150,7 @@ describe("alongside", () => {
 
   it.effect("fails with the first's failure and interrupts the second", () =>
     Effect.gen(function* () {
-      const interrupted = yield* Deferred.make<void>();
-      const started = yield* Deferred.make<void>();
-      const second = Deferred.succeed(started, undefined).pipe(
-        Effect.zipRight(Effect.never),
-        Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)),
-      );
+      const { second, started, interrupted } = yield* hangingSecond;
       const first = Deferred.await(started).pipe(Effect.zipRight(Effect.fail("first failed")));
       const exit = yield* Effect.exit(alongside(first, second));
       expect(exit).toEqual(Exit.fail("first failed"));
@@ -176,12 +181,7 @@ describe("alongside", () => {
 
   it.effect("leaves nothing running when the caller is interrupted", () =>
     Effect.gen(function* () {
-      const interrupted = yield* Deferred.make<void>();
-      const started = yield* Deferred.make<void>();
-      const second = Deferred.succeed(started, undefined).pipe(
-        Effect.zipRight(Effect.never),
-        Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)),
-      );
+      const { second, started, interrupted } = yield* hangingSecond;
       const caller = yield* Effect.fork(alongside(Effect.never, second));
       yield* Deferred.await(started);
       yield* Fiber.interrupt(caller);
