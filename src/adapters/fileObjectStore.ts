@@ -59,6 +59,17 @@ const bothOutcomes = <A, B, E1, E2>(
     return [a, yield* Fiber.join(other)] as const;
   });
 
+/** Fails with `first`'s error if it failed, else with `second`'s; else succeeds. */
+const firstFailure = <E1, E2>(
+  first: Either.Either<unknown, E1>,
+  second: Either.Either<unknown, E2>,
+): Effect.Effect<void, E1 | E2> =>
+  Either.isLeft(first)
+    ? Effect.fail(first.left)
+    : Either.isLeft(second)
+      ? Effect.fail(second.left)
+      : Effect.void;
+
 /** Configuration of the file object store. */
 export interface FileObjectStoreConfig {
   /** The store directory; created (mode 0700) with missing parents if absent. */
@@ -577,13 +588,12 @@ const makeService = (
     });
 
   /**
-   * A put whose claim waits for `after`: the temp file (and a create-only put's key
-   * directory) are written and synced alongside it, so the claim itself — list, link,
-   * sync the key directory — is all that follows it. If `after` fails, nothing is
-   * claimed and the put fails with its error.
+   * A put whose claim waits for `after`, if given (`put` has none): the temp file (and a
+   * create-only put's key directory) are written and synced alongside it, so the claim
+   * itself — list, link, sync the key directory — is all that follows it. If `after`
+   * fails, nothing is claimed and the put fails with its error.
    */
-  /** A put whose commit waits for `after` too, if given (`putAfter`; `put` has none). */
-  const stagedPut = <E>(
+  const putAfter = <E>(
     key: string,
     body: Uint8Array,
     condition: PutCondition,
@@ -602,13 +612,7 @@ const makeService = (
       const prepared = (
         condition._tag === "IfNoneMatch"
           ? bothOutcomes(writeTemp(tmpFile, body), ensureKeyDirectory(keyDir)).pipe(
-              Effect.flatMap(([temp, directory]) =>
-                Either.isLeft(temp)
-                  ? Effect.fail(temp.left)
-                  : Either.isLeft(directory)
-                    ? Effect.fail(directory.left)
-                    : Effect.void,
-              ),
+              Effect.flatMap(([temp, directory]) => firstFailure(temp, directory)),
             )
           : writeTemp(tmpFile, body)
       ).pipe(Effect.mapError(toStoreError("beforeCommit")));
@@ -617,13 +621,7 @@ const makeService = (
           ? prepared
           : bothOutcomes(prepared, after).pipe(
               // Neither is cut short by the other's failure; `after`'s error comes first.
-              Effect.flatMap(([stagedTemp, waited]) =>
-                Either.isLeft(waited)
-                  ? Effect.fail<StoreError | E>(waited.left)
-                  : Either.isLeft(stagedTemp)
-                    ? Effect.fail<StoreError | E>(stagedTemp.left)
-                    : Effect.void,
-              ),
+              Effect.flatMap(([stagedTemp, waited]) => firstFailure(waited, stagedTemp)),
             );
       const n = yield* staged.pipe(
         Effect.zipRight(
@@ -650,7 +648,7 @@ const makeService = (
     condition: PutCondition,
     _metadata?: ObjectMetadata,
   ): Effect.Effect<{ readonly etag: string }, StoreError> =>
-    stagedPut(key, body, condition, undefined);
+    putAfter(key, body, condition, undefined);
 
   /**
    * Deletes a key for good (`forever`): its directory is renamed into the temp
@@ -742,14 +740,6 @@ const makeService = (
       yield* walk(objectsDir, "");
       return found.sort((a, b) => compareKeys(a.key, b.key));
     });
-
-  const putAfter = <E>(
-    key: string,
-    body: Uint8Array,
-    condition: PutCondition,
-    after: Effect.Effect<void, E>,
-  ): Effect.Effect<{ readonly etag: string }, StoreError | E> =>
-    stagedPut(key, body, condition, after);
 
   return { identity: `file:${root}`, get, head, put, putAfter, delete: del, list };
 };

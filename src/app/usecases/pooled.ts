@@ -1,9 +1,9 @@
 /**
  * Running effects concurrently while paying for fibers only where they can overlap
- * something. `Effect.forEach` with `concurrency` forks a fiber per
- * item; in a contended commit, where most items are a small note's read or write that
- * completes synchronously, those forks cost more CPU than the items themselves (~40 µs
- * per item measured with 8 writers, about 8 % of a commit's user time for ~20 items).
+ * something. `Effect.forEach` with `concurrency` forks a fiber per item; in a contended
+ * commit, where most items are a small note's read or write that completes
+ * synchronously, those forks cost more CPU than the items themselves (~40 µs per item
+ * measured with 8 writers, about 8 % of a commit's user time for ~20 items).
  */
 import { Effect, Exit, Fiber } from "effect";
 
