@@ -24,6 +24,7 @@ import { LocalChannel } from "../ports/LocalChannel.js";
 import { Notebook as NotebookTag } from "./Notebook.js";
 import { sharedNotebook } from "./share/share.js";
 import { probeStore } from "./usecases/probe.js";
+import { tidyUpsDone } from "./usecases/afterAnswer.js";
 import { withStoreLogging } from "./storeLogging.js";
 
 /**
@@ -215,6 +216,8 @@ export const sharedNotebookLayer = (
   Layer.scoped(
     NotebookTag,
     Effect.gen(function* () {
+      // Runs last: after sharing stopped, the calls it ran may still be tidying up.
+      yield* Effect.addFinalizer(() => tidyUpsDone);
       const services = {
         store: yield* ObjectStore,
         fs: yield* FileSystem,

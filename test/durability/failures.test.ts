@@ -643,6 +643,21 @@ describe("crash and failure at each local stage", () => {
     expect(stateOf(w)).toMatchObject({ generation: 3, recoveryRequired: false });
   });
 
+  it("crash mid-materialisation, then an edit: one call resynchronises and publishes, and its state stays readable", async () => {
+    const { w } = await busyWorld();
+    await crashCommit(w, "mid-materialisation");
+    w.write("/ws/a/x.md", "one\ntwo\nthree\n");
+    // Two settles in one call: the resync's, then the publication's. The housekeeping
+    // after the answer must keep the baseline the call recorded last.
+    const next = await commit(w.open());
+    expect(next.generation).toBe(4);
+    const copyDir = copyDirectory("/private", "/ws/a", w.store.identity);
+    const recorded = JSON.parse(w.read(`${copyDir}/state.json`)) as { baseline: string };
+    expect(await pull(w.open())).toMatchObject({ generation: 4, files: [] });
+    expect(w.read(`${copyDir}/${recorded.baseline}`).length).toBeGreaterThan(0);
+    expect(stateOf(w)).toMatchObject({ generation: 4, recoveryRequired: false });
+  });
+
   it("crash before the state record: flagged; the next pull resynchronises", async () => {
     const { w } = await busyWorld();
     await crashCommit(w, "before-state-record");

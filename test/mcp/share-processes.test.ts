@@ -118,7 +118,11 @@ describe("serve processes of one file store share one of them", () => {
       if (result["code"] === "OK") {
         published.push(name);
       } else
-        expect(["REMOTE_BUSY", "STORAGE_FAILURE", "RECOVERY_FAILURE"]).toContain(result["code"]);
+        // The whole result on failure: which call went wrong, and how, is in it.
+        expect(
+          ["REMOTE_BUSY", "STORAGE_FAILURE", "RECOVERY_FAILURE"],
+          JSON.stringify(result),
+        ).toContain(result["code"]);
     };
     const loop = async (server: Server, from: number, rounds: number) => {
       for (let round = from; round < from + rounds; round++) await commitFile(server, round);

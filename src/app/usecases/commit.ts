@@ -395,7 +395,9 @@ const complete = (
       );
       return { view, files, checkpoint };
     }).pipe(Effect.catchAll((failure) => publishedButUnsettled(call, failure)));
-    yield* settle(call, scan, merged, ready.view, "yes");
+    // The call's last settle: its prune can wait for the answer (maintenance only
+    // writes to the store).
+    yield* settle(call, scan, merged, ready.view, "yes", true, "afterAnswer");
     yield* maintain(call, ready.checkpoint);
     return { generation: ready.view.generation, files: ready.files };
   });
@@ -561,7 +563,15 @@ export const commit = (
         if (!onTip) known = conclusion.remote.view;
         switch (conclusion.kind) {
           case "conflict":
-            yield* settle(current, scan, conclusion.merged, conclusion.remote.view, "no");
+            yield* settle(
+              current,
+              scan,
+              conclusion.merged,
+              conclusion.remote.view,
+              "no",
+              true,
+              "afterAnswer",
+            );
             return yield* Effect.fail(conflictError(conclusion.conflicts, "notes_commit"));
           case "nothing":
             yield* settle(
@@ -571,6 +581,7 @@ export const commit = (
               conclusion.remote.view,
               "no",
               scanLearnt(scan, stats.stamps),
+              "afterAnswer",
             );
             return { generation: conclusion.remote.view.generation, files: [] };
           case "unverified":

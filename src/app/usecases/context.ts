@@ -2,7 +2,7 @@
  * What every use case of one working copy works with during one call: the ports, the
  * resolved directories, the loaded private state and the operation's content source.
  */
-import type { Option } from "effect";
+import type { Effect, Option } from "effect";
 import type { FileSystemService } from "../../ports/FileSystem.js";
 import type { IdGeneratorService } from "../../ports/IdGenerator.js";
 import type { ObjectStoreService } from "../../ports/ObjectStore.js";
@@ -32,4 +32,12 @@ export interface CopyCall extends Services {
   readonly memo: PrivateStateMemo;
   /** Cache writes of downloaded packs still in flight (see pendingWrites.ts). */
   readonly cacheWrites: PendingWrites;
+  /**
+   * Schedules housekeeping for after the call has answered, while the copy is still
+   * held (afterAnswer.ts), in the order scheduled. With `key`, it replaces what was
+   * scheduled earlier under the same key (a call that settles twice prunes only for
+   * the state it recorded last). `tidy` must not fail; it may be cut short by a
+   * shutdown, so it must leave nothing a later call could misread.
+   */
+  readonly afterAnswer: (tidy: Effect.Effect<void>, key?: string) => void;
 }

@@ -10,6 +10,7 @@ import { FileSystem } from "../../ports/FileSystem.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
 import { ObjectStore } from "../../ports/ObjectStore.js";
 import { Notebook, type NotebookService, type SyncReport } from "../Notebook.js";
+import { tidyAfterAnswer, tidyUpsDone } from "./afterAnswer.js";
 import { makeBlobSource } from "./blobs.js";
 import { commit, validateMessage } from "./commit.js";
 import { holdsOnlyPublished } from "./sessionEnd.js";
@@ -76,35 +77,50 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         );
       });
 
+    const lockCopy = (copyDir: string): Effect.Effect<Effect.Effect<void>, DomainError> =>
+      ensureCopyDirectory(fs, copyDir).pipe(
+        Effect.zipRight(
+          fs.lock(lockFile(copyDir), lockTimeoutMs).pipe(
+            Effect.mapError((error) =>
+              error.reason === "Busy"
+                ? domainError({
+                    code: "ENGINE_FAILED",
+                    reason: "BUSY",
+                    message:
+                      "Another process is working on this working copy; call again when it has finished.",
+                  })
+                : localFailure(error, "locking the working copy"),
+            ),
+          ),
+        ),
+      );
+
+    /**
+     * Runs `body` holding the copy (its permit, then its lock). The call's housekeeping
+     * (`afterAnswer`), the end of its cache writes and the release of the copy run after
+     * it has answered (afterAnswer.ts), or before it answers with `tidyFirst` (a caller
+     * that removes the private directory once the lock is released).
+     */
     const withCopy = <A>(
       rawPath: string | undefined,
       create: boolean,
       body: (call: CopyCall) => Effect.Effect<A, DomainError>,
+      tidyFirst = false,
     ): Effect.Effect<{ readonly path: string; readonly value: A }, DomainError> =>
       Effect.gen(function* () {
         const resolved = yield* resolveWorkingCopy(fs, options, rawPath, create);
         const copyDir = copyDirectory(options.privateRoot, resolved.path, store.identity);
         const permit = yield* permitFor(copyDir);
         const cacheWrites = makePendingWrites();
-        const value = yield* permit.withPermits(1)(
-          Effect.acquireUseRelease(
-            ensureCopyDirectory(fs, copyDir).pipe(
-              Effect.zipRight(
-                fs.lock(lockFile(copyDir), lockTimeoutMs).pipe(
-                  Effect.mapError((error) =>
-                    error.reason === "Busy"
-                      ? domainError({
-                          code: "ENGINE_FAILED",
-                          reason: "BUSY",
-                          message:
-                            "Another process is working on this working copy; call again when it has finished.",
-                        })
-                      : localFailure(error, "locking the working copy"),
-                  ),
-                ),
-              ),
-            ),
-            () =>
+        // Keyed: a later step under the same key replaces an earlier one (context.ts).
+        const housekeeping = new Map<string | symbol, Effect.Effect<void>>();
+        const value = yield* Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function* () {
+            yield* restore(permit.take(1));
+            const release = yield* restore(lockCopy(copyDir)).pipe(
+              Effect.onError(() => permit.release(1)),
+            );
+            const outcome = yield* restore(
               Effect.gen(function* () {
                 const state = yield* loadState(fs, copyDir, memo);
                 return yield* body({
@@ -115,11 +131,30 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                   state,
                   memo,
                   cacheWrites,
+                  afterAnswer: (tidy, key) => {
+                    const slot = key ?? Symbol();
+                    housekeeping.delete(slot);
+                    housekeeping.set(slot, tidy);
+                  },
                 });
               }),
-            // Cache writes of this call end before its lock is released (pendingWrites.ts).
-            (release) => cacheWrites.drain.pipe(Effect.zipRight(release)),
-          ),
+            ).pipe(Effect.exit);
+            const tidy = Effect.forEach(
+              housekeeping.values(),
+              (step) =>
+                Effect.catchAllCause(step, (cause) =>
+                  Effect.logWarning("housekeeping after a call failed", cause),
+                ),
+              { discard: true },
+            ).pipe(
+              // Cache writes of this call end before its lock is released (pendingWrites.ts).
+              Effect.zipRight(cacheWrites.drain),
+              Effect.ensuring(release),
+              Effect.ensuring(permit.release(1)),
+            );
+            yield* tidyFirst ? tidy : tidyAfterAnswer(tidy);
+            return yield* outcome;
+          }),
         );
         return { path: resolved.path, value };
       });
@@ -176,17 +211,23 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         Effect.gen(function* () {
           const resolved = yield* resolveWorkingCopy(fs, options, path, false);
           if (!resolved.exists) return false;
-          const { value: removed } = yield* withCopy(path, false, (call) =>
-            holdsOnlyPublished(call).pipe(
-              Effect.flatMap((published) =>
-                published
-                  ? fs.removeTree(call.dir).pipe(
-                      Effect.mapError((error) => localFailure(error, "removing the working copy")),
-                      Effect.as(Option.some(call.copyDir)),
-                    )
-                  : Effect.succeedNone,
+          const { value: removed } = yield* withCopy(
+            path,
+            false,
+            (call) =>
+              holdsOnlyPublished(call).pipe(
+                Effect.flatMap((published) =>
+                  published
+                    ? fs.removeTree(call.dir).pipe(
+                        Effect.mapError((error) =>
+                          localFailure(error, "removing the working copy"),
+                        ),
+                        Effect.as(Option.some(call.copyDir)),
+                      )
+                    : Effect.succeedNone,
+                ),
               ),
-            ),
+            true,
           );
           // After the lock is released: the lock file lives in the private directory.
           if (Option.isNone(removed)) return false;
@@ -199,13 +240,17 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
     return service;
   });
 
-/** The Notebook service built from the ports. */
+/**
+ * The Notebook service built from the ports. Closing the layer waits for the
+ * housekeeping of calls that have answered (afterAnswer.ts).
+ */
 export const notebookLayer = (
   options: NotebookOptions,
 ): Layer.Layer<Notebook, never, ObjectStore | FileSystem | IdGenerator> =>
-  Layer.effect(
+  Layer.scoped(
     Notebook,
     Effect.gen(function* () {
+      yield* Effect.addFinalizer(() => tidyUpsDone);
       const store = yield* ObjectStore;
       const fs = yield* FileSystem;
       const ids = yield* IdGenerator;

@@ -273,29 +273,37 @@ export const markRecoveryRequired = (
 ): Effect.Effect<CopyState, DomainError> =>
   writeRecord(fs, copyDir, memo, { ...state, recoveryRequired: true });
 
+/** The tree a baseline records, and the publication it is the state of. */
+export interface BaselineOf {
+  readonly generation: number;
+  readonly head: string;
+  readonly baseline: ReadonlyMap<string, BlobRef>;
+}
+
+/** A baseline file written durably that no state record names yet. */
+export interface BaselineFile {
+  readonly of: BaselineOf;
+  /** Its name in the copy's private directory. */
+  readonly name: string;
+  /** The cached packs it refers to. */
+  readonly packs: ReadonlySet<string>;
+}
+
 /**
- * Durably records a new baseline (baseline file first, then the state record pointing
- * at it, with `recoveryRequired` cleared), then removes every other baseline file and
- * the cached packs no longer referenced (best effort). `ready` — what must be durable
- * before the record may name the baseline — runs alongside the baseline file's write;
- * its failure, like the writes', fails the call with the record unchanged.
+ * Durably writes the baseline file of `of` (named with `uniqueSuffix`). Nothing names it
+ * until {@link recordBaseline} does, so it may be written early, alongside other
+ * writes; one left unrecorded (a failed or crashed call) is removed by a later prune.
  */
-export const saveBaseline = (
+export const writeBaselineFile = (
   fs: FileSystemService,
   copyDir: string,
-  memo: PrivateStateMemo,
-  next: {
-    readonly generation: number;
-    readonly head: string;
-    readonly baseline: ReadonlyMap<string, BlobRef>;
-  },
+  of: BaselineOf,
   uniqueSuffix: string,
-  ready: Effect.Effect<void, DomainError> = Effect.void,
-): Effect.Effect<CopyState, DomainError> =>
-  Effect.gen(function* () {
+): Effect.Effect<BaselineFile, DomainError> =>
+  Effect.suspend(() => {
     const packIndex = new Map<string, number>();
     const files: Array<[string, number, number, number, string]> = [];
-    for (const [path, ref] of next.baseline) {
+    for (const [path, ref] of of.baseline) {
       let index = packIndex.get(ref.pack);
       if (index === undefined) {
         index = packIndex.size;
@@ -303,28 +311,55 @@ export const saveBaseline = (
       }
       files.push([path, index, ref.offset, ref.size, ref.id]);
     }
-    const baselineFile = `baseline-${next.generation}-${uniqueSuffix}.json`;
-    // Nothing names the new baseline file until the record does, so it is written while
-    // `ready` (the packs it names being made durable) completes: one fsync round less
-    // on the way to the record.
-    yield* alongside(
-      ready,
-      writeDurable(
-        fs,
-        join(copyDir, baselineFile),
-        JSON.stringify({ version: stateVersion, packs: [...packIndex.keys()], files }),
-      ),
-    );
-    const state = yield* writeRecord(fs, copyDir, memo, {
-      generation: next.generation,
-      head: next.head,
-      baseline: next.baseline,
-      baselineFile,
-      recoveryRequired: false,
-    });
-    yield* prune(fs, copyDir, baselineFile, new Set(packIndex.keys()));
-    return state;
+    const name = `baseline-${of.generation}-${uniqueSuffix}.json`;
+    return writeDurable(
+      fs,
+      join(copyDir, name),
+      JSON.stringify({ version: stateVersion, packs: [...packIndex.keys()], files }),
+    ).pipe(Effect.as({ of, name, packs: new Set(packIndex.keys()) }));
   });
+
+/**
+ * Durably records `written` as the baseline (the state record pointing at it, with
+ * `recoveryRequired` cleared), then removes every other baseline file and the cached
+ * packs it does not refer to (best effort). The caller has made the packs it refers
+ * to durable. The removal runs when `schedulePrune` runs it: at once by default; a
+ * call may leave it for after its answer (afterAnswer.ts), since nothing it answers
+ * depends on it.
+ */
+export const recordBaseline = (
+  fs: FileSystemService,
+  copyDir: string,
+  memo: PrivateStateMemo,
+  written: BaselineFile,
+  schedulePrune: (prune: Effect.Effect<void>) => Effect.Effect<void> = (prune) => prune,
+): Effect.Effect<CopyState, DomainError> =>
+  writeRecord(fs, copyDir, memo, {
+    generation: written.of.generation,
+    head: written.of.head,
+    baseline: written.of.baseline,
+    baselineFile: written.name,
+    recoveryRequired: false,
+  }).pipe(Effect.tap(() => schedulePrune(prune(fs, copyDir, written.name, written.packs))));
+
+/**
+ * {@link writeBaselineFile} then {@link recordBaseline}. `ready` — what must be durable
+ * before the record may name the baseline — runs alongside the baseline file's write
+ * (one fsync round less on the way to the record); its failure, like the writes',
+ * fails the call with the record unchanged.
+ */
+export const saveBaseline = (
+  fs: FileSystemService,
+  copyDir: string,
+  memo: PrivateStateMemo,
+  of: BaselineOf,
+  uniqueSuffix: string,
+  ready: Effect.Effect<void, DomainError> = Effect.void,
+  schedulePrune?: (prune: Effect.Effect<void>) => Effect.Effect<void>,
+): Effect.Effect<CopyState, DomainError> =>
+  alongside(ready, writeBaselineFile(fs, copyDir, of, uniqueSuffix)).pipe(
+    Effect.flatMap(([, written]) => recordBaseline(fs, copyDir, memo, written, schedulePrune)),
+  );
 
 /**
  * Deletes the baseline files other than `baselineFile` (the previous one, and any a
@@ -346,7 +381,8 @@ const prune = (
           return baselineFileName.test(entry.relativePath) && entry.relativePath !== baselineFile;
         }),
         (entry) => fs.removeFile(join(copyDir, ...entry.relativePath.split("/"))),
-        { discard: true },
+        // Side by side: one at a time, each waited its turn in the thread pool.
+        { discard: true, concurrency: 16 },
       ),
     ),
     Effect.ignore,

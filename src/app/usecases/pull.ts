@@ -32,8 +32,12 @@ export interface Synchronised {
  * Scans the working copy, merges it with `current` on the recorded baseline, writes
  * the result (clean merges and conflict blocks alike) and records `current` as the new
  * baseline. Never publishes. Also the resynchronisation a flagged copy runs first.
+ * `prune`: as for {@link settle} ("afterAnswer" only when nothing follows in the call).
  */
-export const synchronise = (given: CopyCall): Effect.Effect<Synchronised, DomainError> =>
+export const synchronise = (
+  given: CopyCall,
+  prune: "now" | "afterAnswer" = "now",
+): Effect.Effect<Synchronised, DomainError> =>
   Effect.gen(function* () {
     // The downloaded packs are cached once the working copy is written (pendingWrites.ts).
     const call: CopyCall = { ...given, cacheWrites: deferUntilAwaited(given.cacheWrites) };
@@ -82,6 +86,7 @@ export const synchronise = (given: CopyCall): Effect.Effect<Synchronised, Domain
       remote.view,
       "no",
       scanLearnt(scan, stats.stamps),
+      prune,
     );
     return { state: settled.state, generation: remote.view.generation, files, conflicts };
   });
@@ -105,7 +110,7 @@ export const conflictError = (
 export const pull = (
   call: CopyCall,
 ): Effect.Effect<{ generation: number; files: ReadonlyArray<FileStat> }, DomainError> =>
-  synchronise(call).pipe(
+  synchronise(call, "afterAnswer").pipe(
     Effect.flatMap((done) =>
       done.conflicts.length > 0
         ? Effect.fail(conflictError(done.conflicts, "notes_pull"))

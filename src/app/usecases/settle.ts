@@ -12,11 +12,13 @@ import type { BlobSource } from "./blobs.js";
 import type { CopyCall } from "./context.js";
 import { materialisationFileSystem, reach } from "./failpoints.js";
 import { lineCountOf, textOf } from "./mergeRun.js";
-import { forEachPooled } from "./pooled.js";
+import { alongside, forEachPooled } from "./pooled.js";
 import {
   markRecoveryRequired,
-  saveBaseline,
+  recordBaseline,
   saveStats,
+  writeBaselineFile,
+  type BaselineFile,
   type CopyState,
   type StatStamp,
 } from "./privateState.js";
@@ -92,6 +94,15 @@ export const diffStats = (
     ).pipe(Effect.as(stats));
   });
 
+/**
+ * Leaves `tidy` for after the call's answer (afterAnswer.ts), replacing what an earlier
+ * settle of the same call left under `key`: only the last stat cache is worth writing.
+ */
+const afterAnswer =
+  (call: CopyCall, key: "prune" | "stats") =>
+  (tidy: Effect.Effect<void>): Effect.Effect<void> =>
+    Effect.sync(() => call.afterAnswer(tidy, key));
+
 /** The ids of a scan. */
 export const scanTree = (scan: Scan): Tree => idsOf(scan);
 
@@ -125,6 +136,11 @@ export interface Settled {
  * whether it succeeded; the flag stays set if not, so the next call resynchronises.
  * Uninterruptible: a cancelled call or a shutdown waits for this local rewrite to reach
  * its end rather than leave a half-rewritten copy behind.
+ *
+ * The stat cache is written after the call's answer (afterAnswer.ts). So is the prune
+ * of baseline files and cached packs the new baseline no longer needs, when `prune` is
+ * "afterAnswer": only for a call's last settle, since it keeps nothing the call writes
+ * into private state after it (a commit's intent and packs, say).
  */
 export const settle = (
   call: CopyCall,
@@ -133,8 +149,11 @@ export const settle = (
   accepted: RemoteView,
   remoteAccepted: "yes" | "no",
   statsChanged = true,
+  prune: "now" | "afterAnswer" = "now",
 ): Effect.Effect<Settled, DomainError> =>
-  Effect.uninterruptible(settleNow(call, scan, merged, accepted, remoteAccepted, statsChanged));
+  Effect.uninterruptible(
+    settleNow(call, scan, merged, accepted, remoteAccepted, statsChanged, prune),
+  );
 
 const settleNow = (
   call: CopyCall,
@@ -143,6 +162,7 @@ const settleNow = (
   accepted: RemoteView,
   remoteAccepted: "yes" | "no",
   statsChanged: boolean,
+  prune: "now" | "afterAnswer",
 ): Effect.Effect<Settled, DomainError> =>
   Effect.gen(function* () {
     const changed = changedPaths(scan, merged);
@@ -156,18 +176,37 @@ const settleNow = (
       if (statsChanged) {
         const now = yield* Clock.currentTimeMillis;
         const stamps = new Map([...scan].map(([path, file]) => [path, file.stamp]));
-        yield* saveStats(call.fs, call.copyDir, call.memo, { stamps, recordedAtMs: now });
+        yield* afterAnswer(
+          call,
+          "stats",
+        )(saveStats(call.fs, call.copyDir, call.memo, { stamps, recordedAtMs: now }));
       }
       return { state: call.state.value, changed };
     }
     const guarded = Option.isSome(call.state) && changed.length > 0;
+    const suffix = (yield* call.ids.uuidv7).slice(-12);
+    const baselineFile = writeBaselineFile(
+      call.fs,
+      call.copyDir,
+      { generation: accepted.generation, head: accepted.head, baseline: accepted.tree },
+      suffix,
+    );
+    // Nothing names the new baseline file until the record does, so it is written
+    // alongside the guard rather than after the rewrite: one durable write less on the
+    // way to the answer. If that early write fails, the rewrite writes it again, so a
+    // failure there keeps the meaning it always had.
+    let early = Option.none<BaselineFile>();
     if (guarded && Option.isSome(call.state)) {
       // An accepted commit wrote this very intent, naming its publication, before its
       // swap (the same state, scan, merge and accepted view): writing it again would
       // change nothing on disk. What the flag needs durable first is the packs it names.
-      if (remoteAccepted === "yes") yield* call.cacheWrites.awaitAll;
-      else yield* saveIntent(call, call.state.value, scan, merged, accepted);
-      yield* markRecoveryRequired(call.fs, call.copyDir, call.memo, call.state.value);
+      const state = call.state.value;
+      const guard = (
+        remoteAccepted === "yes"
+          ? call.cacheWrites.awaitAll
+          : saveIntent(call, state, scan, merged, accepted)
+      ).pipe(Effect.zipRight(markRecoveryRequired(call.fs, call.copyDir, call.memo, state)));
+      early = (yield* alongside(guard, Effect.option(baselineFile)))[1];
     }
     const hook = call.options.failpoint;
     const writer = materialisationFileSystem(call.fs, hook);
@@ -175,21 +214,25 @@ const settleNow = (
       const done = yield* materialise(writer, call.dir, scan, merged, changed, call.blobs);
       yield* reach(hook, "before-state-record");
       const now = yield* Clock.currentTimeMillis;
-      const suffix = (yield* call.ids.uuidv7).slice(-12);
-      const state = yield* saveBaseline(
+      // The baseline names blobs in cached packs: those still being written must be
+      // durable before the record names it.
+      const written = yield* Option.match(early, {
+        onSome: (file) => Effect.as(call.cacheWrites.awaitAll, file),
+        onNone: () =>
+          alongside(call.cacheWrites.awaitAll, baselineFile).pipe(Effect.map(([, file]) => file)),
+      });
+      const state = yield* recordBaseline(
         call.fs,
         call.copyDir,
         call.memo,
-        { generation: accepted.generation, head: accepted.head, baseline: accepted.tree },
-        suffix,
-        // The baseline names blobs in cached packs: those still being written must be
-        // durable before the record names it.
-        call.cacheWrites.awaitAll,
+        written,
+        prune === "now" ? undefined : afterAnswer(call, "prune"),
       );
-      yield* saveStats(call.fs, call.copyDir, call.memo, {
-        stamps: done.stamps,
-        recordedAtMs: now,
-      });
+      // The stat cache only saves later scans some reads: written after the answer.
+      yield* afterAnswer(
+        call,
+        "stats",
+      )(saveStats(call.fs, call.copyDir, call.memo, { stamps: done.stamps, recordedAtMs: now }));
       return { state, changed };
     });
     return yield* rewrite.pipe(
