@@ -561,28 +561,23 @@ export const commit = (
       if (outcome._tag === "Concluded") {
         const conclusion = outcome.conclusion;
         if (!onTip) known = conclusion.remote.view;
+        // Settling on what `current` holds ends the call: its prune can wait for the answer.
+        const settleOnRemote = (statsChanged: boolean) =>
+          settle(
+            current,
+            scan,
+            conclusion.merged,
+            conclusion.remote.view,
+            "no",
+            statsChanged,
+            "afterAnswer",
+          );
         switch (conclusion.kind) {
           case "conflict":
-            yield* settle(
-              current,
-              scan,
-              conclusion.merged,
-              conclusion.remote.view,
-              "no",
-              true,
-              "afterAnswer",
-            );
+            yield* settleOnRemote(true);
             return yield* Effect.fail(conflictError(conclusion.conflicts, "notes_commit"));
           case "nothing":
-            yield* settle(
-              current,
-              scan,
-              conclusion.merged,
-              conclusion.remote.view,
-              "no",
-              scanLearnt(scan, stats.stamps),
-              "afterAnswer",
-            );
+            yield* settleOnRemote(scanLearnt(scan, stats.stamps));
             return { generation: conclusion.remote.view.generation, files: [] };
           case "unverified":
             readCurrent = true;

@@ -140,7 +140,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
               }),
             ).pipe(Effect.exit);
             const tidy = Effect.forEach(
-              housekeeping.values(),
+              [...housekeeping.values()],
               (step) =>
                 Effect.catchAllCause(step, (cause) =>
                   Effect.logWarning("housekeeping after a call failed", cause),
