@@ -16,6 +16,7 @@ import { alongside, forEachPooled } from "./pooled.js";
 import {
   markRecoveryRequired,
   recordBaseline,
+  saveBaseline,
   saveStats,
   writeBaselineFile,
   type BaselineFile,
@@ -185,12 +186,11 @@ const settleNow = (
     }
     const guarded = Option.isSome(call.state) && changed.length > 0;
     const suffix = (yield* call.ids.uuidv7).slice(-12);
-    const baselineFile = writeBaselineFile(
-      call.fs,
-      call.copyDir,
-      { generation: accepted.generation, head: accepted.head, baseline: accepted.tree },
-      suffix,
-    );
+    const next = {
+      generation: accepted.generation,
+      head: accepted.head,
+      baseline: accepted.tree,
+    };
     // Nothing names the new baseline file until the record does, so it is written
     // alongside the guard rather than after the rewrite: one durable write less on the
     // way to the answer. If that early write fails, the rewrite writes it again, so a
@@ -206,8 +206,10 @@ const settleNow = (
           ? call.cacheWrites.awaitAll
           : saveIntent(call, state, scan, merged, accepted)
       ).pipe(Effect.zipRight(markRecoveryRequired(call.fs, call.copyDir, call.memo, state)));
-      early = (yield* alongside(guard, Effect.option(baselineFile)))[1];
+      const file = Effect.option(writeBaselineFile(call.fs, call.copyDir, next, suffix));
+      early = (yield* alongside(guard, file))[1];
     }
+    const schedulePrune = prune === "now" ? undefined : afterAnswer(call, "prune");
     const hook = call.options.failpoint;
     const writer = materialisationFileSystem(call.fs, hook);
     const rewrite = Effect.gen(function* () {
@@ -216,18 +218,22 @@ const settleNow = (
       const now = yield* Clock.currentTimeMillis;
       // The baseline names blobs in cached packs: those still being written must be
       // durable before the record names it.
-      const written = yield* Option.match(early, {
-        onSome: (file) => Effect.as(call.cacheWrites.awaitAll, file),
+      const state = yield* Option.match(early, {
+        onSome: (file) =>
+          call.cacheWrites.awaitAll.pipe(
+            Effect.zipRight(recordBaseline(call.fs, call.copyDir, call.memo, file, schedulePrune)),
+          ),
         onNone: () =>
-          alongside(call.cacheWrites.awaitAll, baselineFile).pipe(Effect.map(([, file]) => file)),
+          saveBaseline(
+            call.fs,
+            call.copyDir,
+            call.memo,
+            next,
+            suffix,
+            call.cacheWrites.awaitAll,
+            schedulePrune,
+          ),
       });
-      const state = yield* recordBaseline(
-        call.fs,
-        call.copyDir,
-        call.memo,
-        written,
-        prune === "now" ? undefined : afterAnswer(call, "prune"),
-      );
       // The stat cache only saves later scans some reads: written after the answer.
       yield* afterAnswer(
         call,
