@@ -33,11 +33,11 @@ export interface CopyCall extends Services {
   /** Cache writes of downloaded packs still in flight (see pendingWrites.ts). */
   readonly cacheWrites: PendingWrites;
   /**
-   * Schedules housekeeping for after the call has answered, while the copy is still
-   * held (afterAnswer.ts), in the order scheduled. With `key`, it replaces what was
-   * scheduled earlier under the same key (a call that settles twice prunes only for
-   * the state it recorded last). `tidy` must not fail; it may be cut short by a
-   * shutdown, so it must leave nothing a later call could misread.
+   * Schedules housekeeping under `key` for after the call has answered, while the copy
+   * is still held (afterAnswer.ts), in the order scheduled; it replaces what was
+   * scheduled earlier under the same key (only a call's last stat cache is worth
+   * writing). `tidy` must not fail; it may be cut short by a shutdown, so it must leave
+   * nothing a later call could misread.
    */
-  readonly afterAnswer: (tidy: Effect.Effect<void>, key?: string) => void;
+  readonly afterAnswer: (key: string, tidy: Effect.Effect<void>) => void;
 }

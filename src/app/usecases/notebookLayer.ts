@@ -113,7 +113,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         const permit = yield* permitFor(copyDir);
         const cacheWrites = makePendingWrites();
         // Keyed: a later step under the same key replaces an earlier one (context.ts).
-        const housekeeping = new Map<string | symbol, Effect.Effect<void>>();
+        const housekeeping = new Map<string, Effect.Effect<void>>();
         const value = yield* Effect.uninterruptibleMask((restore) =>
           Effect.gen(function* () {
             yield* restore(permit.take(1));
@@ -131,10 +131,9 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                   state,
                   memo,
                   cacheWrites,
-                  afterAnswer: (tidy, key) => {
-                    const slot = key ?? Symbol();
-                    housekeeping.delete(slot);
-                    housekeeping.set(slot, tidy);
+                  afterAnswer: (key, tidy) => {
+                    housekeeping.delete(key);
+                    housekeeping.set(key, tidy);
                   },
                 });
               }),

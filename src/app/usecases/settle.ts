@@ -102,7 +102,7 @@ export const diffStats = (
 const afterAnswer =
   (call: CopyCall, key: "prune" | "stats") =>
   (tidy: Effect.Effect<void>): Effect.Effect<void> =>
-    Effect.sync(() => call.afterAnswer(tidy, key));
+    Effect.sync(() => call.afterAnswer(key, tidy));
 
 /** The ids of a scan. */
 export const scanTree = (scan: Scan): Tree => idsOf(scan);
