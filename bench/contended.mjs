@@ -87,10 +87,10 @@ export const gitRun = async (k, warmupMs, measureMs) => {
 
 export const libraryRun = async (k, warmupMs, measureMs) => {
   const dir = scratch(`lib-writers-${k}`);
+  const notebooks = [];
   try {
     const counted = instrument(await fileStore(path.join(dir, "store")));
     const workspace = path.join(dir, "ws");
-    const notebooks = [];
     for (let w = 0; w < k; w++) {
       const copy = path.join(workspace, `w${w}`);
       mkdirSync(copy, { recursive: true });
@@ -121,6 +121,8 @@ export const libraryRun = async (k, warmupMs, measureMs) => {
     const busy = outcomes.reduce((s, o) => s + o.busy.length, 0);
     return { ...summary, attemptsPerAccepted: attemptsPerAccepted(accepted, lost), failed: busy };
   } finally {
+    // The calls' housekeeping (lock releases, prunes) ends before their files go.
+    await Promise.all(notebooks.map(({ notebook }) => notebook.close()));
     cleanup(dir);
   }
 };

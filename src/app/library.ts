@@ -23,6 +23,7 @@ import type { ObjectStoreService } from "../ports/ObjectStore.js";
 import type { Author, NotebookService, SyncReport } from "./Notebook.js";
 import { makeNotebook } from "./usecases/notebookLayer.js";
 import { probeStore } from "./usecases/probe.js";
+import { tidyUpsDone } from "./usecases/afterAnswer.js";
 import { ObjectStore } from "../ports/ObjectStore.js";
 import { IdGenerator } from "../ports/IdGenerator.js";
 
@@ -81,6 +82,14 @@ export interface QuireNotebook {
   readonly pull: (path?: string) => Promise<CallResult>;
   /** Commit `path` (omitted = the notebook directory) with `message`. */
   readonly commit: (message: string, path?: string) => Promise<CallResult>;
+  /**
+   * Resolves once the housekeeping that calls run after answering has ended (pruning
+   * private state, the stat cache, releasing each working copy's lock): await it before
+   * the process exits or the private root is removed. Housekeeping is process-wide, so
+   * this also waits for other notebooks' calls in this process. Never rejects; the
+   * notebook stays usable afterwards.
+   */
+  readonly close: () => Promise<void>;
 }
 
 /**
@@ -145,5 +154,6 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
     pull: (path) => run(service.pull(path === undefined ? {} : { path })),
     commit: (message, path) =>
       run(service.commit({ message, author, ...(path === undefined ? {} : { path }) })),
+    close: () => Effect.runPromise(tidyUpsDone),
   };
 };

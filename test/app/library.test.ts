@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -62,5 +62,34 @@ describe("the Promise facade", () => {
     await expect(
       openNotebook({ store: "ftp://x", workspaceRoot: workspace, privateRoot: join(root, "p3") }),
     ).rejects.toThrow(/unsupported store/);
+  });
+
+  it("close waits for the housekeeping calls run after answering", async () => {
+    const workspace = join(root, "close");
+    const copy = join(workspace, "c");
+    mkdirSync(copy, { recursive: true });
+    const privateRoot = join(root, "p-close");
+    const notebook = await openNotebook({
+      store: `file:${join(root, "store-close")}`,
+      workspaceRoot: workspace,
+      privateRoot,
+      probe: false,
+    });
+    expect(await notebook.pull(copy)).toMatchObject({ code: "OK" });
+    for (const text of ["one\n", "one\ntwo\n"]) {
+      writeFileSync(join(copy, "x.md"), text);
+      expect(await notebook.commit("m", copy)).toMatchObject({ code: "OK" });
+    }
+    await notebook.close();
+    const copies = readdirSync(join(privateRoot, "copies"));
+    expect(copies).toHaveLength(1);
+    const names = readdirSync(join(privateRoot, "copies", String(copies[0]))).sort();
+    expect(names).not.toContain("lock");
+    expect(names).toContain("stats.json");
+    expect(names.filter((name) => name.startsWith("baseline-"))).toHaveLength(1);
+    // Still usable after close.
+    writeFileSync(join(copy, "x.md"), "one\ntwo\nthree\n");
+    expect(await notebook.commit("m", copy)).toMatchObject({ code: "OK", generation: 3 });
+    await notebook.close();
   });
 });
