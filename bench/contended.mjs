@@ -23,7 +23,12 @@ import { single } from "./lib/stats.mjs";
 import { row, fmt } from "./lib/report.mjs";
 import { profileMarkdown, profileNode, summarizeProfile } from "./lib/cpuProfile.mjs";
 import { gitWriter, quireWriter, summarizeWriters } from "./lib/writers.mjs";
-import { childrenCpuSeconds, processCpuSeconds, selfCpuSeconds } from "./lib/cpu.mjs";
+import {
+  childrenCpuSeconds,
+  machineBusySeconds,
+  processCpuSeconds,
+  selfCpuSeconds,
+} from "./lib/cpu.mjs";
 
 const THROUGHPUT_GOAL = 10;
 const FAIRNESS_GOAL = 3;
@@ -31,16 +36,31 @@ const FAIRNESS_GOAL = 3;
 /** Starts all writers at once, runs `warmupMs` + `measureMs`, returns the window summary. */
 const drive = async (startWriter, k, warmupMs, measureMs, cpuSeconds) => {
   const cpuBefore = cpuSeconds();
+  const machineBefore = machineBusySeconds();
   const t0 = performance.now();
   const from = t0 + warmupMs;
   const to = from + measureMs;
   const outcomes = await Promise.all(Array.from({ length: k }, (_, w) => startWriter(w, to)));
   const cpuAfter = cpuSeconds();
+  const machineAfter = machineBusySeconds();
   const wallSeconds = (performance.now() - t0) / 1000;
   // Cores kept busy by this side over the whole run (warm-up included).
   const cpuCores =
     cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / wallSeconds;
-  return { outcomes, summary: { ...summarizeWriters(outcomes, from, to), cpuCores }, t0, to };
+  // The whole machine's busy CPU per commit accepted over the same span: what a commit
+  // costs in every process together (writers, servers, clients, the kernel), so that
+  // cores / this is the throughput at which the machine would be saturated.
+  const accepted = outcomes.reduce((sum, o) => sum + o.accepted.length, 0);
+  const machineMsPerCommit =
+    machineBefore === null || machineAfter === null || accepted === 0
+      ? null
+      : ((machineAfter - machineBefore) * 1000) / accepted;
+  return {
+    outcomes,
+    summary: { ...summarizeWriters(outcomes, from, to), cpuCores, machineMsPerCommit },
+    t0,
+    to,
+  };
 };
 
 /** The debug record commit.ts writes for each lost compare-and-swap (counted in MCP mode). */
@@ -242,10 +262,11 @@ export const run = async ({ quick, log, profile = true }) => {
       "quire library: K working copies and K `openNotebook` handles in one Node process on one file store. quire MCP: one `quire serve` process per writer (stdio MCP client in the bench process) on one file store; writer 0's server starts first, and the others run their calls in it ([storage.md](storage.md#sharing-one-process-among-serve-processes)). " +
       "Attempts/accepted: git push attempts, quire `current` compare-and-swap attempts, per accepted commit, over the whole run (MCP: lost races counted from the servers' debug log). Busy: commits that returned REMOTE_BUSY. CPU: CPU seconds per wall second over the whole run (the machine has " +
       cpus().length +
-      " cores) — git: all git processes; library: the one Node process; MCP: the serve processes (not the client).",
+      " cores) — git: all git processes; library: the one Node process; MCP: the serve processes (not the client). " +
+      "Machine CPU per commit: the whole machine's busy CPU time (`/proc/stat`) over the run divided by the commits accepted in it, so every process's share of a commit (clients, servers, the kernel) counts; the cores divided by it is the throughput at which the machine would be saturated (the ceiling), for a side whose cost per commit stays what it was.",
     "",
-    "| K | side | commits/s | accepted (window) | per writer max / min | attempts / accepted | busy | commit latency p50 / p99 | CPU (cores busy) |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| K | side | commits/s | accepted (window) | per writer max / min | attempts / accepted | busy | commit latency p50 / p99 | CPU (cores busy) | machine CPU per commit (ceiling) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const k of ks) {
     log(`K=${k}: git`);
@@ -288,11 +309,11 @@ export const run = async ({ quick, log, profile = true }) => {
     }
     for (const [side, r] of sides) {
       details.push(
-        `| ${k} | ${side} | ${fmt(r.commitsPerSecond.median, "commits/s")} (${fmt(r.commitsPerSecond.min, "commits/s")}–${fmt(r.commitsPerSecond.max, "commits/s")}) | ${r.acceptedInWindow} | ${r.maxPerWriter} / ${r.minPerWriter} | ${r.attemptsPerAccepted === null ? "—" : r.attemptsPerAccepted.toFixed(2)} | ${r.failed} | ${fmt(r.latencyP50, "ms")} / ${fmt(r.latencyP99, "ms")} | ${r.cpuCores === null ? "—" : r.cpuCores.toFixed(2)} |`,
+        `| ${k} | ${side} | ${fmt(r.commitsPerSecond.median, "commits/s")} (${fmt(r.commitsPerSecond.min, "commits/s")}–${fmt(r.commitsPerSecond.max, "commits/s")}) | ${r.acceptedInWindow} | ${r.maxPerWriter} / ${r.minPerWriter} | ${r.attemptsPerAccepted === null ? "—" : r.attemptsPerAccepted.toFixed(2)} | ${r.failed} | ${fmt(r.latencyP50, "ms")} / ${fmt(r.latencyP99, "ms")} | ${r.cpuCores === null ? "—" : r.cpuCores.toFixed(2)} | ${r.machineMsPerCommit === null ? "—" : `${fmt(r.machineMsPerCommit, "ms")} (${fmt((cpus().length * 1000) / r.machineMsPerCommit, "commits/s")})`} |`,
       );
       data.push({ k, side, ...r, commitsPerSecond: r.commitsPerSecond });
       log(
-        `K=${k} ${side}: ${r.commitsPerSecond.median.toFixed(1)} commits/s, per writer ${r.maxPerWriter}/${r.minPerWriter}, attempts/accepted ${r.attemptsPerAccepted?.toFixed(2)}, CPU ${r.cpuCores?.toFixed(2)} cores`,
+        `K=${k} ${side}: ${r.commitsPerSecond.median.toFixed(1)} commits/s, per writer ${r.maxPerWriter}/${r.minPerWriter}, attempts/accepted ${r.attemptsPerAccepted?.toFixed(2)}, CPU ${r.cpuCores?.toFixed(2)} cores, machine ${r.machineMsPerCommit?.toFixed(1)} ms/commit`,
       );
     }
   }

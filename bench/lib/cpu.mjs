@@ -31,3 +31,19 @@ export const selfCpuSeconds = () => {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1e6;
 };
+
+/**
+ * CPU seconds all cores of the machine have spent busy since boot (every /proc/stat
+ * field but idle and iowait), or null off Linux. Over a quiet machine's measurement
+ * this is the whole cost of the workload, whichever processes it ran in.
+ */
+export const machineBusySeconds = () => {
+  try {
+    const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/);
+    // cpu user nice system idle iowait irq softirq steal (guest time is inside user).
+    const [user, nice, system, , , irq, softirq, steal] = fields.slice(1, 9).map(Number);
+    return (user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+};
