@@ -124,10 +124,8 @@ export const renderMarkdown = (doc, order, analysis) => {
     }
   }
   lines.push("");
-  for (const r of caveats) {
-    lines.push(`- ${r.workload}, "yes, but": ${r.caveat}.`);
-    if (r === caveats.at(-1)) lines.push("");
-  }
+  for (const r of caveats) lines.push(`- ${r.workload}, "yes, but": ${r.caveat}.`);
+  if (caveats.length > 0) lines.push("");
   if (missed.length > 0) {
     lines.push(`Missed in this run: ${missed.map((r) => r.workload).join("; ")}.`);
     lines.push("");

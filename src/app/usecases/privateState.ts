@@ -381,7 +381,7 @@ const prune = (
           return baselineFileName.test(entry.relativePath) && entry.relativePath !== baselineFile;
         }),
         (entry) => fs.removeFile(join(copyDir, ...entry.relativePath.split("/"))),
-        // Side by side: one at a time, each waited its turn in the thread pool.
+        // Side by side: one at a time, each removal waited for its own thread-pool round trip.
         { discard: true, concurrency: 16 },
       ),
     ),
