@@ -15,7 +15,7 @@ import { loadavg } from "node:os";
 import * as path from "node:path";
 import { execFileSync } from "node:child_process";
 import { machine, readPrevious, fmtSummary, writeDocs } from "./lib/report.mjs";
-import { repoRoot } from "./lib/quire.mjs";
+import { emptyTrash, repoRoot } from "./lib/quire.mjs";
 
 const ORDER = ["merge", "contended", "tree", "roundtrips", "s3"];
 const ALIASES = {
@@ -81,6 +81,10 @@ for (const name of selected) {
 }
 doc.totalMs = performance.now() - started;
 log(`total ${(doc.totalMs / 1000).toFixed(1)} s`);
+// Measured work is over: the scratch directories set aside so far can go now.
+const deleting = performance.now();
+emptyTrash();
+log(`deleted the scratch directories in ${((performance.now() - deleting) / 1000).toFixed(1)} s`);
 if (write) {
   await writeDocs(docsDir, doc, ORDER, path.join(repoRoot, "bench/analysis.md"));
   log(`wrote docs/benchmarks.md and docs/benchmarks.json`);

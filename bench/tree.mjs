@@ -142,7 +142,7 @@ export const run = async ({ quick, log, profile = true }) => {
       return { ms: result.ms, target, privateRoot };
     };
     // Information beside the goal: cloning the unpacked repository (see gitLoose), before
-    // the interleaved runs so that their warm-up absorbs this loop's last deletion.
+    // the interleaved runs.
     const looseSamples = [];
     let lastLoose;
     for (let i = -1; i < runs; i++) {
@@ -171,9 +171,10 @@ export const run = async ({ quick, log, profile = true }) => {
         cleanup(lastQuire.target);
         cleanup(lastQuire.privateRoot);
       }
-      // Which side runs first alternates too: the second process after a flush was
-      // measured up to 1.5× slower than the first (the file system allocating inodes
-      // for the second 10,000 files), whichever tool it was.
+      // Which side runs first alternates too. When the previous copies were deleted
+      // here, the first process after the deletion paid for it (cleanup in
+      // lib/quire.mjs); they are now only set aside, and the order still alternates so
+      // that whatever else favours one position favours both tools equally.
       for (const side of i % 2 === 0 ? ["git", "quire"] : ["quire", "git"]) {
         execFileSync("sync");
         if (side === "git") lastGit = await gitClone();
@@ -346,7 +347,7 @@ export const run = async ({ quick, log, profile = true }) => {
       `The notebook: ${tree.files.toLocaleString("en-US")} files in ${dirs} directories, ${tree.bytes.toLocaleString("en-US")} bytes of text (${notebookMb.toFixed(1)} MiB). ` +
         `Creating it: quire's first commit (one checkpoint pack) took ${fmt(data.quireInitialCommitMs, "ms")}, git's \`git commit\` ${fmt(data.gitInitialCommitMs, "ms")} (after \`git add\`), then \`git gc\` ${fmt(data.gitGcMs, "ms")}.`,
       "",
-      "Cold pull: `node bin/quire.js pull <empty dir> --store file:<dir>` as a whole process with a fresh private root each run, against `git clone -q --no-local` of a repository holding the same tree in one commit, packed by `git gc` (the goal's baseline), both creating their copies in one directory (each run deletes the previous runs' copies first); both timed spawn to exit, peak RSS from `/usr/bin/time -f %M`. Runs are interleaved (git then quire, then quire then git, and so on: the second of two back-to-back 10,000-file writes was measured up to 1.5× slower, whichever tool made it) and `sync` flushes the page cache before each. Beside it, as information, the same clone of that commit with its objects still loose (before any gc), where `git clone` must build a pack first: that is what the issue's reference clone time (5.05 s) matches.",
+      "Cold pull: `node bin/quire.js pull <empty dir> --store file:<dir>` as a whole process with a fresh private root each run, against `git clone -q --no-local` of a repository holding the same tree in one commit, packed by `git gc` (the goal's baseline), both creating their copies in one directory (the previous runs' copies are set aside, not deleted, until the bench ends: a deletion of 10,000 files made the next 10,000 creations several times slower on this file system); both timed spawn to exit, peak RSS from `/usr/bin/time -f %M`. Runs are interleaved (git then quire, then quire then git, and so on) and `sync` flushes the page cache before each. Beside it, as information, the same clone of that commit with its objects still loose (before any gc), where `git clone` must build a pack first: that is what the issue's reference clone time (5.05 s) matches.",
       "Warm: on the last cold-pulled copy, the library's `pull`/`commit` in one long-lived process (as `quire serve` runs them), against `git status --porcelain` (whole process) in the last clone, measured in interleaved rounds (status, pull, commit) after a `sync`. One-file commit: append a line to one file, commit (publishes one increment).",
       "",
       "| measurement | git | quire |",
