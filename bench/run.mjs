@@ -11,6 +11,8 @@
 // appends the profile summary to its details (`--no-profile` skips that). Requires
 // `npm run build` first (`npm run bench` does it). A run of some sections replaces
 // only those sections in docs/benchmarks.json and regenerates docs/benchmarks.md.
+// Scratch directories are set aside and deleted after the last section, never between
+// measurements (see `cleanup` in lib/quire.mjs).
 import { loadavg } from "node:os";
 import * as path from "node:path";
 import { execFileSync } from "node:child_process";

@@ -38,7 +38,8 @@ export const scratch = (label) => mkdtempSync(path.join(scratchParent(), `quire-
 // once made the next measurement pay for it: on ext4 without a journal (this machine's
 // disk) every file creation skips, one by one, the free inodes of its group that were
 // freed within the last minute or more (fs/ext4/ialloc.c, recently_deleted), so a
-// workload run right after a 20,000-file deletion spent a third of its time there.
+// workload run right after a 20,000-file deletion spent over a quarter of the machine's
+// busy time there.
 let trash;
 let trashed = 0;
 
