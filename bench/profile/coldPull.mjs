@@ -1,11 +1,11 @@
 // Profiling driver: one library pull of the seeded notebook (bench/profile/seedTree.mjs)
 // into an empty directory, with per-call counts and timings of the file system and store.
 //   [PROFILE_DIR=dir] [REUSE=1] node bench/profile/coldPull.mjs DIR [noop|commit1]
-import { appendFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import * as inspector from "node:inspector";
 import * as path from "node:path";
 import { instrument } from "../lib/instrumentedStore.mjs";
-import { expectOk, fileStore, openNotebook, repoRoot } from "../lib/quire.mjs";
+import { cleanup, expectOk, fileStore, openNotebook, repoRoot } from "../lib/quire.mjs";
 import { instrumentFs } from "./instrumentedFs.mjs";
 
 const NodeFs = await import(path.join(repoRoot, "dist/src/adapters/nodeFileSystem.js"));
@@ -17,8 +17,9 @@ const privateRoot = path.join(dir, "private-profiled");
 // REUSE=1 keeps an already pulled copy (to profile only the warm calls with --cpu-prof).
 const reuse = process.env.REUSE === "1" && existsSync(privateRoot);
 if (!reuse) {
-  rmSync(target, { recursive: true, force: true });
-  rmSync(privateRoot, { recursive: true, force: true });
+  // Set aside, not deleted: a deletion just before would make the pull pay for it.
+  cleanup(target);
+  cleanup(privateRoot);
   mkdirSync(target);
 }
 const counted = instrument(await fileStore(path.join(dir, "store")));
