@@ -385,6 +385,8 @@ const makeService = (
         Effect.map((buffer) => ({
           body: ownBytes(buffer),
           etag: formatEtag(version.n),
+          // A version file is written once, under its own name, and never rewritten.
+          localFile: file,
         })),
       ),
     );

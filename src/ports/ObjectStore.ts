@@ -73,6 +73,14 @@ export interface DeleteOptions {
 export interface StoredObject {
   readonly body: Uint8Array;
   readonly etag: string;
+  /**
+   * A file on this host that holds exactly `body` and is never changed in place (a new
+   * version of the key is a new file), which a caller may hard-link instead of writing
+   * its own copy. Only a store whose objects are local files gives one; the file may be
+   * gone by the time it is used (a deleted object), so a caller must fall back to
+   * `body`.
+   */
+  readonly localFile?: string;
 }
 
 /** The metadata of a stored object. */

@@ -50,10 +50,12 @@ const contractFor = (prune: boolean) => {
 const defaults = contractFor(false);
 runObjectStoreContract("file", defaults.makeStore, {
   concurrentClients: defaults.concurrentClients,
+  lendsLocalFiles: true,
 });
 const pruning = contractFor(true);
 runObjectStoreContract("file, pruning eagerly", pruning.makeStore, {
   concurrentClients: pruning.concurrentClients,
+  lendsLocalFiles: true,
 });
 
 const text = (s: string) => new TextEncoder().encode(s);

@@ -9,6 +9,7 @@
  * require a new ETag when identical bytes are rewritten (S3 ETags are MD5s), but it
  * does require that an ETag goes stale once different bytes are written.
  */
+import { readFileSync } from "node:fs";
 import { Effect, Either, Option } from "effect";
 import { describe, expect, it } from "vitest";
 import {
@@ -33,6 +34,12 @@ export interface ObjectStoreContractOptions {
    * and ETags are checked across clients.
    */
   readonly concurrentClients?: () => Promise<ObjectStoreService>;
+  /**
+   * Whether the store's objects are local files it lends to readers
+   * (`StoredObject.localFile`): then every get must lend one, holding exactly the body
+   * and never changed in place; otherwise no get may claim one.
+   */
+  readonly lendsLocalFiles?: boolean;
 }
 
 /** The signature of the store factory each test calls once. */
@@ -500,6 +507,50 @@ export const runObjectStoreContract = (
           expect(decode((await getSome(store, "alias")).body)).toBe("original");
         }),
       );
+    });
+
+    describe("local files", () => {
+      /** The bytes of `file` now, or `undefined` once it is gone. */
+      const bytesOf = (file: string): Uint8Array | undefined => {
+        try {
+          return readFileSync(file);
+        } catch (error) {
+          if (error instanceof Error && "code" in error && error.code === "ENOENT") {
+            return undefined;
+          }
+          throw error;
+        }
+      };
+
+      if (options.lendsLocalFiles === true) {
+        it(
+          "a get lends a file holding exactly the body, which later writes never change",
+          withStore(async (store) => {
+            await run(store.put("k", text("one"), unconditional));
+            const first = (await getSome(store, "k")).localFile;
+            if (first === undefined) throw new Error("expected the get to lend a local file");
+            expect(decode(bytesOf(first) ?? new Uint8Array())).toBe("one");
+            await run(store.put("k", text("two, longer"), unconditional));
+            const second = (await getSome(store, "k")).localFile;
+            if (second === undefined) throw new Error("expected the get to lend a local file");
+            expect(decode(bytesOf(second) ?? new Uint8Array())).toBe("two, longer");
+            // The first file is gone or still "one": a reader that linked it keeps what it read.
+            const before = bytesOf(first);
+            if (before !== undefined) expect(decode(before)).toBe("one");
+            await run(store.delete("k"));
+            const after = bytesOf(second);
+            if (after !== undefined) expect(decode(after)).toBe("two, longer");
+          }),
+        );
+      } else {
+        it(
+          "a get lends no local file",
+          withStore(async (store) => {
+            await run(store.put("k", text("one"), unconditional));
+            expect((await getSome(store, "k")).localFile).toBeUndefined();
+          }),
+        );
+      }
     });
 
     describe("concurrency", () => {

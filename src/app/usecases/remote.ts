@@ -141,26 +141,37 @@ const fetchPack = (
     // Durable before any record names it, not before the call goes on (pendingWrites.ts).
     const cacheInCopy = (bytes: Uint8Array) =>
       ctx.cacheWrites.start(write(bytes).pipe(Effect.mapError(cacheFailure)));
+    // `file` holds `bytes` durably and is never changed in place: a link and one sync of
+    // the directory (shared by every pack linked into it) instead of a durable write of
+    // the bytes. Anything but an existing entry (the file gone, another file system, no
+    // right to link it) falls back to that write.
+    const cacheAsLinkTo = (file: string, bytes: Uint8Array) => {
+      const directory = dirname(cachePath);
+      return ctx.cacheWrites.startThenSync(
+        ctx.fs.linkFile(file, cachePath).pipe(
+          Effect.tap(() =>
+            recent
+              ? Effect.sync(() =>
+                  recentPacks.cachedAt(ctx.store.identity, descriptor.sha256, cachePath),
+                )
+              : Effect.void,
+          ),
+          Effect.catchTag("FsError", (error) =>
+            error.reason === "Exists" ? Effect.void : write(bytes),
+          ),
+          Effect.mapError(cacheFailure),
+        ),
+        directory,
+        ctx.fs.syncDirectory(directory).pipe(Effect.mapError(cacheFailure)),
+      );
+    };
     const remembered = recent ? recentPacks.get(ctx.store.identity, descriptor.sha256) : undefined;
     if (remembered !== undefined) {
       const file = remembered.file;
-      if (file === undefined || file === cachePath) {
-        yield* cacheInCopy(remembered.bytes);
-      } else {
-        // Another copy's cache holds these bytes durably: a link and one sync of the
-        // directory (shared by every pack linked into it) instead of a durable write.
-        const directory = dirname(cachePath);
-        yield* ctx.cacheWrites.startThenSync(
-          ctx.fs.linkFile(file, cachePath).pipe(
-            Effect.catchTag("FsError", (error) =>
-              error.reason === "Exists" ? Effect.void : write(remembered.bytes),
-            ),
-            Effect.mapError(cacheFailure),
-          ),
-          directory,
-          ctx.fs.syncDirectory(directory).pipe(Effect.mapError(cacheFailure)),
-        );
-      }
+      // Another copy's cache, when it holds these bytes, is linked rather than written.
+      yield* file === undefined || file === cachePath
+        ? cacheInCopy(remembered.bytes)
+        : cacheAsLinkTo(file, remembered.bytes);
       return yield* verified(ctx, descriptor, remembered.bytes);
     }
     const cached = yield* ctx.fs.readFile(cachePath).pipe(
@@ -193,7 +204,10 @@ const fetchPack = (
         );
       }
       if (recent) recentPacks.remember(ctx.store.identity, descriptor.sha256, bytes);
-      yield* cacheInCopy(bytes);
+      // A store whose objects are local files (the file store) lends its own file: a
+      // cold pull then writes the notes, not also a second copy of the whole checkpoint.
+      const localFile = object.value.localFile;
+      yield* localFile === undefined ? cacheInCopy(bytes) : cacheAsLinkTo(localFile, bytes);
     }
     return yield* verified(ctx, descriptor, bytes);
   });

@@ -1,0 +1,102 @@
+/**
+ * A pull from a store whose objects are local files (the file store) caches each pack
+ * it downloads as a hard link to the store's own file instead of a second copy, and
+ * falls back to writing the bytes whenever that link cannot be made.
+ */
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Effect, Option } from "effect";
+import { afterAll, describe, expect, it } from "vitest";
+import { make as makeFileStore } from "../../src/adapters/fileObjectStore.js";
+import { openNotebook } from "../../src/index.js";
+import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
+
+const root = mkdtempSync(join(tmpdir(), "quire-pack-links-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** Every regular file below `dir`, recursively. */
+const filesBelow = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = join(dir, entry.name);
+    return entry.isDirectory() ? filesBelow(full) : entry.isFile() ? [full] : [];
+  });
+
+/** A store with one publication of `n.md`, made by a writer with its own private root. */
+const publishedStore = async (name: string): Promise<{ storeRoot: string; workspace: string }> => {
+  const storeRoot = join(root, name, "store");
+  const workspace = join(root, name, "ws");
+  mkdirSync(workspace, { recursive: true });
+  const writer = await openNotebook({
+    store: `file:${storeRoot}`,
+    workspaceRoot: workspace,
+    privateRoot: join(root, name, "private-writer"),
+  });
+  const copy = join(workspace, "writer");
+  expect(await writer.pull(copy)).toMatchObject({ code: "OK" });
+  writeFileSync(join(copy, "n.md"), "one\ntwo\n");
+  expect(await writer.commit("add n", copy)).toMatchObject({ code: "OK", generation: 1 });
+  await writer.close();
+  return { storeRoot, workspace };
+};
+
+/** Pulls the store into a fresh copy with its own private root; the cached pack files. */
+const pullFresh = async (
+  store: ObjectStoreService,
+  workspace: string,
+  privateRoot: string,
+): Promise<string[]> => {
+  const reader = await openNotebook({ store, workspaceRoot: workspace, privateRoot, probe: false });
+  const copy = join(workspace, "reader");
+  expect(await reader.pull(copy)).toMatchObject({ code: "OK", generation: 1 });
+  expect(readFileSync(join(copy, "n.md"), "utf8")).toBe("one\ntwo\n");
+  await reader.close();
+  return filesBelow(privateRoot).filter((file) => file.endsWith(".pack"));
+};
+
+describe("cached packs of a file store", () => {
+  it("are hard links to the store's own files", async () => {
+    const { storeRoot, workspace } = await publishedStore("linked");
+    const store = await Effect.runPromise(makeFileStore({ root: storeRoot }));
+    const cached = await pullFresh(store, workspace, join(root, "linked", "private-reader"));
+    expect(cached.length).toBe(1);
+    const [pack] = cached;
+    if (pack === undefined) throw new Error("no cached pack");
+    const storeInodes = new Set(filesBelow(storeRoot).map((file) => statSync(file).ino));
+    expect(storeInodes.has(statSync(pack).ino)).toBe(true);
+    expect(statSync(pack).nlink).toBeGreaterThanOrEqual(2);
+  });
+
+  it("are written as copies when the lent file cannot be linked", async () => {
+    const { storeRoot, workspace } = await publishedStore("unlinkable");
+    const inner = await Effect.runPromise(makeFileStore({ root: storeRoot }));
+    // A store that lends a file which is already gone (say, pruned since the read).
+    const store: ObjectStoreService = {
+      ...inner,
+      get: (key) =>
+        inner
+          .get(key)
+          .pipe(
+            Effect.map(
+              Option.map((object) => ({ ...object, localFile: join(root, "unlinkable", "gone") })),
+            ),
+          ),
+    };
+    const cached = await pullFresh(store, workspace, join(root, "unlinkable", "private-reader"));
+    expect(cached.length).toBe(1);
+    const [pack] = cached;
+    if (pack === undefined) throw new Error("no cached pack");
+    expect(statSync(pack).nlink).toBe(1);
+    const storeFiles = filesBelow(storeRoot);
+    const same = storeFiles.find((file) => readFileSync(file).equals(readFileSync(pack)));
+    expect(same).toBeDefined();
+  });
+});
