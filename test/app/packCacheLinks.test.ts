@@ -75,6 +75,31 @@ describe("cached packs of a file store", () => {
     expect(statSync(pack).nlink).toBeGreaterThanOrEqual(2);
   });
 
+  it("replace a damaged cache entry rather than keep it", async () => {
+    const { storeRoot, workspace } = await publishedStore("damaged");
+    const store = await Effect.runPromise(makeFileStore({ root: storeRoot }));
+    const privateRoot = join(root, "damaged", "private-reader");
+    const [pack] = await pullFresh(store, workspace, privateRoot);
+    if (pack === undefined) throw new Error("no cached pack");
+    const good = readFileSync(pack);
+    // Damage the cache entry (a new file, so the store's linked file is untouched) and
+    // forget the copy's state, so the next pull must fetch that pack again.
+    rmSync(pack);
+    writeFileSync(pack, "damaged");
+    const copyDir = join(pack, "..", "..");
+    for (const name of readdirSync(copyDir))
+      if (name === "state.json" || name.startsWith("baseline-")) rmSync(join(copyDir, name));
+    const reader = await openNotebook({
+      store,
+      workspaceRoot: workspace,
+      privateRoot,
+      probe: false,
+    });
+    expect(await reader.pull(join(workspace, "reader"))).toMatchObject({ code: "OK" });
+    await reader.close();
+    expect(readFileSync(pack).equals(good)).toBe(true);
+  });
+
   it("are written as copies when the lent file cannot be linked", async () => {
     const { storeRoot, workspace } = await publishedStore("unlinkable");
     const inner = await Effect.runPromise(makeFileStore({ root: storeRoot }));

@@ -143,9 +143,10 @@ const fetchPack = (
       ctx.cacheWrites.start(write(bytes).pipe(Effect.mapError(cacheFailure)));
     // `file` holds `bytes` durably and is never changed in place: a link and one sync of
     // the directory (shared by every pack linked into it) instead of a durable write of
-    // the bytes. Anything but an existing entry (the file gone, another file system, no
-    // right to link it) falls back to that write.
-    const cacheAsLinkTo = (file: string, bytes: Uint8Array) => {
+    // the bytes. Any failure (the file gone, another file system, no right to link it)
+    // falls back to that write, except an existing entry when `existing` is "keep"; an
+    // entry found invalid must be "replace"d, or the cache would keep its damage.
+    const cacheAsLinkTo = (file: string, bytes: Uint8Array, existing: "keep" | "replace") => {
       const directory = dirname(cachePath);
       return ctx.cacheWrites.startThenSync(
         ctx.fs.linkFile(file, cachePath).pipe(
@@ -157,7 +158,7 @@ const fetchPack = (
               : Effect.void,
           ),
           Effect.catchTag("FsError", (error) =>
-            error.reason === "Exists" ? Effect.void : write(bytes),
+            error.reason === "Exists" && existing === "keep" ? Effect.void : write(bytes),
           ),
           Effect.mapError(cacheFailure),
         ),
@@ -171,7 +172,7 @@ const fetchPack = (
       // Another copy's cache, when it holds these bytes, is linked rather than written.
       yield* file === undefined || file === cachePath
         ? cacheInCopy(remembered.bytes)
-        : cacheAsLinkTo(file, remembered.bytes);
+        : cacheAsLinkTo(file, remembered.bytes, "keep");
       return yield* verified(ctx, descriptor, remembered.bytes);
     }
     const cached = yield* ctx.fs.readFile(cachePath).pipe(
@@ -206,8 +207,12 @@ const fetchPack = (
       if (recent) recentPacks.remember(ctx.store.identity, descriptor.sha256, bytes);
       // A store whose objects are local files (the file store) lends its own file: a
       // cold pull then writes the notes, not also a second copy of the whole checkpoint.
+      // Whatever is at the cache's name now did not verify (or appeared since it was
+      // read): it is replaced.
       const localFile = object.value.localFile;
-      yield* localFile === undefined ? cacheInCopy(bytes) : cacheAsLinkTo(localFile, bytes);
+      yield* localFile === undefined
+        ? cacheInCopy(bytes)
+        : cacheAsLinkTo(localFile, bytes, "replace");
     }
     return yield* verified(ctx, descriptor, bytes);
   });
