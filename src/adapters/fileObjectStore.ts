@@ -381,12 +381,21 @@ const makeService = (
 
   const get = (key: string): Effect.Effect<Option.Option<StoredObject>, StoreError> =>
     readCurrent(key, (file, version) =>
-      call("read object", () => fs.readFile(file)).pipe(
-        Effect.map((buffer) => ({
+      call("read object", async () => {
+        // The inode of the very file read: a forgotten key's version names are reused.
+        const handle = await fs.open(file, "r");
+        try {
+          const { ino, size, mtimeMs } = await handle.stat();
+          return { buffer: await handle.readFile(), file: { path: file, ino, size, mtimeMs } };
+        } finally {
+          await handle.close();
+        }
+      }).pipe(
+        Effect.map(({ buffer, file: localFile }) => ({
           body: ownBytes(buffer),
           etag: formatEtag(version.n),
           // A version file is written once, under its own name, and never rewritten.
-          localFile: file,
+          localFile,
         })),
       ),
     );

@@ -74,13 +74,24 @@ export interface StoredObject {
   readonly body: Uint8Array;
   readonly etag: string;
   /**
-   * A file on this host that holds exactly `body` and is never changed in place (a new
-   * version of the key is a new file), which a caller may hard-link instead of writing
-   * its own copy. Only a store whose objects are local files gives one; the file may be
-   * gone by the time it is used (a deleted object), so a caller must fall back to
-   * `body`.
+   * The file on this host `body` was read from, which a caller may hard-link instead of
+   * writing its own copy. Only a store whose objects are local files gives one.
    */
-  readonly localFile?: string;
+  readonly localFile?: LocalFile;
+}
+
+/**
+ * A store's file: never changed in place (a new version of a key is a new file), but
+ * `path` may be gone by the time it is used, or, once the key is deleted and written
+ * again, name another file. So a caller that links `path` must check that its link is
+ * the file read — the same inode, size and modification time — and otherwise fall back
+ * to the object's `body`.
+ */
+export interface LocalFile {
+  readonly path: string;
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
 }
 
 /** The metadata of a stored object. */

@@ -18,7 +18,7 @@ import { Effect, Option } from "effect";
 import { afterAll, describe, expect, it } from "vitest";
 import { make as makeFileStore } from "../../src/adapters/fileObjectStore.js";
 import { openNotebook } from "../../src/index.js";
-import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
+import type { LocalFile, ObjectStoreService } from "../../src/ports/ObjectStore.js";
 
 const root = mkdtempSync(join(tmpdir(), "quire-pack-links-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -100,10 +100,16 @@ describe("cached packs of a file store", () => {
     expect(readFileSync(pack).equals(good)).toBe(true);
   });
 
-  it("are written as copies when the lent file cannot be linked", async () => {
-    const { storeRoot, workspace } = await publishedStore("unlinkable");
+  /**
+   * Pulls through a file store whose gets lend `lend(the file read)` instead; the cached
+   * pack must be a copy (one link) of the store's bytes.
+   */
+  const expectCopyWhenLending = async (
+    name: string,
+    lend: (read: LocalFile) => LocalFile,
+  ): Promise<void> => {
+    const { storeRoot, workspace } = await publishedStore(name);
     const inner = await Effect.runPromise(makeFileStore({ root: storeRoot }));
-    // A store that lends a file which is already gone (say, pruned since the read).
     const store: ObjectStoreService = {
       ...inner,
       get: (key) =>
@@ -111,17 +117,37 @@ describe("cached packs of a file store", () => {
           .get(key)
           .pipe(
             Effect.map(
-              Option.map((object) => ({ ...object, localFile: join(root, "unlinkable", "gone") })),
+              Option.map((object) =>
+                object.localFile === undefined
+                  ? object
+                  : { ...object, localFile: lend(object.localFile) },
+              ),
             ),
           ),
     };
-    const cached = await pullFresh(store, workspace, join(root, "unlinkable", "private-reader"));
+    const cached = await pullFresh(store, workspace, join(root, name, "private-reader"));
     expect(cached.length).toBe(1);
     const [pack] = cached;
     if (pack === undefined) throw new Error("no cached pack");
     expect(statSync(pack).nlink).toBe(1);
-    const storeFiles = filesBelow(storeRoot);
-    const same = storeFiles.find((file) => readFileSync(file).equals(readFileSync(pack)));
+    const same = filesBelow(storeRoot).find((file) =>
+      readFileSync(file).equals(readFileSync(pack)),
+    );
     expect(same).toBeDefined();
+  };
+
+  it("are written as copies when the lent file is gone", async () => {
+    // Say, pruned since the read.
+    await expectCopyWhenLending("gone", (read) => ({
+      ...read,
+      path: join(root, "gone", "no-such-file"),
+    }));
+  });
+
+  it("are written as copies when the lent path names another file than the one read", async () => {
+    // Say, the key was forgotten and written again: its version's name is reused.
+    const other = join(root, "other-file");
+    writeFileSync(other, "other bytes");
+    await expectCopyWhenLending("reused", (read) => ({ ...read, path: other }));
   });
 });

@@ -9,7 +9,7 @@
  * require a new ETag when identical bytes are rewritten (S3 ETags are MD5s), but it
  * does require that an ETag goes stale once different bytes are written.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { Effect, Either, Option } from "effect";
 import { describe, expect, it } from "vitest";
 import {
@@ -524,21 +524,27 @@ export const runObjectStoreContract = (
 
       if (options.lendsLocalFiles === true) {
         it(
-          "a get lends a file holding exactly the body, which later writes never change",
+          "a get lends the file it read, holding exactly the body, which later writes never change",
           withStore(async (store) => {
             await run(store.put("k", text("one"), unconditional));
             const first = (await getSome(store, "k")).localFile;
             if (first === undefined) throw new Error("expected the get to lend a local file");
-            expect(decode(bytesOf(first) ?? new Uint8Array())).toBe("one");
+            expect(decode(bytesOf(first.path) ?? new Uint8Array())).toBe("one");
+            const stat = statSync(first.path);
+            expect([stat.ino, stat.size, stat.mtimeMs]).toEqual([
+              first.ino,
+              first.size,
+              first.mtimeMs,
+            ]);
             await run(store.put("k", text("two, longer"), unconditional));
             const second = (await getSome(store, "k")).localFile;
             if (second === undefined) throw new Error("expected the get to lend a local file");
-            expect(decode(bytesOf(second) ?? new Uint8Array())).toBe("two, longer");
+            expect(decode(bytesOf(second.path) ?? new Uint8Array())).toBe("two, longer");
             // The first file is gone or still "one": a reader that linked it keeps what it read.
-            const before = bytesOf(first);
+            const before = bytesOf(first.path);
             if (before !== undefined) expect(decode(before)).toBe("one");
             await run(store.delete("k"));
-            const after = bytesOf(second);
+            const after = bytesOf(second.path);
             if (after !== undefined) expect(decode(after)).toBe("two, longer");
           }),
         );

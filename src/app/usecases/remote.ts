@@ -18,8 +18,8 @@ import {
 } from "../../domain/manifest.js";
 import { decodePack, type DecodedPack } from "../../domain/pack.js";
 import { encodeText } from "../../domain/content.js";
-import type { FileSystemService, FsError } from "../../ports/FileSystem.js";
-import { StoreError, type ObjectStoreService } from "../../ports/ObjectStore.js";
+import type { FileSystemService, FsError, PathInfo } from "../../ports/FileSystem.js";
+import { StoreError, type LocalFile, type ObjectStoreService } from "../../ports/ObjectStore.js";
 import type { BlobSource } from "./blobs.js";
 import type { PendingWrites } from "./pendingWrites.js";
 import { forEachPooled } from "./pooled.js";
@@ -146,10 +146,36 @@ const fetchPack = (
     // the bytes. Any failure (the file gone, another file system, no right to link it)
     // falls back to that write, except an existing entry when `existing` is "keep"; an
     // entry found invalid must be "replace"d, or the cache would keep its damage.
-    const cacheAsLinkTo = (file: string, bytes: Uint8Array, existing: "keep" | "replace") => {
+    // A store's file (`LocalFile`) must still be the file the store read once linked, or
+    // the link is replaced by the write too.
+    const cacheAsLinkTo = (
+      file: string,
+      bytes: Uint8Array,
+      existing: "keep" | "replace",
+      read?: LocalFile,
+    ) => {
       const directory = dirname(cachePath);
+      const stillTheFileRead = (info: Option.Option<PathInfo>): boolean =>
+        read !== undefined &&
+        Option.isSome(info) &&
+        info.value.ino === read.ino &&
+        info.value.size === read.size &&
+        info.value.mtimeMs === read.mtimeMs;
+      const linked = ctx.fs
+        .linkFile(file, cachePath)
+        .pipe(
+          Effect.zipRight(
+            read === undefined
+              ? Effect.void
+              : ctx.fs
+                  .info(cachePath)
+                  .pipe(
+                    Effect.flatMap((info) => (stillTheFileRead(info) ? Effect.void : write(bytes))),
+                  ),
+          ),
+        );
       return ctx.cacheWrites.startThenSync(
-        ctx.fs.linkFile(file, cachePath).pipe(
+        linked.pipe(
           Effect.tap(() =>
             recent
               ? Effect.sync(() =>
@@ -212,7 +238,7 @@ const fetchPack = (
       const localFile = object.value.localFile;
       yield* localFile === undefined
         ? cacheInCopy(bytes)
-        : cacheAsLinkTo(localFile, bytes, "replace");
+        : cacheAsLinkTo(localFile.path, bytes, "replace", localFile);
     }
     return yield* verified(ctx, descriptor, bytes);
   });
