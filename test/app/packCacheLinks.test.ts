@@ -100,6 +100,50 @@ describe("cached packs of a file store", () => {
     expect(readFileSync(pack).equals(good)).toBe(true);
   });
 
+  it("are checked when read back: a damaged base is refused, never counted as content", async () => {
+    const { storeRoot, workspace } = await publishedStore("base");
+    const store = await Effect.runPromise(makeFileStore({ root: storeRoot }));
+    const privateRoot = join(root, "base", "private-reader");
+    const [pack] = await pullFresh(store, workspace, privateRoot);
+    if (pack === undefined) throw new Error("no cached pack");
+    // Other text of the same length where n.md's base is (in a file of its own, so the
+    // store's linked file is untouched): only its id can tell.
+    const bytes = readFileSync(pack);
+    const at = bytes.indexOf("one\ntwo\n");
+    expect(at).toBeGreaterThanOrEqual(0);
+    bytes.write("ONE\nTWO\n", at);
+    rmSync(pack);
+    writeFileSync(pack, bytes);
+    const copy = join(workspace, "reader");
+    writeFileSync(join(copy, "n.md"), "one\ntwo\nthree\n");
+    const reader = await openNotebook({
+      store,
+      workspaceRoot: workspace,
+      privateRoot,
+      probe: false,
+    });
+    // The merge needs no base content (only this side changed), so the commit publishes;
+    // its line counts need the base, which is refused: never OK with counts made up
+    // from damage, and the answer says the changes were published.
+    expect(await reader.commit("add three", copy)).toMatchObject({
+      code: "RECOVERY_FAILURE",
+      recovery: { stage: "after-publication", remoteAccepted: "yes" },
+    });
+    expect(await reader.pull(copy)).toMatchObject({ code: "OK", generation: 2 });
+    await reader.close();
+    expect(readFileSync(join(copy, "n.md"), "utf8")).toBe("one\ntwo\nthree\n");
+    const check = await openNotebook({
+      store,
+      workspaceRoot: workspace,
+      privateRoot: join(root, "base", "private-check"),
+      probe: false,
+    });
+    const checkCopy = join(workspace, "check");
+    expect(await check.pull(checkCopy)).toMatchObject({ code: "OK", generation: 2 });
+    await check.close();
+    expect(readFileSync(join(checkCopy, "n.md"), "utf8")).toBe("one\ntwo\nthree\n");
+  });
+
   /**
    * Pulls through a file store whose gets lend `lend(the file read)` instead; the cached
    * pack must be a copy (one link) of the store's bytes.

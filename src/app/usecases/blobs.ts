@@ -84,6 +84,19 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
             })
           : localFailure(error, "reading the object cache"),
       ),
+      // A cached pack may be the store's own file (remote.ts links it), so damage to
+      // that one file reaches here: bytes that do not hash to their id are refused, never
+      // merged as if they were the base.
+      Effect.filterOrFail(
+        (bytes) => contentId(bytes) === ref.id,
+        () =>
+          domainError({
+            code: "STORAGE_INTEGRITY",
+            reason: "STATE_INVALID",
+            message:
+              "A cached pack of this working copy's private state is damaged: its content does not match its id.",
+          }),
+      ),
     );
 
   const fromLocal = (id: string, hostPath: string): Effect.Effect<Uint8Array, DomainError> =>
