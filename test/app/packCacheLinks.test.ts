@@ -62,25 +62,29 @@ const pullFresh = async (
   return filesBelow(privateRoot).filter((file) => file.endsWith(".pack"));
 };
 
+/** A published store pulled once into a fresh copy; the copy's one cached pack. */
+const pulledOnce = async (name: string) => {
+  const { storeRoot, workspace } = await publishedStore(name);
+  const store = await Effect.runPromise(makeFileStore({ root: storeRoot }));
+  const privateRoot = join(root, name, "private-reader");
+  const cached = await pullFresh(store, workspace, privateRoot);
+  expect(cached.length).toBe(1);
+  const [pack] = cached;
+  if (pack === undefined) throw new Error("no cached pack");
+  const reader = () => openNotebook({ store, workspaceRoot: workspace, privateRoot, probe: false });
+  return { store, storeRoot, workspace, pack, reader };
+};
+
 describe("cached packs of a file store", () => {
   it("are hard links to the store's own files", async () => {
-    const { storeRoot, workspace } = await publishedStore("linked");
-    const store = await Effect.runPromise(makeFileStore({ root: storeRoot }));
-    const cached = await pullFresh(store, workspace, join(root, "linked", "private-reader"));
-    expect(cached.length).toBe(1);
-    const [pack] = cached;
-    if (pack === undefined) throw new Error("no cached pack");
+    const { storeRoot, pack } = await pulledOnce("linked");
     const storeInodes = new Set(filesBelow(storeRoot).map((file) => statSync(file).ino));
     expect(storeInodes.has(statSync(pack).ino)).toBe(true);
     expect(statSync(pack).nlink).toBeGreaterThanOrEqual(2);
   });
 
   it("replace a damaged cache entry rather than keep it", async () => {
-    const { storeRoot, workspace } = await publishedStore("damaged");
-    const store = await Effect.runPromise(makeFileStore({ root: storeRoot }));
-    const privateRoot = join(root, "damaged", "private-reader");
-    const [pack] = await pullFresh(store, workspace, privateRoot);
-    if (pack === undefined) throw new Error("no cached pack");
+    const { workspace, pack, reader: open } = await pulledOnce("damaged");
     const good = readFileSync(pack);
     // Damage the cache entry (a new file, so the store's linked file is untouched) and
     // forget the copy's state, so the next pull must fetch that pack again.
@@ -89,23 +93,14 @@ describe("cached packs of a file store", () => {
     const copyDir = join(pack, "..", "..");
     for (const name of readdirSync(copyDir))
       if (name === "state.json" || name.startsWith("baseline-")) rmSync(join(copyDir, name));
-    const reader = await openNotebook({
-      store,
-      workspaceRoot: workspace,
-      privateRoot,
-      probe: false,
-    });
+    const reader = await open();
     expect(await reader.pull(join(workspace, "reader"))).toMatchObject({ code: "OK" });
     await reader.close();
     expect(readFileSync(pack).equals(good)).toBe(true);
   });
 
   it("are checked when read back: a damaged base is refused, never counted as content", async () => {
-    const { storeRoot, workspace } = await publishedStore("base");
-    const store = await Effect.runPromise(makeFileStore({ root: storeRoot }));
-    const privateRoot = join(root, "base", "private-reader");
-    const [pack] = await pullFresh(store, workspace, privateRoot);
-    if (pack === undefined) throw new Error("no cached pack");
+    const { store, workspace, pack, reader: open } = await pulledOnce("base");
     // Other text of the same length where n.md's base is (in a file of its own, so the
     // store's linked file is untouched): only its id can tell.
     const bytes = readFileSync(pack);
@@ -116,12 +111,7 @@ describe("cached packs of a file store", () => {
     writeFileSync(pack, bytes);
     const copy = join(workspace, "reader");
     writeFileSync(join(copy, "n.md"), "one\ntwo\nthree\n");
-    const reader = await openNotebook({
-      store,
-      workspaceRoot: workspace,
-      privateRoot,
-      probe: false,
-    });
+    const reader = await open();
     // The merge needs no base content (only this side changed), so the commit publishes;
     // its line counts need the base, which is refused: never OK with counts made up
     // from damage, and the answer says the changes were published.
