@@ -386,12 +386,12 @@ const makeService = (
         const handle = await fs.open(file, "r");
         try {
           const { ino, size, mtimeMs } = await handle.stat();
-          return { buffer: await handle.readFile(), file: { path: file, ino, size, mtimeMs } };
+          return { buffer: await handle.readFile(), localFile: { path: file, ino, size, mtimeMs } };
         } finally {
           await handle.close();
         }
       }).pipe(
-        Effect.map(({ buffer, file: localFile }) => ({
+        Effect.map(({ buffer, localFile }) => ({
           body: ownBytes(buffer),
           etag: formatEtag(version.n),
           // A version file is written once, under its own name, and never rewritten.

@@ -141,39 +141,27 @@ const fetchPack = (
     // Durable before any record names it, not before the call goes on (pendingWrites.ts).
     const cacheInCopy = (bytes: Uint8Array) =>
       ctx.cacheWrites.start(write(bytes).pipe(Effect.mapError(cacheFailure)));
-    // `file` holds `bytes` durably and is never changed in place: a link and one sync of
+    // `source` holds `bytes` durably and is never changed in place: a link and one sync of
     // the directory (shared by every pack linked into it) instead of a durable write of
     // the bytes. Any failure (the file gone, another file system, no right to link it)
-    // falls back to that write, except an existing entry when `existing` is "keep"; an
-    // entry found invalid must be "replace"d, or the cache would keep its damage.
-    // A store's file (`LocalFile`) must still be the file the store read once linked, or
-    // the link is replaced by the write too.
-    const cacheAsLinkTo = (
-      file: string,
-      bytes: Uint8Array,
-      existing: "keep" | "replace",
-      read?: LocalFile,
-    ) => {
+    // falls back to that write. Another copy's cache file (a path) may find the entry
+    // already there, which it keeps. A store's file (`LocalFile`) is linked only after the
+    // entry was found invalid or absent, so an existing entry is replaced, and the link
+    // must still be the very file the store read, or it is replaced by the write too.
+    const cacheAsLinkTo = (source: string | LocalFile, bytes: Uint8Array) => {
       const directory = dirname(cachePath);
-      const stillTheFileRead = (info: Option.Option<PathInfo>): boolean =>
-        read !== undefined &&
+      const fromStore = typeof source !== "string";
+      const isTheFileRead = (read: LocalFile, info: Option.Option<PathInfo>): boolean =>
         Option.isSome(info) &&
         info.value.ino === read.ino &&
         info.value.size === read.size &&
         info.value.mtimeMs === read.mtimeMs;
-      const linked = ctx.fs
-        .linkFile(file, cachePath)
-        .pipe(
-          Effect.zipRight(
-            read === undefined
-              ? Effect.void
-              : ctx.fs
-                  .info(cachePath)
-                  .pipe(
-                    Effect.flatMap((info) => (stillTheFileRead(info) ? Effect.void : write(bytes))),
-                  ),
-          ),
-        );
+      const linked = fromStore
+        ? ctx.fs.linkFile(source.path, cachePath).pipe(
+            Effect.zipRight(ctx.fs.info(cachePath)),
+            Effect.flatMap((info) => (isTheFileRead(source, info) ? Effect.void : write(bytes))),
+          )
+        : ctx.fs.linkFile(source, cachePath);
       return ctx.cacheWrites.startThenSync(
         linked.pipe(
           Effect.tap(() =>
@@ -184,7 +172,7 @@ const fetchPack = (
               : Effect.void,
           ),
           Effect.catchTag("FsError", (error) =>
-            error.reason === "Exists" && existing === "keep" ? Effect.void : write(bytes),
+            error.reason === "Exists" && !fromStore ? Effect.void : write(bytes),
           ),
           Effect.mapError(cacheFailure),
         ),
@@ -198,7 +186,7 @@ const fetchPack = (
       // Another copy's cache, when it holds these bytes, is linked rather than written.
       yield* file === undefined || file === cachePath
         ? cacheInCopy(remembered.bytes)
-        : cacheAsLinkTo(file, remembered.bytes, "keep");
+        : cacheAsLinkTo(file, remembered.bytes);
       return yield* verified(ctx, descriptor, remembered.bytes);
     }
     const cached = yield* ctx.fs.readFile(cachePath).pipe(
@@ -233,12 +221,8 @@ const fetchPack = (
       if (recent) recentPacks.remember(ctx.store.identity, descriptor.sha256, bytes);
       // A store whose objects are local files (the file store) lends its own file: a
       // cold pull then writes the notes, not also a second copy of the whole checkpoint.
-      // Whatever is at the cache's name now did not verify (or appeared since it was
-      // read): it is replaced.
       const localFile = object.value.localFile;
-      yield* localFile === undefined
-        ? cacheInCopy(bytes)
-        : cacheAsLinkTo(localFile.path, bytes, "replace", localFile);
+      yield* localFile === undefined ? cacheInCopy(bytes) : cacheAsLinkTo(localFile, bytes);
     }
     return yield* verified(ctx, descriptor, bytes);
   });
