@@ -20,8 +20,10 @@ import {
   type FileSystemService,
   type WalkEntry,
 } from "../ports/FileSystem.js";
+import { openCheckedPaths } from "./checkedPaths.js";
 import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
 import { kindOf, toPathInfo, type StatsLike } from "./fsStats.js";
+import { makeRootedTree, type SyncCalls } from "./rootedTree.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
 const readFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
@@ -290,6 +292,50 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
       }),
     );
 
+  const treeCalls: SyncCalls = {
+    open: (path, flags, mode) => fs.openSync(path, flags, mode),
+    close: (descriptor) => fs.closeSync(descriptor),
+    fstat: (descriptor) => fs.fstatSync(descriptor),
+    lstat: (path) => fs.lstatSync(path),
+    readdir: (path) => readdirNames(path),
+    readdirRaw: (path) =>
+      fs
+        .readdirSync(path, { encoding: "buffer" })
+        .map((name) => (Buffer.isBuffer(name) ? name : Buffer.from(asString(name)))),
+    read: (descriptor, buffer, offset, length, position) =>
+      fs.readSync(descriptor, buffer, offset, length, position),
+    write: (descriptor, buffer, offset, length) => fs.writeSync(descriptor, buffer, offset, length),
+    rename: (from, to) => {
+      // memfs renames a file over a directory; Linux refuses (EISDIR).
+      if (
+        lstatOrUndefined(to)?.isDirectory() === true &&
+        lstatOrUndefined(from)?.isDirectory() !== true
+      )
+        throw Object.assign(new Error(`EISDIR: ${to}`), { code: "EISDIR" });
+      fs.renameSync(from, to);
+    },
+    link: (existing, path) => fs.linkSync(existing, path),
+    unlink: (path) => {
+      // memfs unlinks directories; Linux refuses (EISDIR).
+      if (lstatOrUndefined(path)?.isDirectory() === true)
+        throw Object.assign(new Error(`EISDIR: ${path}`), { code: "EISDIR" });
+      fs.unlinkSync(path);
+    },
+    mkdir: (path, mode) => fs.mkdirSync(path, { mode }),
+    rmdir: (path) => fs.rmdirSync(path),
+    flags: constants,
+  };
+
+  const openTree = (root: string) =>
+    Effect.acquireRelease(
+      run(root, () => {
+        const directories = openCheckedPaths((path) => fs.lstatSync(path), root);
+        directories.open("");
+        return { directories, tree: makeRootedTree(treeCalls, directories, root) };
+      }),
+      ({ directories }) => Effect.sync(() => directories.close()),
+    ).pipe(Effect.map(({ tree }) => tree));
+
   const service: FileSystemService = {
     walk,
     info,
@@ -304,6 +350,7 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
     removeTree,
     realPath,
     lock,
+    openTree,
   };
   return { service, vol };
 };

@@ -26,7 +26,11 @@ import {
   type FileSystemService,
   type WalkEntry,
 } from "../ports/FileSystem.js";
+import { openCheckedPaths } from "./checkedPaths.js";
+import { openDirectoryHandles } from "./directoryHandles.js";
 import { fd, journalBusy } from "./fsCallbacks.js";
+import { makeRootedTree, type SyncCalls } from "./rootedTree.js";
+import { tempNameFor } from "./tempNames.js";
 import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
 import { kindOf, toPathInfo } from "./fsStats.js";
 
@@ -321,25 +325,6 @@ const readRange = (path: string, offset: number, length: number) =>
   length <= syncReadLimit
     ? readRangeSync(path, offset, length)
     : readRangeAsync(path, offset, length);
-
-// Temp names only need to be unique among concurrent writers (O_EXCL catches the rest):
-// a random per-process part and a counter, rather than random bytes per file.
-const tempProcessPart = randomBytes(6).toString("hex");
-let tempCounter = 0;
-
-/** Keeps `.<name>.quire-<hex>.tmp` within NAME_MAX (255 bytes) for long note names. */
-const tempNameFor = (name: string): string => {
-  let prefix = name;
-  if (name.length > 66 && Buffer.byteLength(name) > 200) {
-    prefix = "";
-    for (const character of name) {
-      if (Buffer.byteLength(prefix + character) > 200) break;
-      prefix += character;
-    }
-  }
-  tempCounter = (tempCounter + 1) % Number.MAX_SAFE_INTEGER;
-  return `.${prefix}.quire-${tempProcessPart}${tempCounter.toString(36)}.tmp`;
-};
 
 /**
  * The temp file is created with `mode` and the process umask applies (as for any
@@ -704,6 +689,65 @@ const lock = (path: string, timeoutMs: number) =>
     }),
   );
 
+/** The synchronous calls a rooted tree is built on, over `node:fs`. */
+const treeCalls: SyncCalls = {
+  open: (path, flags, mode) => nodeFs.openSync(path, flags, mode),
+  close: (descriptor) => nodeFs.closeSync(descriptor),
+  fstat: (descriptor) => nodeFs.fstatSync(descriptor),
+  lstat: (path) => nodeFs.lstatSync(path),
+  readdir: (path) => nodeFs.readdirSync(path),
+  readdirRaw: (path) => nodeFs.readdirSync(path, { encoding: "buffer" }),
+  read: (descriptor, buffer, offset, length, position) =>
+    nodeFs.readSync(descriptor, buffer, offset, length, position),
+  write: (descriptor, buffer, offset, length) =>
+    nodeFs.writeSync(descriptor, buffer, offset, length),
+  rename: (from, to) => nodeFs.renameSync(from, to),
+  link: (existing, path) => nodeFs.linkSync(existing, path),
+  unlink: (path) => nodeFs.unlinkSync(path),
+  mkdir: (path, mode) => nodeFs.mkdirSync(path, { mode }),
+  rmdir: (path) => nodeFs.rmdirSync(path),
+  flags: nodeFs.constants,
+  // A large note is read through the thread pool so the event loop is not stalled.
+  readLarge: {
+    above: syncReadLimit,
+    read: async (descriptor, size) => {
+      const chunks: Uint8Array[] = [];
+      let total = 0;
+      for (let round = 0; ; round++) {
+        const want = nextReadLength(size, round);
+        const { buffer, filled } = await readAt(descriptor, total, want);
+        if (filled > 0) chunks.push(filled === want ? buffer : buffer.subarray(0, filled));
+        total += filled;
+        if (filled < want) break;
+      }
+      return joined(chunks, total);
+    },
+  },
+};
+
+/** Options of {@link make}. */
+export interface NodeFileSystemOptions {
+  /**
+   * Whether rooted trees use directory handles where the host has them (default true);
+   * `false` forces checked paths, the fallback of hosts without `/proc/self/fd` (tests).
+   */
+  readonly directoryHandles?: boolean;
+}
+
+const openTreeWith = (options: NodeFileSystemOptions) => (root: string) =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        const handles = options.directoryHandles === false ? undefined : openDirectoryHandles(root);
+        const directories = handles ?? openCheckedPaths((path) => nodeFs.lstatSync(path), root);
+        directories.open("");
+        return { directories, tree: makeRootedTree(treeCalls, directories, root) };
+      },
+      catch: (error) => mapError(error, root),
+    }),
+    ({ directories }) => Effect.sync(() => directories.close()),
+  ).pipe(Effect.map(({ tree }) => tree));
+
 /**
  * A {@link FileSystemService} over `node:fs`. Errors: every method fails only with
  * `FsError` (see the port for the reasons). Notes beyond the port:
@@ -718,7 +762,7 @@ const lock = (path: string, timeoutMs: number) =>
  * - `lock` writes `{pid, host, boot, token}` JSON; a holder on another host is always
  *   presumed alive (its pid cannot be checked), so such a file must be removed by hand.
  */
-export const make = (): FileSystemService => ({
+export const make = (options: NodeFileSystemOptions = {}): FileSystemService => ({
   walk,
   info,
   readFile,
@@ -732,6 +776,7 @@ export const make = (): FileSystemService => ({
   removeTree,
   realPath,
   lock,
+  openTree: openTreeWith(options),
 });
 
 /** The {@link FileSystem} port provided by {@link make}. */

@@ -90,6 +90,8 @@ export interface Workspace {
   readonly workspaceRoot: string;
   readonly notebookDirectory: string;
   readonly privateRoot: string;
+  /** The file store's directory (canonical when it exists), when the store is one. */
+  readonly storeDirectory?: string;
 }
 
 const ioFailure = (what: string) => (error: FsError) =>
@@ -101,7 +103,10 @@ const ioFailure = (what: string) => (error: FsError) =>
  * notebook directory; a `root` workspace must be an existing directory and is its own
  * notebook directory. The private root is created (0700) and, once both are canonical,
  * must not be at or below the workspace root (a symlink could hide that from the
- * lexical check of the parser). Fails with {@link StartupError}.
+ * lexical check of the parser), nor the workspace root below it; nor may a file store's
+ * directory overlap the workspace root either way (its objects would be published as
+ * notes, and a pull could write old manifest versions into it: SPEC §4.1). Both are
+ * checked before anything is read or written. Fails with {@link StartupError}.
  */
 export const prepareWorkspace = (
   config: RuntimeConfig,
@@ -152,13 +157,44 @@ export const prepareWorkspace = (
       .realPath(config.privateRoot)
       .pipe(Effect.mapError(ioFailure("resolve the private root")));
     const checked = config.workspace.kind === "session" || config.workspace.explicit;
-    if (checked && isAtOrBelow(privateRoot, workspaceRoot)) {
+    const overlaps = (a: string, b: string) => isAtOrBelow(a, b) || isAtOrBelow(b, a);
+    if (checked && overlaps(privateRoot, workspaceRoot)) {
       return yield* new StartupError({
         kind: "config",
-        message: `the private root (--private-root) is at or below the workspace root ${workspaceRoot}`,
+        message: `the private root (--private-root) and the workspace root ${workspaceRoot} overlap (one is inside the other); choose another --private-root or --workspace-root`,
       });
     }
-    return { workspaceRoot, notebookDirectory: workspaceRoot, privateRoot };
+    const fileStore = config.store.kind === "file" ? config.store.root : undefined;
+    const storeDirectory =
+      fileStore === undefined
+        ? undefined
+        : yield* fs.realPath(fileStore).pipe(
+            Effect.catchTag("FsError", (error) =>
+              // Not there (yet): compared as written; the store itself reports what is wrong.
+              error.reason === "NotFound" || error.reason === "NotADirectory"
+                ? Effect.succeed(NodePath.resolve(fileStore))
+                : Effect.fail(ioFailure("resolve the file store's directory")(error)),
+            ),
+          );
+    if (storeDirectory !== undefined) {
+      if (checked && overlaps(storeDirectory, workspaceRoot))
+        return yield* new StartupError({
+          kind: "config",
+          message: `the file store's directory (--store) and the workspace root ${workspaceRoot} overlap (one is inside the other); choose another --store or --workspace-root`,
+        });
+      if (overlaps(storeDirectory, privateRoot))
+        return yield* new StartupError({
+          kind: "config",
+          message:
+            "the file store's directory (--store) and the private root (--private-root) overlap; choose another",
+        });
+    }
+    return {
+      workspaceRoot,
+      notebookDirectory: workspaceRoot,
+      privateRoot,
+      ...(storeDirectory === undefined ? {} : { storeDirectory }),
+    };
   });
 
 /** The use cases' settings for a prepared workspace. */
@@ -166,6 +202,7 @@ export const notebookOptions = (config: RuntimeConfig, workspace: Workspace): No
   workspaceRoot: workspace.workspaceRoot,
   notebookDirectory: workspace.notebookDirectory,
   privateRoot: workspace.privateRoot,
+  ...(workspace.storeDirectory === undefined ? {} : { storeDirectory: workspace.storeDirectory }),
   ...(config.checkpointBytes === undefined ? {} : { checkpointBytes: config.checkpointBytes }),
   ...(config.allowMassDelete === true ? { allowMassDelete: true } : {}),
   homeDirectory: config.homeDirectory,

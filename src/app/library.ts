@@ -125,6 +125,10 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
         workspaceRoot: options.workspaceRoot,
         notebookDirectory: options.notebookDirectory ?? options.workspaceRoot,
         privateRoot: options.privateRoot,
+        // A working copy overlapping the file store would publish its objects as notes.
+        ...(typeof options.store === "string" && options.store.startsWith("file:")
+          ? { storeDirectory: options.store.slice(5) }
+          : {}),
         homeDirectory: homedir(),
         commitRetries: options.commitRetries ?? 8,
         checkpointPacks: options.checkpointPacks ?? 1024,

@@ -64,8 +64,9 @@ export const errorTable = {
     PATH_OUTSIDE_ROOT: {
       action: "FIX_REQUEST",
       retryable: false,
-      when: "The path resolves outside the workspace root, or into the server's private state.",
-      remedy: "Omit path or pass a directory at or below the workspace root.",
+      when: "The path resolves outside the workspace root (lexically or through a symlink).",
+      remedy:
+        "Omit path or pass a directory at or below the workspace root the message names (or start the server with another --workspace-root).",
     },
     PATH_NOT_ABSOLUTE: {
       action: "FIX_REQUEST",
@@ -82,8 +83,14 @@ export const errorTable = {
     PATH_NOT_DIRECTORY: {
       action: "FIX_REQUEST",
       retryable: false,
-      when: "The path exists but is not a directory (a file, a symlink or a special file).",
+      when: "The path, or a directory on the way to it, is not a directory: a file, a special file, or a symlink that leads to no directory.",
       remedy: "Pass the working-copy directory itself, or omit path.",
+    },
+    PATH_OVERLAPS_STATE: {
+      action: "FIX_REQUEST",
+      retryable: false,
+      when: "The working copy would overlap the server's private state (--private-root) or the file store's directory (--store): one inside the other.",
+      remedy: "Use a working copy outside both, or move the private root or the store elsewhere.",
     },
     MESSAGE_BLANK: {
       action: "FIX_REQUEST",

@@ -1,4 +1,6 @@
 /** Three-way merge of notebook trees (SPEC §6.3), before any file content is read. */
+import { Either } from "effect";
+import { maxPathBytes, maxSegmentBytes, normalizeNotebookPath } from "./paths.js";
 import type { Tree } from "./tree.js";
 
 /** What the merged tree holds at one path. */
@@ -102,14 +104,70 @@ const foldedNames = (entries: ReadonlyMap<string, MergeEntry>): Set<string> => {
   return names;
 };
 
-/** `<name>~<side>`, or `<name>~<side>~2`, `~3`… if taken; the chosen name becomes taken. */
-const freeName = (name: string, side: Side, taken: Set<string>): string => {
-  let candidate = `${name}~${side}`;
-  for (let counter = 2; taken.has(foldPath(candidate)); counter++)
-    candidate = `${name}~${side}~${counter}`;
-  taken.add(foldPath(candidate));
-  return candidate;
+const utf8 = new TextEncoder();
+const bytesOf = (text: string): number => utf8.encode(text).length;
+
+/** The longest run of whole code points of `name` that fits in `budget` UTF-8 bytes. */
+const cutTo = (name: string, budget: number): string => {
+  if (bytesOf(name) <= budget) return name;
+  let cut = "";
+  let used = 0;
+  for (const character of name) {
+    const size = bytesOf(character);
+    if (used + size > budget) break;
+    cut += character;
+    used += size;
+  }
+  return cut;
 };
+
+/**
+ * `path` with `tail` appended to its last segment, the segment cut (whole code points)
+ * so that it stays within {@link maxSegmentBytes} and the whole within `room` bytes; a
+ * valid notebook path or `undefined` (no room in that directory).
+ */
+const withTail = (path: string, tail: string, room: number): string | undefined => {
+  const at = path.lastIndexOf("/");
+  const directory = path.slice(0, at + 1);
+  const budget = Math.min(maxSegmentBytes, room - bytesOf(directory)) - bytesOf(tail);
+  for (
+    let cut = cutTo(path.slice(at + 1), budget);
+    cut !== "";
+    cut = [...cut].slice(0, -1).join("")
+  ) {
+    const candidate = `${directory}${cut}${tail}`;
+    // Spelling is kept as the side wrote it (normalising is not the merge's business).
+    if (Either.isRight(normalizeNotebookPath(candidate))) return candidate;
+  }
+  return undefined;
+};
+
+/**
+ * A free name for `path` moved aside by `side`: `<path>~<side>`, or `~<side>~2`, `~3`…
+ * when taken. The name always satisfies every rule of SPEC §4: its last segment is cut
+ * to fit 255 bytes and the whole path (plus `below` bytes of paths under it, for a
+ * directory) to fit 4,096; where its directory leaves no room, the name moves to the
+ * notebook's top level. The chosen name becomes taken. `undefined` only when even a
+ * top-level name leaves no room for `below` (a directory over a very deep tree); a file
+ * (`below` 0) always gets one.
+ */
+const freeName = (path: string, side: Side, taken: Set<string>, below = 0): string | undefined => {
+  const room = maxPathBytes - below;
+  const name = path.slice(path.lastIndexOf("/") + 1);
+  for (let counter = 1; ; counter++) {
+    const tail = counter === 1 ? `~${side}` : `~${side}~${counter}`;
+    const candidate = withTail(path, tail, room) ?? withTail(name, tail, room);
+    if (candidate === undefined) return undefined;
+    if (!taken.has(foldPath(candidate))) {
+      taken.add(foldPath(candidate));
+      return candidate;
+    }
+  }
+};
+
+/** {@link freeName} for a file: a top-level name always fits its whole 4,096 bytes. */
+const freeFileName = (path: string, side: Side, taken: Set<string>): string =>
+  freeName(path, side, taken) ?? path;
 
 /** Moves the entry at `from` to `to` and records the conflict under the original path. */
 const move = (
@@ -155,6 +213,16 @@ const renameCaseTwinDirectories = (
   collisions.sort(([a], [b]) => depth(a) - depth(b) || compareCodeUnits(a, b));
 
   const taken = foldedNames(entries);
+  // The longest remainder below each colliding spelling: a renamed directory must leave
+  // room for every path under it.
+  const below = new Map<string, number>();
+  for (const path of entries.keys()) {
+    for (let slash = path.indexOf("/"); slash !== -1; slash = path.indexOf("/", slash + 1)) {
+      const rest = bytesOf(path.slice(slash));
+      const spelling = path.slice(0, slash);
+      if (rest > (below.get(spelling) ?? 0)) below.set(spelling, rest);
+    }
+  }
   const renames = new Map<string, string>();
   const renamedAbove = (spelling: string): boolean => {
     for (
@@ -174,7 +242,14 @@ const renameCaseTwinDirectories = (
     const keeper = (candidates.find(([, usedByRemote]) => usedByRemote) ?? candidates[0])?.[0];
     for (const [spelling, usedByRemote] of candidates) {
       if (spelling !== keeper)
-        renames.set(spelling, freeName(spelling, usedByRemote ? "remote" : "local", taken));
+        // A directory over a tree too deep for any longer name joins the keeper's
+        // spelling instead; the files that then clash are separated one by one.
+        renames.set(
+          spelling,
+          freeName(spelling, usedByRemote ? "remote" : "local", taken, below.get(spelling) ?? 0) ??
+            keeper ??
+            spelling,
+        );
     }
   }
 
@@ -188,7 +263,13 @@ const renameCaseTwinDirectories = (
       }
     }
   }
-  for (const [from, to] of moves) move(entries, conflicts, from, to, "CASE_COLLISION");
+  for (const [from, to] of moves) {
+    // Joined into the keeper's directory onto a file of the same spelling: beside it.
+    const free = entries.has(to)
+      ? freeFileName(to, remote.has(from) ? "remote" : "local", taken)
+      : to;
+    move(entries, conflicts, from, free, "CASE_COLLISION");
+  }
 };
 
 /**
@@ -223,7 +304,7 @@ const separateClashes = (
   for (const [folded, paths] of files) {
     if (!directories.has(folded)) continue;
     for (const path of [...paths].sort(compareCodeUnits)) {
-      move(entries, conflicts, path, freeName(path, sideOf(path), taken), "FILE_DIRECTORY");
+      move(entries, conflicts, path, freeFileName(path, sideOf(path), taken), "FILE_DIRECTORY");
     }
     files.delete(folded);
   }
@@ -235,7 +316,7 @@ const separateClashes = (
     const keeper = sorted.find((path) => remote.has(path)) ?? sorted[0];
     for (const path of sorted) {
       if (path !== keeper)
-        move(entries, conflicts, path, freeName(path, sideOf(path), taken), "CASE_COLLISION");
+        move(entries, conflicts, path, freeFileName(path, sideOf(path), taken), "CASE_COLLISION");
     }
   }
 };

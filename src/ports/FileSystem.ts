@@ -3,7 +3,7 @@
  * for working copies (caller-owned) and private state (server-owned). All paths are
  * absolute host paths; the adapter never follows symlinks while walking.
  */
-import { Context, Data, type Effect, type Option } from "effect";
+import { Context, Data, type Effect, type Option, type Scope } from "effect";
 
 /**
  * The closed set of reasons a file system request can fail with. Adapters map node
@@ -15,6 +15,8 @@ import { Context, Data, type Effect, type Option } from "effect";
  * - `PermissionDenied` (EACCES, EPERM), `ReadOnly` (EROFS), `NoSpace` (ENOSPC, EDQUOT),
  *   `TooManyOpenFiles` (EMFILE, ENFILE), `NameTooLong` (ENAMETOOLONG)
  * - `Busy`: a lock is held by another live process.
+ * - `Moved`: a directory of a {@link RootedTree} is no longer where the tree found it (it
+ *   was renamed, moved out of the tree or removed meanwhile); nothing was done there.
  * - `Other`: anything else (the message says what).
  */
 export type FsErrorReason =
@@ -29,6 +31,7 @@ export type FsErrorReason =
   | "TooManyOpenFiles"
   | "NameTooLong"
   | "Busy"
+  | "Moved"
   | "Other";
 
 /** The only error a FileSystem method fails with; `path` is the host path involved. */
@@ -56,6 +59,14 @@ export interface WalkEntry {
   readonly ino: number;
 }
 
+/** One entry of a walk whose name is not valid UTF-8 (it cannot be named again as text). */
+export interface UndecodableName {
+  /** The directory it is in, relative to the walked root (`""` for the root itself). */
+  readonly directory: string;
+  /** The name with every invalid byte replaced by U+FFFD: for messages only. */
+  readonly lossyName: string;
+}
+
 /** Metadata of a single path, from `lstat`. */
 export interface PathInfo {
   readonly kind: EntryKind;
@@ -63,6 +74,121 @@ export interface PathInfo {
   readonly mtimeMs: number;
   readonly ctimeMs: number;
   readonly ino: number;
+}
+
+/**
+ * What a guarded change of a {@link RootedTree} expects to find at a path: what the
+ * caller's scan saw there. `File` compares inode, size and modification time (never the
+ * change time, which a rename alters); `sameContent`, when given, is also asked with the
+ * file's bytes, for files whose times cannot tell a later write from the scanned one.
+ */
+export type Expectation =
+  | { readonly _tag: "Absent" }
+  | {
+      readonly _tag: "File";
+      readonly ino: number;
+      readonly size: number;
+      readonly mtimeMs: number;
+      readonly sameContent?: (bytes: Uint8Array) => boolean;
+    };
+
+/**
+ * The outcome of a guarded replace or remove:
+ * - `Done`: the change was made; `info` describes the file now at the path as written by
+ *   this change (absent after a removal), taken from the written file itself, never from
+ *   whatever the path may hold by the time the call returns.
+ * - `Changed`: the path did not hold what was expected (a newer edit, a file where none
+ *   was, a directory or symlink swapped in, a directory that moved); nothing was changed
+ *   there and the path is left exactly as found.
+ * - `Overtaken`: the change was made, but a process that had the replaced (or removed)
+ *   file open wrote into it while it was being swapped out; `bytes` is what that file
+ *   held last. The caller must bring them back (they are a newer edit).
+ */
+export type GuardedOutcome =
+  | { readonly _tag: "Done"; readonly info: Option.Option<PathInfo> }
+  | { readonly _tag: "Changed" }
+  | {
+      readonly _tag: "Overtaken";
+      readonly bytes: Uint8Array;
+      readonly info: Option.Option<PathInfo>;
+    };
+
+/**
+ * A directory tree opened without following symlinks: every path is relative to its root
+ * (`/`-separated, `""` is the root itself) and no operation ever reaches outside it,
+ * whatever is renamed, swapped for a symlink or replaced while it runs. Where the host
+ * offers directory handles (Linux: descriptors opened `O_DIRECTORY|O_NOFOLLOW`, used
+ * through `/proc/self/fd`), every operation goes through the handle of its directory;
+ * elsewhere each ancestor's identity is checked before the operation (a documented best
+ * effort). A directory found renamed, moved or removed since it was opened fails the
+ * operation with `Moved`; a component that is not a real directory, with `NotADirectory`.
+ * Valid only inside the scope it was opened in.
+ */
+export interface RootedTree {
+  /** The canonical host path the tree was opened at (messages and keys only). */
+  readonly root: string;
+  /**
+   * Every entry below the root (not the root itself), relative to it, without following
+   * symlinks and without descending into directories named in `skipNames`. Entries that
+   * vanish meanwhile are skipped; a directory swapped for something else while the walk
+   * runs is reported as what it is now. Names that are not valid UTF-8 are reported
+   * apart (never descended into).
+   */
+  readonly walk: (skipNames?: ReadonlySet<string>) => Effect.Effect<
+    {
+      readonly entries: ReadonlyArray<WalkEntry>;
+      readonly undecodable: ReadonlyArray<UndecodableName>;
+    },
+    FsError
+  >;
+  /** `lstat` of one path; `None` if it (or a directory on the way) does not exist. */
+  readonly info: (path: string) => Effect.Effect<Option.Option<PathInfo>, FsError>;
+  /**
+   * Reads a regular file and the `fstat` of the very file read; never follows a final
+   * symlink, never blocks on a FIFO (`NotRegularFile`), `IsADirectory` for a directory.
+   */
+  readonly readFile: (
+    path: string,
+  ) => Effect.Effect<{ readonly bytes: Uint8Array; readonly info: PathInfo }, FsError>;
+  /**
+   * Atomically puts `bytes` at `path` (temp file + rename or link in its directory, mode
+   * `mode` under the umask) only if the path holds what `expected` says, without ever
+   * overwriting anything else (see {@link GuardedOutcome}). The directory must exist.
+   */
+  readonly replaceFile: (
+    path: string,
+    bytes: Uint8Array,
+    expected: Expectation,
+    mode: number,
+  ) => Effect.Effect<GuardedOutcome, FsError>;
+  /** Removes the file at `path` only if it holds what `expected` says (a `File`). */
+  readonly removeFile: (
+    path: string,
+    expected: Expectation,
+  ) => Effect.Effect<GuardedOutcome, FsError>;
+  /** Removes a file of our own making (a leftover temp file) without any guard; missing is fine. */
+  readonly removeLeftover: (path: string) => Effect.Effect<void, FsError>;
+  /**
+   * Gives the file at `from` the name `to` in the same directory, only if `to` is free
+   * (never replacing anything); `false` when `to` exists. For putting back a file set
+   * aside by an interrupted replace.
+   */
+  readonly restoreName: (from: string, to: string) => Effect.Effect<boolean, FsError>;
+  /**
+   * Creates `directory` and every missing directory above it (mode `mode` under the
+   * umask), one component at a time through the tree; fails `NotADirectory` when a
+   * component exists and is not a real directory (a file, a symlink).
+   */
+  readonly makeDirectories: (directory: string, mode: number) => Effect.Effect<void, FsError>;
+  /** Removes `directory` only if it is an empty real directory; anything else is left and succeeds. */
+  readonly removeEmptyDirectory: (directory: string) => Effect.Effect<void, FsError>;
+  /** Opens `directory` (relative) as a tree of its own, sharing this tree's handles and scope. */
+  readonly subtree: (directory: string) => Effect.Effect<RootedTree, FsError>;
+  /**
+   * Removes everything below the root and the root directory itself, never following a
+   * symlink (links are removed, not their targets).
+   */
+  readonly removeAll: () => Effect.Effect<void, FsError>;
 }
 
 /** The operations of a host file system. */
@@ -132,7 +258,26 @@ export interface FileSystemService {
    * `Busy` after the timeout.
    */
   readonly lock: (path: string, timeoutMs: number) => Effect.Effect<Effect.Effect<void>, FsError>;
+  /**
+   * Opens the existing directory `root` (an absolute, canonical path the caller trusts:
+   * the workspace root) as a {@link RootedTree}, closed when `Scope` closes. Fails
+   * `NotFound`, `NotADirectory` (also when `root` is a symlink).
+   */
+  readonly openTree: (root: string) => Effect.Effect<RootedTree, FsError, Scope.Scope>;
 }
 
 /** The FileSystem port. */
 export class FileSystem extends Context.Tag("quire/FileSystem")<FileSystem, FileSystemService>() {}
+
+/**
+ * The name (last path segment) of an adapter's temp file of an atomic write. One found by
+ * a scan under the copy's lock is the leftover of a killed process: never notebook state.
+ */
+export const leftoverTempName = /^\.[^/]*\.quire-[0-9a-z]+\.tmp$/;
+
+/**
+ * The name of a file a guarded replace or remove of a {@link RootedTree} moved out of the
+ * way; one found by a scan under the copy's lock was left by a process killed mid-replace.
+ * Group 1 is the original name for `.aside`, only its first 200 bytes for `.cut`.
+ */
+export const setAsideName = /^\.(.+)\.quire-[0-9a-z]+\.(aside|cut)$/;

@@ -4,6 +4,42 @@ import { make } from "../../src/adapters/memFileSystem.js";
 import { FileSystem } from "../../src/ports/FileSystem.js";
 import { layer } from "../../src/adapters/memFileSystem.js";
 import { runFileSystemContract } from "../contract/fileSystemContract.js";
+import { runRootedTreeContract } from "../contract/rootedTreeContract.js";
+
+runRootedTreeContract("memfs", async () => {
+  const { service, vol } = make();
+  vol.mkdirSync("/work/base/tree", { recursive: true });
+  vol.mkdirSync("/work/base/outside", { recursive: true });
+  const list = (directory: string, prefix = ""): string[] =>
+    vol
+      .readdirSync(directory)
+      .map(String)
+      .flatMap((name) => {
+        const path = `${directory}/${name}`;
+        const relative = prefix === "" ? name : `${prefix}/${name}`;
+        return vol.lstatSync(path).isDirectory() ? [relative, ...list(path, relative)] : [relative];
+      });
+  return {
+    fs: service,
+    base: "/work/base",
+    host: {
+      write: (path, text) => vol.writeFileSync(path, text),
+      read: (path) => String(vol.readFileSync(path, "utf8")),
+      exists: (path) => vol.existsSync(path),
+      mkdir: (path) => vol.mkdirSync(path, { recursive: true }),
+      rename: (from, to) => vol.renameSync(from, to),
+      symlink: (target, path) => vol.symlinkSync(target, path),
+      list: (directory) => list(directory).sort(),
+      openForWrite: (path) => vol.openSync(path, "r+"),
+      overwrite: (descriptor, text) => {
+        vol.ftruncateSync(descriptor, 0);
+        vol.writeSync(descriptor, text, 0);
+      },
+      close: (descriptor) => vol.closeSync(descriptor),
+    },
+    cleanup: async () => vol.reset(),
+  };
+});
 
 runFileSystemContract(
   "memfs",

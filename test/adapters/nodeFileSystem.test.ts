@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest";
 import { Effect, Option } from "effect";
 import { make, mapError } from "../../src/adapters/nodeFileSystem.js";
 import { runFileSystemContract, type LockHolder } from "../contract/fileSystemContract.js";
+import { runRootedTreeContract, type TreeHost } from "../contract/rootedTreeContract.js";
 
 const holderScript = fileURLToPath(new URL("./fixtures/fs-lock-holder.mjs", import.meta.url));
 const compiledAdapter = fileURLToPath(
@@ -61,6 +62,44 @@ runFileSystemContract(
   },
   { symlinks: true, fifos: true, crossProcess: true },
 );
+
+/** What the rooted-tree contract does behind the port's back, on the host's file system. */
+const nodeHost: TreeHost = {
+  write: (path, text) => nodeFs.writeFileSync(path, text),
+  read: (path) => nodeFs.readFileSync(path, "utf8"),
+  exists: (path) => nodeFs.existsSync(path),
+  mkdir: (path) => nodeFs.mkdirSync(path, { recursive: true }),
+  rename: (from, to) => nodeFs.renameSync(from, to),
+  symlink: (target, path) => nodeFs.symlinkSync(target, path),
+  list: (directory) =>
+    nodeFs
+      .readdirSync(directory, { recursive: true, encoding: "utf8" })
+      .map((entry) => entry.split("\\").join("/"))
+      .sort(),
+  openForWrite: (path) => nodeFs.openSync(path, "r+"),
+  overwrite: (descriptor, text) => {
+    nodeFs.ftruncateSync(descriptor, 0);
+    nodeFs.writeSync(descriptor, text, 0);
+  },
+  close: (descriptor) => nodeFs.closeSync(descriptor),
+  writeRawName: (directory, name) =>
+    nodeFs.writeFileSync(Buffer.concat([Buffer.from(`${directory}/`), name]), "raw"),
+};
+
+const treeFixture = (directoryHandles: boolean) => async () => {
+  const base = freshRoot();
+  nodeFs.mkdirSync(join(base, "tree"));
+  nodeFs.mkdirSync(join(base, "outside"));
+  return {
+    fs: make({ directoryHandles }),
+    base,
+    host: nodeHost,
+    cleanup: () => nodeFs.promises.rm(base, { recursive: true, force: true }),
+  };
+};
+
+runRootedTreeContract("node, directory handles", treeFixture(true));
+runRootedTreeContract("node, checked paths", treeFixture(false));
 
 describe("nodeFileSystem", () => {
   const fs = make();

@@ -181,9 +181,13 @@ describe("notebook use cases (memfs + in-memory store)", () => {
     expect((await pull(notebook, "/ws/outer")).generation).toBe(0);
   });
   it("refuses a working copy that overlaps the private root", async () => {
-    const { notebook } = setup(memoryStore.make(), "/ws/state");
-    expect((await fails(notebook.pull({ path: "/ws" }))).reason).toBe("PATH_OUTSIDE_ROOT");
-    expect((await fails(notebook.pull({ path: "/ws/state/x" }))).reason).toBe("PATH_OUTSIDE_ROOT");
+    const { notebook, vol } = setup(memoryStore.make(), "/ws/state");
+    expect((await fails(notebook.pull({ path: "/ws" }))).reason).toBe("PATH_OVERLAPS_STATE");
+    expect((await fails(notebook.pull({ path: "/ws/state/x" }))).reason).toBe(
+      "PATH_OVERLAPS_STATE",
+    );
+    // Refused before anything was created.
+    expect(vol.existsSync("/ws/state/x")).toBe(false);
     expect((await pull(notebook, "/ws/notes")).generation).toBe(0);
   });
   it("tidies away temp files a killed rewrite left behind, and never publishes them", async () => {

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { isNotebookPath } from "../../src/domain/paths.js";
 import type { Tree } from "../../src/domain/tree.js";
 import { planTreeMerge, type MergeEntry } from "../../src/domain/treeMerge.js";
 
@@ -213,6 +214,102 @@ describe("planTreeMerge properties", () => {
         }
       }),
       { numRuns: 500 },
+    );
+  });
+});
+
+describe("names written aside fit every path rule (SPEC §4.1)", () => {
+  const bytes = (text: string) => new TextEncoder().encode(text).length;
+  const validAll = (paths: Iterable<string>) => {
+    for (const path of paths) {
+      expect(isNotebookPath(path), path).toBe(true);
+      expect(bytes(path)).toBeLessThanOrEqual(4096);
+      for (const segment of path.split("/")) expect(bytes(segment)).toBeLessThanOrEqual(255);
+    }
+  };
+
+  it("a file moved aside by a file/directory conflict keeps a 255-byte segment", () => {
+    const long = `${"é".repeat(126)}.m`; // 254 bytes
+    const plan = planTreeMerge(tree({}), tree({ [long]: "l" }), tree({ [`${long}/x.md`]: "r" }));
+    expect(plan.conflicts).toHaveLength(1);
+    const moved = plan.conflicts[0]?.movedTo ?? "";
+    expect(moved.endsWith("~local")).toBe(true);
+    expect(bytes(moved)).toBeLessThanOrEqual(255);
+    validAll(plan.entries.keys());
+  });
+
+  it("case clashes of long names, several of them, get distinct names that fit", () => {
+    const long = "a".repeat(250);
+    const plan = planTreeMerge(
+      tree({}),
+      tree({ [`${long}.md`]: "1", [`${long.toUpperCase()}.MD`]: "2" }),
+      tree({ [`${long}.Md`]: "3" }),
+    );
+    const moved = plan.conflicts.map((c) => c.movedTo ?? "");
+    expect(new Set(moved.map((m) => m.toLowerCase())).size).toBe(moved.length);
+    validAll(plan.entries.keys());
+  });
+
+  it("a directory renamed for a case clash leaves room for the deepest path below it", () => {
+    const deep = Array.from({ length: 16 }, (_, i) => `${i}`.padStart(2, "0") + "d".repeat(251));
+    const spellingA = `Top/${deep.join("/")}/f${"x".repeat(4096 - 4 - 16 * 254 - 1 - 3)}.md`;
+    expect(isNotebookPath(spellingA)).toBe(true);
+    expect(bytes(spellingA)).toBe(4096);
+    const spellingB = `top/${deep.join("/")}/other.md`;
+    const plan = planTreeMerge(tree({}), tree({ [spellingA]: "l" }), tree({ [spellingB]: "r" }));
+    expect(plan.conflicts.length).toBeGreaterThan(0);
+    validAll(plan.entries.keys());
+  });
+
+  it("property: whatever the names, every merged path is valid and no two fold alike", () => {
+    // Long segments (near 255 bytes), and remote trees made of the local paths spelt in
+    // another case or turned into directories: the clashes that move files aside.
+    const segment = fc
+      .tuple(fc.constantFrom("a", "é", "😀"), fc.integer({ min: 1, max: 255 }))
+      .map(([char, count]) => char.repeat(Math.max(1, Math.floor(count / bytes(char)))));
+    const pathArb = fc.array(segment, { minLength: 1, maxLength: 3 }).map((s) => s.join("/"));
+    const pick = (paths: ReadonlyArray<string>) => {
+      const kept: Record<string, string> = {};
+      const folded: string[] = [];
+      for (const path of paths) {
+        if (!isNotebookPath(path)) continue;
+        const key = path.toLowerCase();
+        if (folded.some((o) => o === key || o.startsWith(`${key}/`) || key.startsWith(`${o}/`)))
+          continue;
+        folded.push(key);
+        kept[path] = "1";
+      }
+      return tree(kept);
+    };
+    const sides = fc
+      .array(fc.tuple(pathArb, fc.constantFrom("upper", "child", "same", "other")), {
+        minLength: 1,
+        maxLength: 5,
+      })
+      .map((rows) => {
+        const local = pick(rows.map(([path]) => path));
+        const remote = pick(
+          rows.map(([path, how]) =>
+            how === "upper"
+              ? path.toUpperCase()
+              : how === "child"
+                ? `${path}/x.md`
+                : how === "same"
+                  ? path
+                  : `${path}o`,
+          ),
+        );
+        return [local, remote] as const;
+      });
+    const validTree = sides;
+    fc.assert(
+      fc.property(validTree, ([local, remote]) => {
+        const plan = planTreeMerge(tree({}), local, remote);
+        validAll(plan.entries.keys());
+        const keys = [...plan.entries.keys()].map((p) => p.normalize("NFC").toLowerCase());
+        expect(new Set(keys).size).toBe(keys.length);
+      }),
+      { numRuns: 300 },
     );
   });
 });

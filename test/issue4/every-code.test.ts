@@ -196,6 +196,8 @@ const scenarios: {
       w.write("/ws/file.md", "a file\n");
       return viaMcp(w.open(), "notes_pull", { path: "/ws/file.md" });
     },
+    PATH_OVERLAPS_STATE: async () =>
+      viaMcp(world().open({ storeDirectory: "/ws/a/.store" }), "notes_pull", { path: "/ws/a" }),
     MESSAGE_BLANK: async () => commitA((await published()).nb, " \u2003\n"),
     MESSAGE_TOO_LONG: async () => commitA((await published()).nb, "é".repeat(8193)),
     NOT_PULLED: async () => commitA(world().open()),

@@ -39,6 +39,7 @@ const Options = Schema.Struct({
   workspaceRoot: AbsolutePath,
   notebookDirectory: AbsolutePath,
   privateRoot: AbsolutePath,
+  storeDirectory: Schema.optionalWith(AbsolutePath, { exact: true }),
   homeDirectory: AbsolutePath,
   commitRetries: NonNegativeInt.pipe(Schema.lessThanOrEqualTo(100)),
   checkpointPacks: NonNegativeInt.pipe(Schema.greaterThanOrEqualTo(1)),

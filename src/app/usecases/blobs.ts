@@ -6,10 +6,9 @@
 import { Effect } from "effect";
 import { contentId } from "../../domain/content.js";
 import { domainError, type DomainError } from "../../domain/errors.js";
-import type { FileSystemService } from "../../ports/FileSystem.js";
+import type { FileSystemService, RootedTree } from "../../ports/FileSystem.js";
 import { localFailure } from "./failures.js";
 import { packFile, type BlobRef } from "./privateState.js";
-import { hostPath } from "./workingCopy.js";
 
 /** A per-operation registry of where each content id can be loaded from. */
 export interface BlobSource {
@@ -25,10 +24,10 @@ export interface BlobSource {
   /** Registers a pack's bytes held in memory (avoids re-reading the cache file). */
   readonly addPack: (sha: string, bytes: Uint8Array) => void;
   /**
-   * Registers the files of a scan of working copy `dir`: notebook path → its content id
-   * (indexed only if a load needs it; the scan must not change afterwards).
+   * Registers the files of a scan of the working copy open as `tree`: notebook path → its
+   * content id (indexed only if a load needs it; the scan must not change afterwards).
    */
-  readonly addScan: (dir: string, scan: ReadonlyMap<string, { readonly id: string }>) => void;
+  readonly addScan: (tree: RootedTree, scan: ReadonlyMap<string, { readonly id: string }>) => void;
   /**
    * Loads the bytes of `id`. A working-copy file that no longer hashes to `id` (edited
    * during the call) fails with ENGINE_FAILED/LOCAL_IO asking to call again.
@@ -46,19 +45,19 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
   const bytesById = new Map<string, Uint8Array>();
   const refsById = new Map<string, BlobRef>();
   const packs = new Map<string, Uint8Array>();
-  const localById = new Map<string, string>();
+  const localById = new Map<string, { readonly tree: RootedTree; readonly path: string }>();
   // Registered wholesale and indexed on the first load that needs them: a call that
   // loads nothing (a no-op pull) never pays for indexing 10,000 entries.
   const trees: Array<ReadonlyMap<string, BlobRef>> = [];
-  const scans: Array<{ dir: string; scan: ReadonlyMap<string, { readonly id: string }> }> = [];
+  const scans: Array<{ tree: RootedTree; scan: ReadonlyMap<string, { readonly id: string }> }> = [];
   const indexTrees = (): void => {
     for (const tree of trees.splice(0))
       for (const ref of tree.values()) if (!refsById.has(ref.id)) refsById.set(ref.id, ref);
   };
   const indexScans = (): void => {
-    for (const { dir, scan } of scans.splice(0))
+    for (const { tree, scan } of scans.splice(0))
       for (const [path, file] of scan)
-        if (!localById.has(file.id)) localById.set(file.id, hostPath(dir, path));
+        if (!localById.has(file.id)) localById.set(file.id, { tree, path });
   };
 
   /** Bytes held in memory: registered ones, or a blob of a pack registered in memory. */
@@ -99,8 +98,12 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
       ),
     );
 
-  const fromLocal = (id: string, hostPath: string): Effect.Effect<Uint8Array, DomainError> =>
-    fs.readFile(hostPath).pipe(
+  const fromLocal = (
+    id: string,
+    local: { readonly tree: RootedTree; readonly path: string },
+  ): Effect.Effect<Uint8Array, DomainError> =>
+    local.tree.readFile(local.path).pipe(
+      Effect.map(({ bytes }) => bytes),
       Effect.mapError((error) => localFailure(error, "reading the working copy")),
       Effect.filterOrFail(
         (bytes) => contentId(bytes) === id,
@@ -126,8 +129,8 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
     addTree: (tree) => {
       trees.push(tree);
     },
-    addScan: (dir, scan) => {
-      scans.push({ dir, scan });
+    addScan: (tree, scan) => {
+      scans.push({ tree, scan });
     },
     inMemory,
     load: (id) => {

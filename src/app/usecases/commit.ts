@@ -465,8 +465,7 @@ export const commit = (
     current.blobs.addTree(state.baseline);
     const stats = yield* loadStats(current.fs, current.copyDir, current.memo);
     const scan: Scan = yield* scanWorkingCopy(
-      current.fs,
-      current.dir,
+      current.tree,
       stats.stamps,
       stats.recordedAtMs,
       current.blobs,
@@ -521,8 +520,9 @@ export const commit = (
               return concluded({ kind: "unverified", remote, merged: local });
           }
           const remoteIds = viewTree(remote.view);
-          // Nobody published since the baseline: the merge is the working copy itself.
-          const unchanged = samePublication(remote.view, base);
+          // Nobody published since the baseline: the merge is the working copy itself
+          // (unless the baseline holds older entries for files saved mid-call).
+          const unchanged = !state.heldBack && samePublication(remote.view, base);
           const { merged, conflicts } = unchanged
             ? { merged: local, conflicts: [] }
             : yield* runMerge(baseIds, local, remoteIds, current.blobs);

@@ -3,7 +3,7 @@
  * resolved directories, the loaded private state and the operation's content source.
  */
 import type { Effect, Option } from "effect";
-import type { FileSystemService } from "../../ports/FileSystem.js";
+import type { FileSystemService, RootedTree } from "../../ports/FileSystem.js";
 import type { IdGeneratorService } from "../../ports/IdGenerator.js";
 import type { ObjectStoreService } from "../../ports/ObjectStore.js";
 import type { BlobSource } from "./blobs.js";
@@ -21,8 +21,10 @@ export interface Services {
 
 /** One call on one locked working copy. */
 export interface CopyCall extends Services {
-  /** Canonical absolute working-copy directory. */
+  /** Canonical absolute working-copy directory (keys and messages; never used to reach files). */
   readonly dir: string;
+  /** The working copy, open without following symlinks: every access to L goes through it. */
+  readonly tree: RootedTree;
   /** Its private-state directory. */
   readonly copyDir: string;
   readonly blobs: BlobSource;

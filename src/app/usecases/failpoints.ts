@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect";
 import type { DomainError } from "../../domain/errors.js";
-import { FsError, type FileSystemService } from "../../ports/FileSystem.js";
+import { FsError, type RootedTree } from "../../ports/FileSystem.js";
 
 /**
  * The local stages a call can be stopped at:
@@ -48,16 +48,13 @@ export const reach = (
 ): Effect.Effect<void, DomainError> => (hook === undefined ? Effect.void : hook(stage));
 
 /**
- * A view of `fs` that reaches `mid-materialisation` once, right after the first file of
+ * A view of `tree` that reaches `mid-materialisation` once, right after the first file of
  * the working copy was written or removed, so a stop there leaves it half rewritten. A
  * hook failure surfaces as an `FsError` (reason `Other`), as a real I/O failure at that
- * moment would; a die or an interrupt is a crash. Without a hook it is `fs` itself.
+ * moment would; a die or an interrupt is a crash. Without a hook it is `tree` itself.
  */
-export const materialisationFileSystem = (
-  fs: FileSystemService,
-  hook: Failpoint | undefined,
-): FileSystemService => {
-  if (hook === undefined) return fs;
+export const materialisationTree = (tree: RootedTree, hook: Failpoint | undefined): RootedTree => {
+  if (hook === undefined) return tree;
   let reached = false;
   const stop: Effect.Effect<void, FsError> = Effect.suspend(() => {
     if (reached) return Effect.void;
@@ -70,9 +67,9 @@ export const materialisationFileSystem = (
     );
   });
   return {
-    ...fs,
-    writeFileAtomic: (path, bytes, options) =>
-      fs.writeFileAtomic(path, bytes, options).pipe(Effect.zipLeft(stop)),
-    removeFile: (path) => fs.removeFile(path).pipe(Effect.zipLeft(stop)),
+    ...tree,
+    replaceFile: (path, bytes, expected, mode) =>
+      tree.replaceFile(path, bytes, expected, mode).pipe(Effect.zipLeft(stop)),
+    removeFile: (path, expected) => tree.removeFile(path, expected).pipe(Effect.zipLeft(stop)),
   };
 };

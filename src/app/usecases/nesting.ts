@@ -6,7 +6,7 @@
 import { dirname, join, sep } from "node:path";
 import { Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
-import type { FileSystemService } from "../../ports/FileSystem.js";
+import type { FileSystemService, RootedTree } from "../../ports/FileSystem.js";
 import { localFailure } from "./failures.js";
 import { copyDirectory } from "./privateState.js";
 
@@ -26,7 +26,8 @@ const nested = (message: string): DomainError =>
 
 /**
  * Fails with INVALID_REQUEST/NESTED_WORKING_COPY when an ancestor of `dir` (up to the
- * workspace root) or a directory below it is already a working copy of `store`.
+ * workspace root) or a directory below it is already a working copy of `store`. `dir`
+ * is the copy's canonical path (for the private-state keys), `tree` the copy itself.
  * Cost: one stat per ancestor and per directory below `dir`.
  */
 export const refuseNestedCopies = (
@@ -34,6 +35,7 @@ export const refuseNestedCopies = (
   privateRoot: string,
   workspaceRoot: string,
   dir: string,
+  tree: RootedTree,
   store: string,
 ): Effect.Effect<void, DomainError> =>
   Effect.gen(function* () {
@@ -50,8 +52,8 @@ export const refuseNestedCopies = (
         );
       }
     }
-    const entries = yield* fs
-      .walk(dir, new Set([".git"]))
+    const { entries } = yield* tree
+      .walk(new Set([".git"]))
       .pipe(Effect.mapError((error) => localFailure(error, "checking for nested working copies")));
     for (const entry of entries) {
       if (entry.kind !== "directory") continue;

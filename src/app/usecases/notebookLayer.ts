@@ -3,10 +3,10 @@
  * per-copy serialisation inside the process, the cross-process lock on private state,
  * and the per-call content source.
  */
-import { Effect, Layer, Option } from "effect";
+import { Effect, Layer, Option, type Scope } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
 import type { PathSets } from "../../domain/pathSets.js";
-import { FileSystem } from "../../ports/FileSystem.js";
+import { FileSystem, type RootedTree } from "../../ports/FileSystem.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
 import { ObjectStore } from "../../ports/ObjectStore.js";
 import { Notebook, type NotebookService, type SyncReport } from "../Notebook.js";
@@ -26,8 +26,8 @@ import {
 } from "./privateState.js";
 import { refuseNestedCopies } from "./nesting.js";
 import { makePendingWrites } from "./pendingWrites.js";
+import { openWorkingCopy } from "./openCopy.js";
 import { pull } from "./pull.js";
-import { resolveWorkingCopy } from "./workingCopy.js";
 
 /** The settings the use cases need, already validated by configuration. */
 export interface NotebookOptions {
@@ -37,6 +37,8 @@ export interface NotebookOptions {
   readonly notebookDirectory: string;
   /** Absolute private root (never at or below the workspace root). */
   readonly privateRoot: string;
+  /** The file store's directory when the store is one: no working copy may overlap it. */
+  readonly storeDirectory?: string;
   /** The user's home directory, for `~/` expansion. */
   readonly homeDirectory: string;
   /** Maximum CAS retries before REMOTE_BUSY (0..100). */
@@ -95,6 +97,19 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         ),
       );
 
+    /** The working copy `rawPath` names, open for the call's scope; `None` when it does not exist. */
+    const openCopy = (
+      rawPath: string | undefined,
+      create: boolean,
+    ): Effect.Effect<
+      Option.Option<{ readonly path: string; readonly tree: RootedTree }>,
+      DomainError,
+      Scope.Scope
+    > =>
+      openWorkingCopy(fs, options, rawPath, create).pipe(
+        Effect.map((opened) => Option.map(opened.tree, (tree) => ({ path: opened.path, tree }))),
+      );
+
     /**
      * Runs `body` holding the copy (its permit, then its lock). The call's housekeeping
      * (`afterAnswer`), the end of its cache writes and the release of the copy run after
@@ -102,13 +117,11 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
      * that removes the private directory once the lock is released).
      */
     const withCopy = <A>(
-      rawPath: string | undefined,
-      create: boolean,
+      resolved: { readonly path: string; readonly tree: RootedTree },
       body: (call: CopyCall) => Effect.Effect<A, DomainError>,
       tidyFirst = false,
     ): Effect.Effect<{ readonly path: string; readonly value: A }, DomainError> =>
       Effect.gen(function* () {
-        const resolved = yield* resolveWorkingCopy(fs, options, rawPath, create);
         const copyDir = copyDirectory(options.privateRoot, resolved.path, store.identity);
         const permit = yield* permitFor(copyDir);
         const cacheWrites = makePendingWrites();
@@ -126,6 +139,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                 return yield* body({
                   ...services,
                   dir: resolved.path,
+                  tree: resolved.tree,
                   copyDir,
                   blobs: makeBlobSource(fs, copyDir),
                   state,
@@ -167,17 +181,34 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
     const service: NotebookService = {
       notebookDirectory: options.notebookDirectory,
       pull: (request) =>
-        withCopy(request.path, true, (call) =>
-          Option.isSome(call.state)
-            ? pull(call)
-            : refuseNestedCopies(
-                fs,
-                options.privateRoot,
-                options.workspaceRoot,
-                call.dir,
-                store.identity,
-              ).pipe(Effect.zipRight(pull(call))),
-        ).pipe(
+        openCopy(request.path, true).pipe(
+          Effect.flatMap(
+            Option.match({
+              // Created when missing, so only a copy swapped away while it was made.
+              onNone: () =>
+                Effect.fail(
+                  domainError({
+                    code: "ENGINE_FAILED",
+                    reason: "LOCAL_IO",
+                    message: "The working copy changed while it was being created; call again.",
+                  }),
+                ),
+              onSome: (resolved) =>
+                withCopy(resolved, (call) =>
+                  Option.isSome(call.state)
+                    ? pull(call)
+                    : refuseNestedCopies(
+                        fs,
+                        options.privateRoot,
+                        options.workspaceRoot,
+                        call.dir,
+                        call.tree,
+                        store.identity,
+                      ).pipe(Effect.zipRight(pull(call))),
+                ),
+            }),
+          ),
+          Effect.scoped,
           Effect.map(({ path, value }): SyncReport => ({
             path,
             generation: value.generation,
@@ -188,16 +219,15 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         ),
       commit: (request) =>
         validateMessage(request.message).pipe(
-          Effect.zipRight(
-            resolveWorkingCopy(fs, options, request.path, false).pipe(
-              Effect.flatMap((resolved) =>
-                resolved.exists ? Effect.void : Effect.fail(notPulled),
-              ),
-            ),
+          Effect.zipRight(openCopy(request.path, false)),
+          Effect.flatMap(
+            Option.match({
+              onNone: () => Effect.fail(notPulled),
+              onSome: (resolved) =>
+                withCopy(resolved, (call) => commit(call, request.message, request.author)),
+            }),
           ),
-          Effect.zipRight(
-            withCopy(request.path, false, (call) => commit(call, request.message, request.author)),
-          ),
+          Effect.scoped,
           Effect.map(({ path, value }): SyncReport => ({
             path,
             generation: value.generation,
@@ -208,16 +238,15 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         ),
       discardIfPublished: (path) =>
         Effect.gen(function* () {
-          const resolved = yield* resolveWorkingCopy(fs, options, path, false);
-          if (!resolved.exists) return false;
+          const opened = yield* openCopy(path, false);
+          if (Option.isNone(opened)) return false;
           const { value: removed } = yield* withCopy(
-            path,
-            false,
+            opened.value,
             (call) =>
               holdsOnlyPublished(call).pipe(
                 Effect.flatMap((published) =>
                   published
-                    ? fs.removeTree(call.dir).pipe(
+                    ? call.tree.removeAll().pipe(
                         Effect.mapError((error) =>
                           localFailure(error, "removing the working copy"),
                         ),
@@ -234,7 +263,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             .removeTree(removed.value)
             .pipe(Effect.mapError((error) => localFailure(error, "removing private state")));
           return true;
-        }).pipe(Effect.annotateLogs("module", "notebook")),
+        }).pipe(Effect.scoped, Effect.annotateLogs("module", "notebook")),
     };
     return service;
   });

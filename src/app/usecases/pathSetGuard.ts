@@ -10,7 +10,8 @@ import { caseFoldKey, compareCodeUnits } from "../../domain/paths.js";
 import { diffTrees } from "../../domain/treeDiff.js";
 import type { Tree } from "../../domain/tree.js";
 import type { CopyCall } from "./context.js";
-import { materialise, type Scan } from "./workingCopy.js";
+import { materialise } from "./rewrite.js";
+import type { Scan } from "./workingCopy.js";
 
 /**
  * Refuses the commit with READ_ONLY_PATH when the copy changed a read-only path
@@ -46,7 +47,8 @@ export const enforcePathSets = (
       const id = base.get(path);
       if (id !== undefined) target.set(path, id);
     }
-    yield* materialise(call.fs, call.dir, scan, target, paths, call.blobs);
+    // A file saved meanwhile is left as it was (rewrite.ts): the next commit refuses it again.
+    yield* materialise(call.tree, scan, target, paths, call.blobs);
     return yield* Effect.fail(
       domainError({
         code: "READ_ONLY_PATH",

@@ -50,6 +50,12 @@ export interface CopyState {
   readonly baselineFile: string;
   /** Set before the working copy is rewritten, cleared once it and the baseline are durable. */
   readonly recoveryRequired: boolean;
+  /**
+   * Whether the baseline keeps older entries for files a rewrite left as a person saved
+   * them during the call (rewrite.ts): it is then not the tree of the publication it
+   * names, and the next call must merge even when nobody published since.
+   */
+  readonly heldBack: boolean;
 }
 
 const stateVersion = 1;
@@ -83,6 +89,8 @@ const StateRecord = Schema.Struct({
   head: Schema.String,
   baseline: Schema.String.pipe(Schema.pattern(baselineFileName)),
   recoveryRequired: Schema.Boolean,
+  // Absent in records written before it existed: false.
+  heldBack: Schema.optionalWith(Schema.Boolean, { exact: true }),
 });
 const decodeStateRecord = ParseResult.decodeUnknownEither(StateRecord, {
   onExcessProperty: "error",
@@ -219,6 +227,7 @@ export const loadState = (
       baseline: baseline.right,
       baselineFile: record.right.baseline,
       recoveryRequired: record.right.recoveryRequired,
+      heldBack: record.right.heldBack ?? false,
     };
     memo.states.set(copyDir, { recordText: recordText.value, state });
     return Option.some(state);
@@ -255,6 +264,7 @@ const writeRecord = (
     head: state.head,
     baseline: state.baselineFile,
     recoveryRequired: state.recoveryRequired,
+    ...(state.heldBack ? { heldBack: true } : {}),
   });
   // Forgotten first: if the write fails, what is on disk is unknown.
   memo.states.delete(copyDir);
@@ -278,6 +288,8 @@ export interface BaselineOf {
   readonly generation: number;
   readonly head: string;
   readonly baseline: ReadonlyMap<string, BlobRef>;
+  /** Whether `baseline` keeps older entries for held files (see {@link CopyState}). */
+  readonly heldBack?: boolean;
 }
 
 /** A baseline file written durably that no state record names yet. */
@@ -340,6 +352,7 @@ export const recordBaseline = (
     baseline: written.of.baseline,
     baselineFile: written.name,
     recoveryRequired: false,
+    heldBack: written.of.heldBack === true,
   }).pipe(Effect.tap(() => schedulePrune(prune(fs, copyDir, written.name, written.packs))));
 
 /**

@@ -44,13 +44,7 @@ export const synchronise = (
     const known = knownView(call.state);
     call.blobs.addTree(known.tree);
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
-    const scan = yield* scanWorkingCopy(
-      call.fs,
-      call.dir,
-      stats.stamps,
-      stats.recordedAtMs,
-      call.blobs,
-    );
+    const scan = yield* scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs);
     const remote = yield* readRemote(call, known);
     // A copy whose rewrite (or whose commit, after its swap) was interrupted is rolled
     // forward and merged against the state it was settling on (see rewriteIntent.ts).
@@ -61,6 +55,8 @@ export const synchronise = (
     const recovering =
       Option.isSome(call.state) &&
       (call.state.value.recoveryRequired || publicationLanded(intent, remote.manifest));
+    // A baseline holding older entries for files a person saved mid-call must be merged.
+    const heldBack = Option.isSome(call.state) && call.state.value.heldBack;
     if (Option.isSome(intent))
       yield* Effect.logDebug("an interrupted rewrite or commit was found").pipe(
         Effect.annotateLogs({
@@ -73,7 +69,7 @@ export const synchronise = (
         ? yield* recoveryInputs(call, call.state.value, intent, onDisk)
         : { base: known.tree, local: onDisk };
     // Nobody published since the baseline: the merge is the working copy itself.
-    const unchanged = !recovering && samePublication(remote.view, known);
+    const unchanged = !recovering && !heldBack && samePublication(remote.view, known);
     const { merged, conflicts } = unchanged
       ? { merged: local, conflicts: [] }
       : yield* runMerge(idsOf(base), local, viewTree(remote.view), call.blobs);
@@ -88,7 +84,14 @@ export const synchronise = (
       scanLearnt(scan, stats.stamps),
       prune,
     );
-    return { state: settled.state, generation: remote.view.generation, files, conflicts };
+    // A held file holds what its person saved, not this pull's change: not reported as one.
+    const held = new Set(settled.held);
+    return {
+      state: settled.state,
+      generation: remote.view.generation,
+      files: held.size === 0 ? files : files.filter((file) => !held.has(file.path)),
+      conflicts,
+    };
   });
 
 /** The conflict error of a merge that left marker blocks or structural conflicts. */

@@ -24,10 +24,11 @@ import { scanWorkingCopy } from "./workingCopy.js";
  */
 export const holdsOnlyPublished = (call: CopyCall): Effect.Effect<boolean, DomainError> =>
   Effect.gen(function* () {
-    const entries = yield* call.fs
-      .walk(call.dir)
+    const listing = yield* call.tree
+      .walk()
       .pipe(Effect.mapError((error) => localFailure(error, "listing the working copy")));
-    const files = entries.filter((entry) => entry.kind !== "directory");
+    if (listing.undecodable.length > 0) return false;
+    const files = listing.entries.filter((entry) => entry.kind !== "directory");
     if (Option.isNone(call.state)) return files.length === 0;
     const state = call.state.value;
     if (state.recoveryRequired) return false;
@@ -35,7 +36,7 @@ export const holdsOnlyPublished = (call: CopyCall): Effect.Effect<boolean, Domai
     if (files.length !== state.baseline.size) return false;
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
     const scan = yield* Effect.option(
-      scanWorkingCopy(call.fs, call.dir, stats.stamps, stats.recordedAtMs, call.blobs),
+      scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs),
     );
     if (Option.isNone(scan) || scan.value.size !== state.baseline.size) return false;
     for (const [path, ref] of state.baseline) if (scan.value.get(path)?.id !== ref.id) return false;

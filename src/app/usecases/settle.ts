@@ -10,7 +10,7 @@ import { countChanges } from "../../domain/diffstat.js";
 import type { FileStat } from "../../domain/tree.js";
 import type { BlobSource } from "./blobs.js";
 import type { CopyCall } from "./context.js";
-import { materialisationFileSystem, reach } from "./failpoints.js";
+import { materialisationTree, reach } from "./failpoints.js";
 import { lineCountOf, textOf } from "./mergeRun.js";
 import { alongside, forEachPooled } from "./pooled.js";
 import {
@@ -20,12 +20,14 @@ import {
   saveStats,
   writeBaselineFile,
   type BaselineFile,
+  type BlobRef,
   type CopyState,
   type StatStamp,
 } from "./privateState.js";
 import { samePublication, type RemoteView } from "./remote.js";
 import { saveIntent } from "./rewriteIntent.js";
-import { changedPaths, materialise, type Scan } from "./workingCopy.js";
+import { materialise } from "./rewrite.js";
+import { changedPaths, type Scan } from "./workingCopy.js";
 
 /**
  * The line counts of one path from its old to its new bytes (`undefined` = absent), or
@@ -110,9 +112,9 @@ export const scanTree = (scan: Scan): Tree => idsOf(scan);
 /** The ids of a view's tree. */
 export const viewTree = (view: RemoteView): Tree => idsOf(view.tree);
 
-/** Whether `state` already records `accepted` as a clean baseline. */
-const isCurrent = (state: CopyState, accepted: RemoteView): boolean =>
-  !state.recoveryRequired && samePublication(state, accepted);
+/** Whether `state` already records `accepted` as a clean baseline (its very tree). */
+export const isCurrent = (state: CopyState, accepted: RemoteView): boolean =>
+  !state.recoveryRequired && !state.heldBack && samePublication(state, accepted);
 
 /** Whether a scan read any file the stat cache could not vouch for. */
 export const scanLearnt = (scan: Scan, cached: ReadonlyMap<string, StatStamp>): boolean => {
@@ -126,7 +128,34 @@ export interface Settled {
   readonly state: CopyState;
   /** Paths of the working copy whose content changed, sorted. */
   readonly changed: ReadonlyArray<string>;
+  /**
+   * Paths left as a person saved them during the call (rewrite.ts), sorted: their
+   * baseline stays the previous one, so the next call merges them.
+   */
+  readonly held: ReadonlyArray<string>;
 }
+
+/**
+ * The accepted tree with the previous baseline's entry kept for each held path: what
+ * the next merge must take as the base of a file the rewrite could not bring up to date.
+ */
+const withHeldBack = (
+  accepted: RemoteView["tree"],
+  previous: Option.Option<CopyState>,
+  held: ReadonlyArray<string>,
+): RemoteView["tree"] => {
+  const tree = new Map(accepted);
+  const old = Option.match(previous, {
+    onNone: () => new Map<string, BlobRef>(),
+    onSome: (state) => state.baseline,
+  });
+  for (const path of held) {
+    const ref = old.get(path);
+    if (ref === undefined) tree.delete(path);
+    else tree.set(path, ref);
+  }
+  return tree;
+};
 
 /**
  * Rewrites the working copy from `scan` to `merged` and records `accepted` as the
@@ -137,6 +166,14 @@ export interface Settled {
  * whether it succeeded; the flag stays set if not, so the next call resynchronises.
  * Uninterruptible: a cancelled call or a shutdown waits for this local rewrite to reach
  * its end rather than leave a half-rewritten copy behind.
+ *
+ * With `remoteAccepted` "yes" every failure is RECOVERY_FAILURE, also when no file had
+ * to change: the publication stands, and the intent its commit wrote before the swap
+ * lets the next call settle the copy (SPEC §4.1 "acceptance is never denied").
+ *
+ * A file saved during the call is never overwritten (rewrite.ts): one that cannot be
+ * merged again is held, keeps its previous baseline entry (the state says `heldBack`),
+ * and is listed in the result.
  *
  * The stat cache is written after the call's answer (afterAnswer.ts). So is the prune
  * of baseline files and cached packs the new baseline no longer needs, when `prune` is
@@ -182,7 +219,7 @@ const settleNow = (
           "stats",
         )(saveStats(call.fs, call.copyDir, call.memo, { stamps, recordedAtMs: now }));
       }
-      return { state: call.state.value, changed };
+      return { state: call.state.value, changed, held: [] };
     }
     const guarded = Option.isSome(call.state) && changed.length > 0;
     const suffix = (yield* call.ids.uuidv7).slice(-12);
@@ -211,14 +248,26 @@ const settleNow = (
     }
     const schedulePrune = prune === "now" ? undefined : afterAnswer(call, "prune");
     const hook = call.options.failpoint;
-    const writer = materialisationFileSystem(call.fs, hook);
+    const writer = materialisationTree(call.tree, hook);
     const rewrite = Effect.gen(function* () {
-      const done = yield* materialise(writer, call.dir, scan, merged, changed, call.blobs);
+      const done = yield* materialise(writer, scan, merged, changed, call.blobs);
       yield* reach(hook, "before-state-record");
       const now = yield* Clock.currentTimeMillis;
+      // Held files keep their previous baseline entries: the early file does not say so.
+      const record =
+        done.held.length === 0
+          ? { file: early, of: next }
+          : {
+              file: Option.none<BaselineFile>(),
+              of: {
+                ...next,
+                baseline: withHeldBack(next.baseline, call.state, done.held),
+                heldBack: true,
+              },
+            };
       // The baseline names blobs in cached packs: those still being written must be
       // durable before the record names it.
-      const state = yield* Option.match(early, {
+      const state = yield* Option.match(record.file, {
         onSome: (file) =>
           call.cacheWrites.awaitAll.pipe(
             Effect.zipRight(recordBaseline(call.fs, call.copyDir, call.memo, file, schedulePrune)),
@@ -228,7 +277,7 @@ const settleNow = (
             call.fs,
             call.copyDir,
             call.memo,
-            next,
+            record.of,
             suffix,
             call.cacheWrites.awaitAll,
             schedulePrune,
@@ -239,11 +288,13 @@ const settleNow = (
         call,
         "stats",
       )(saveStats(call.fs, call.copyDir, call.memo, { stamps: done.stamps, recordedAtMs: now }));
-      return { state, changed };
+      return { state, changed, held: done.held };
     });
+    // After a publication was accepted nothing may read as "not published" (SPEC §4.1).
+    const recoverable = guarded || remoteAccepted === "yes";
     return yield* rewrite.pipe(
       Effect.catchAll((failure) =>
-        guarded
+        recoverable
           ? Effect.logError("rewriting the working copy failed; recovering", failure).pipe(
               Effect.zipRight(
                 rewrite.pipe(
@@ -256,9 +307,11 @@ const settleNow = (
                   domainError({
                     code: "RECOVERY_FAILURE",
                     reason: resynchronized ? "UNEXPECTED_FAILURE" : "RECOVERY_PENDING",
-                    message: resynchronized
-                      ? "Rewriting the working copy failed and was repaired; call notes_pull to check it."
-                      : "Rewriting the working copy failed and could not be repaired; the next call resynchronises it.",
+                    message:
+                      (remoteAccepted === "yes" ? "Your changes were published. " : "") +
+                      (resynchronized
+                        ? "Rewriting the working copy failed and was repaired; call notes_pull to check it."
+                        : "Rewriting the working copy failed and could not be repaired; the next call resynchronises it."),
                     recovery: { stage: "rewrite-working-copy", remoteAccepted, resynchronized },
                   }),
                 ),

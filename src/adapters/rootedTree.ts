@@ -1,0 +1,668 @@
+/**
+ * The {@link RootedTree} of the FileSystem port, shared by the node and memfs adapters.
+ *
+ * Every operation reaches its directory through a {@link Directories} strategy and names
+ * only the last component itself, so a directory swapped for a symlink, or moved away,
+ * between a scan and a write cannot redirect the write:
+ * - with directory handles (Linux, directoryHandles.ts) a directory is a descriptor
+ *   opened `O_DIRECTORY|O_NOFOLLOW` from its parent's descriptor, and an entry is reached
+ *   as `/proc/self/fd/<fd>/<name>`;
+ * - without them (other hosts, memfs) a directory is a path whose every component is
+ *   checked to be the same real directory (inode) as when first opened, just before each
+ *   operation (a best effort: a swap in the microseconds between check and use is not
+ *   excluded).
+ * Before and after every change the directory is checked to be still where it was
+ * opened; a directory found moved fails the change, and a file already put into a
+ * directory that moved out meanwhile is taken back out.
+ *
+ * Guarded replace (the newer-edit protection of SPEC §4.1): the new content goes into a
+ * temp file; the file at the path is renamed aside, checked against what the caller
+ * expects (inode, size, mtime; content when asked), and the temp file is hard-linked to
+ * the path — a link never replaces anything, so a file an editor saved at the path in
+ * between is kept. The aside file is then removed, and checked once more through its
+ * open descriptor: an in-place write that reached it meanwhile is handed back to the
+ * caller. A process killed mid-replace leaves the aside file (`.<name>.quire-<id>.aside`),
+ * which the next scan puts back (ports/FileSystem.ts `setAsideName`).
+ */
+import { Effect, Option } from "effect";
+import {
+  FsError,
+  type Expectation,
+  type FsErrorReason,
+  type GuardedOutcome,
+  type PathInfo,
+  type RootedTree,
+  type UndecodableName,
+  type WalkEntry,
+} from "../ports/FileSystem.js";
+import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
+import { toPathInfo, type StatsLike } from "./fsStats.js";
+import { asideNameFor, tempNameFor } from "./tempNames.js";
+
+/** The open(2) flags the tree uses (node's and memfs's constants agree). */
+export interface OpenFlags {
+  readonly O_RDONLY: number;
+  readonly O_WRONLY: number;
+  readonly O_CREAT: number;
+  readonly O_EXCL: number;
+  readonly O_NOFOLLOW: number;
+  readonly O_NONBLOCK: number;
+}
+
+/**
+ * The synchronous file calls the tree is built on, as node's `fs.*Sync` has them (memfs
+ * has the same). They throw node-style errors carrying an errno `code`.
+ */
+export interface SyncCalls {
+  readonly open: (path: string, flags: number, mode?: number) => number;
+  readonly close: (descriptor: number) => void;
+  readonly fstat: (descriptor: number) => StatsLike;
+  readonly lstat: (path: string) => StatsLike;
+  readonly readdir: (path: string) => ReadonlyArray<string>;
+  /** The names of a directory as raw bytes (for names that are not UTF-8). */
+  readonly readdirRaw: (path: string) => ReadonlyArray<Uint8Array>;
+  readonly read: (
+    descriptor: number,
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number,
+  ) => number;
+  readonly write: (
+    descriptor: number,
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+  ) => number;
+  readonly rename: (from: string, to: string) => void;
+  readonly link: (existing: string, path: string) => void;
+  readonly unlink: (path: string) => void;
+  readonly mkdir: (path: string, mode: number) => void;
+  readonly rmdir: (path: string) => void;
+  readonly flags: OpenFlags;
+  /**
+   * Reads `size` bytes and on to the end of an open regular file without blocking the
+   * event loop (large files); absent: everything is read synchronously.
+   */
+  readonly readLarge?: {
+    readonly above: number;
+    readonly read: (descriptor: number, size: number) => Promise<Uint8Array>;
+  };
+}
+
+/**
+ * How the tree reaches its directories (relative paths, `""` the root): by handle or by
+ * checked path. Methods throw {@link FsError}.
+ */
+export interface Directories {
+  /** Makes `directory` reachable (its parents first): `NotFound`, `NotADirectory` otherwise. */
+  readonly open: (directory: string) => void;
+  /** The host path that names `directory` itself now (after {@link Directories.open}). */
+  readonly path: (directory: string) => string;
+  /** The host path that names entry `name` of `directory` (after {@link Directories.open}). */
+  readonly entry: (directory: string, name: string) => string;
+  /** Fails `Moved` unless `directory` is still the directory opened, where it was opened. */
+  readonly verify: (directory: string) => void;
+  /** Forgets `directory` and everything below it (after removing it). */
+  readonly forget: (directory: string) => void;
+  /** Releases every handle. */
+  readonly close: () => void;
+}
+
+const fail = (reason: FsErrorReason, path: string, message: string): FsError =>
+  new FsError({ reason, path, message });
+
+/** Maps a thrown failure to an {@link FsError} on the display path `path`. */
+const mapError = (error: unknown, path: string, opening = false): FsError =>
+  error instanceof FsError
+    ? error
+    : new FsError({
+        reason: reasonForErrno(errnoCode(error), opening),
+        path,
+        message: errorMessage(error),
+      });
+
+const codeOf = errnoCode;
+
+/** Runs `body`, ignoring the errno codes listed. */
+const tolerate = (codes: ReadonlyArray<string>, body: () => void): void => {
+  try {
+    body();
+  } catch (error) {
+    const code = codeOf(error);
+    if (code === undefined || !codes.includes(code)) throw error;
+  }
+};
+
+/** Codes of a file system that cannot hard-link (FAT, some FUSE and network file systems). */
+const noHardLinks = ["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK", "EXDEV"];
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const lossy = new TextDecoder("utf-8");
+
+/** `a/b/c` → [`a/b`, `c`]; `c` → [``, `c`]. */
+const split = (path: string): readonly [string, string] => {
+  const at = path.lastIndexOf("/");
+  return at < 0 ? ["", path] : [path.slice(0, at), path.slice(at + 1)];
+};
+
+const joinRelative = (directory: string, name: string): string =>
+  directory === "" ? name : name === "" ? directory : `${directory}/${name}`;
+
+/** What of a file's stats a guard compares (never ctime: a rename changes it). */
+const sameFile = (stats: StatsLike, expected: Extract<Expectation, { _tag: "File" }>): boolean =>
+  stats.isFile() &&
+  stats.ino === expected.ino &&
+  stats.size === expected.size &&
+  stats.mtimeMs === expected.mtimeMs;
+
+const changed: GuardedOutcome = { _tag: "Changed" };
+
+/**
+ * A {@link RootedTree} over `calls` and `directories`, rooted at the canonical host path
+ * `root` (display only). The caller closes `directories` when its scope ends.
+ */
+export const makeRootedTree = (
+  calls: SyncCalls,
+  directories: Directories,
+  root: string,
+): RootedTree => treeAt(calls, directories, root, "");
+
+const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: string): RootedTree => {
+  const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = calls.flags;
+  const readFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+  const createFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
+  const full = (path: string): string => joinRelative(prefix, path);
+  const display = (path: string): string => (path === "" ? root : `${root}/${path}`);
+
+  const run = <A>(path: string, body: () => A): Effect.Effect<A, FsError> =>
+    Effect.try({ try: body, catch: (error) => mapError(error, display(path)) });
+
+  const lstatOrUndefined = (hostPath: string): StatsLike | undefined => {
+    try {
+      return calls.lstat(hostPath);
+    } catch (error) {
+      const code = codeOf(error);
+      if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+      throw error;
+    }
+  };
+
+  /** Whether `directory` can be reached (opened); `false` when it is gone or not a directory. */
+  const reachable = (directory: string): boolean => {
+    try {
+      dirs.open(directory);
+      return true;
+    } catch (error) {
+      if (
+        error instanceof FsError &&
+        (error.reason === "NotFound" || error.reason === "NotADirectory")
+      )
+        return false;
+      throw error;
+    }
+  };
+
+  /** Whether `directory` is still where it was opened (`false` when it moved). */
+  const inPlace = (directory: string): boolean => {
+    try {
+      dirs.verify(directory);
+      return true;
+    } catch (error) {
+      if (error instanceof FsError && error.reason === "Moved") return false;
+      throw error;
+    }
+  };
+
+  const writeAll = (descriptor: number, bytes: Uint8Array): void => {
+    for (let written = 0; written < bytes.length;)
+      written += calls.write(descriptor, bytes, written, bytes.length - written);
+  };
+
+  /** Everything an open file holds now, from its start (a file that grew is read whole). */
+  const readAll = (descriptor: number): Uint8Array => {
+    const size = calls.fstat(descriptor).size;
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    for (let round = 0; ; round++) {
+      const want = round === 0 ? Math.max(size, 1) : 64 * 1024;
+      const buffer = new Uint8Array(want);
+      let filled = 0;
+      while (filled < want) {
+        const got = calls.read(descriptor, buffer, filled, want - filled, total + filled);
+        if (got === 0) break;
+        filled += got;
+      }
+      if (filled > 0) chunks.push(filled === want ? buffer : buffer.subarray(0, filled));
+      total += filled;
+      if (filled < want) break;
+    }
+    return chunks.length === 1 && chunks[0] !== undefined
+      ? chunks[0]
+      : Buffer.concat(chunks, total);
+  };
+
+  /** Puts a set-aside entry back under its name, unless the name was taken meanwhile. */
+  const putBack = (aside: string, target: string): void => {
+    try {
+      calls.link(aside, target);
+      calls.unlink(aside);
+      return;
+    } catch (error) {
+      const code = codeOf(error);
+      // The name was taken meanwhile: what was set aside stays aside, to be found by the
+      // next scan, rather than be lost or replace the newer file.
+      if (code === "EEXIST") return;
+      if (code === undefined || !(noHardLinks.includes(code) || code === "EISDIR")) throw error;
+    }
+    // A directory (or a file system without hard links): rename back if the name is free.
+    if (lstatOrUndefined(target) === undefined)
+      tolerate(["EEXIST", "ENOTEMPTY", "ENOTDIR", "EISDIR"], () => calls.rename(aside, target));
+  };
+
+  /** Removes `hostPath` if it is the file open as `descriptor` (undoing our own link). */
+  const unlinkIfOurs = (hostPath: string, descriptor: number): void => {
+    const now = lstatOrUndefined(hostPath);
+    if (now !== undefined && now.ino === calls.fstat(descriptor).ino)
+      tolerate(["ENOENT"], () => calls.unlink(hostPath));
+  };
+
+  /** Links temp file `temp` to the free name `target`; `false` if the name is taken. */
+  const linkNew = (temp: string, target: string): boolean => {
+    try {
+      calls.link(temp, target);
+      return true;
+    } catch (error) {
+      const code = codeOf(error);
+      if (code === "EEXIST") return false;
+      if (code === undefined || !noHardLinks.includes(code)) throw error;
+    }
+    // No hard links here: a rename replaces, so a name taken just now would be lost to
+    // it; checked first, and the residual window accepted (documented).
+    if (lstatOrUndefined(target) !== undefined) return false;
+    calls.rename(temp, target);
+    return true;
+  };
+
+  const placeNew = (
+    directory: string,
+    name: string,
+    temp: string,
+    tempDescriptor: number,
+  ): GuardedOutcome => {
+    const target = dirs.entry(directory, name);
+    if (!linkNew(temp, target)) return changed;
+    tolerate(["ENOENT"], () => calls.unlink(temp));
+    if (!inPlace(directory)) {
+      unlinkIfOurs(target, tempDescriptor);
+      return changed;
+    }
+    return { _tag: "Done", info: Option.some(toPathInfo(calls.fstat(tempDescriptor))) };
+  };
+
+  /** Opens a set-aside entry to check it; `undefined` when it is no regular file (then put back). */
+  const openAside = (aside: string, target: string): number | undefined => {
+    try {
+      return calls.open(aside, readFlags);
+    } catch (error) {
+      const code = codeOf(error);
+      if (code === "ELOOP" || code === "ENXIO" || code === "EISDIR" || code === "ENOTDIR") {
+        putBack(aside, target);
+        return undefined;
+      }
+      throw error;
+    }
+  };
+
+  const matchesExpected = (
+    descriptor: number,
+    stats: StatsLike,
+    expected: Extract<Expectation, { _tag: "File" }>,
+  ): boolean =>
+    sameFile(stats, expected) &&
+    (expected.sameContent === undefined || expected.sameContent(readAll(descriptor)));
+
+  /** Whether the file open as `descriptor` changed since `first` was taken. */
+  const changedSince = (
+    descriptor: number,
+    first: StatsLike,
+    expected: Extract<Expectation, { _tag: "File" }>,
+  ): boolean => {
+    const last = calls.fstat(descriptor);
+    if (last.size !== first.size || last.mtimeMs !== first.mtimeMs) return true;
+    return expected.sameContent !== undefined && !expected.sameContent(readAll(descriptor));
+  };
+
+  /**
+   * Sets aside the file at `name` if it is what `expected` says; the descriptor of the
+   * aside file and its stats, or `undefined` (nothing changed) otherwise.
+   */
+  const setAside = (
+    directory: string,
+    name: string,
+    expected: Extract<Expectation, { _tag: "File" }>,
+  ):
+    | { readonly aside: string; readonly descriptor: number; readonly first: StatsLike }
+    | undefined => {
+    const target = dirs.entry(directory, name);
+    const before = lstatOrUndefined(target);
+    if (before === undefined || !sameFile(before, expected)) return undefined;
+    const aside = dirs.entry(directory, asideNameFor(name));
+    try {
+      calls.rename(target, aside);
+    } catch (error) {
+      if (codeOf(error) === "ENOENT") return undefined;
+      throw error;
+    }
+    const descriptor = openAside(aside, target);
+    if (descriptor === undefined) return undefined;
+    try {
+      const first = calls.fstat(descriptor);
+      if (matchesExpected(descriptor, first, expected)) return { aside, descriptor, first };
+      putBack(aside, target);
+    } catch (error) {
+      calls.close(descriptor);
+      throw error;
+    }
+    calls.close(descriptor);
+    return undefined;
+  };
+
+  const swapIn = (
+    directory: string,
+    name: string,
+    temp: string,
+    tempDescriptor: number,
+    expected: Extract<Expectation, { _tag: "File" }>,
+  ): GuardedOutcome => {
+    const held = setAside(directory, name, expected);
+    if (held === undefined) return changed;
+    const target = dirs.entry(directory, name);
+    try {
+      if (!linkNew(temp, target)) {
+        // A file was saved at the name after ours was set aside: it is newer than what was
+        // expected, so the set-aside one (exactly what was expected) may go.
+        calls.unlink(held.aside);
+        return changed;
+      }
+      if (!inPlace(directory)) {
+        unlinkIfOurs(target, tempDescriptor);
+        putBack(held.aside, target);
+        return changed;
+      }
+      calls.unlink(held.aside);
+      tolerate(["ENOENT"], () => calls.unlink(temp));
+      const info = Option.some(toPathInfo(calls.fstat(tempDescriptor)));
+      return changedSince(held.descriptor, held.first, expected)
+        ? { _tag: "Overtaken", bytes: readAll(held.descriptor), info }
+        : { _tag: "Done", info };
+    } finally {
+      calls.close(held.descriptor);
+    }
+  };
+
+  const guardedRemove = (
+    directory: string,
+    name: string,
+    expected: Expectation,
+  ): GuardedOutcome => {
+    if (expected._tag === "Absent")
+      return lstatOrUndefined(dirs.entry(directory, name)) === undefined
+        ? { _tag: "Done", info: Option.none() }
+        : changed;
+    const held = setAside(directory, name, expected);
+    if (held === undefined) return changed;
+    try {
+      calls.unlink(held.aside);
+      return changedSince(held.descriptor, held.first, expected)
+        ? { _tag: "Overtaken", bytes: readAll(held.descriptor), info: Option.none() }
+        : { _tag: "Done", info: Option.none() };
+    } finally {
+      calls.close(held.descriptor);
+    }
+  };
+
+  const replaceFile = (path: string, bytes: Uint8Array, expected: Expectation, mode: number) =>
+    run(full(path), (): GuardedOutcome => {
+      const [directory, name] = split(full(path));
+      if (!reachable(directory) || !inPlace(directory)) return changed;
+      const temp = dirs.entry(directory, tempNameFor(name));
+      const descriptor = calls.open(temp, createFlags, mode);
+      try {
+        writeAll(descriptor, bytes);
+        return expected._tag === "Absent"
+          ? placeNew(directory, name, temp, descriptor)
+          : swapIn(directory, name, temp, descriptor, expected);
+      } finally {
+        calls.close(descriptor);
+        tolerate(["ENOENT"], () => calls.unlink(temp));
+      }
+    });
+
+  const removeFile = (path: string, expected: Expectation) =>
+    run(full(path), (): GuardedOutcome => {
+      const [directory, name] = split(full(path));
+      if (!reachable(directory) || !inPlace(directory)) return changed;
+      return guardedRemove(directory, name, expected);
+    });
+
+  const removeLeftover = (path: string) =>
+    run(full(path), () => {
+      const [directory, name] = split(full(path));
+      if (!reachable(directory) || !inPlace(directory)) return;
+      tolerate(["ENOENT", "EISDIR", "EPERM"], () => calls.unlink(dirs.entry(directory, name)));
+    });
+
+  const restoreName = (from: string, to: string) =>
+    run(full(to), () => {
+      const [directory, fromName] = split(full(from));
+      const [toDirectory, toName] = split(full(to));
+      if (directory !== toDirectory)
+        throw fail("Other", display(full(to)), "restoreName works within one directory");
+      dirs.open(directory);
+      dirs.verify(directory);
+      const source = dirs.entry(directory, fromName);
+      const target = dirs.entry(directory, toName);
+      if (!linkNew(source, target)) return false;
+      tolerate(["ENOENT"], () => calls.unlink(source));
+      return true;
+    });
+
+  const walk = (skipNames: ReadonlySet<string> = new Set()) =>
+    run(prefix, () => {
+      const entries: Array<WalkEntry> = [];
+      const undecodable: Array<UndecodableName> = [];
+      // Each directory still to list, with where its own entry is (-1 for the root).
+      const pending: Array<{ readonly relative: string; readonly at: number }> = [
+        { relative: "", at: -1 },
+      ];
+      for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+        const { relative, at } = next;
+        const directory = full(relative);
+        let names: ReadonlyArray<string>;
+        try {
+          dirs.open(directory);
+          names = calls.readdir(dirs.path(directory));
+        } catch (error) {
+          if (at < 0) throw error;
+          const reason = mapError(error, display(directory)).reason;
+          if (reason !== "NotFound" && reason !== "NotADirectory") throw error;
+          // Swapped for something else (or gone) since it was listed: report what it is now.
+          const parent = split(directory)[0];
+          const now = reachable(parent)
+            ? lstatOrUndefined(dirs.entry(parent, split(directory)[1]))
+            : undefined;
+          const entry = entries[at];
+          if (entry !== undefined && now !== undefined)
+            entries[at] = { relativePath: entry.relativePath, ...toPathInfo(now) };
+          continue;
+        }
+        if (names.some((name) => name.includes("\uFFFD"))) {
+          const valid: string[] = [];
+          for (const raw of calls.readdirRaw(dirs.path(directory))) {
+            try {
+              valid.push(utf8.decode(raw));
+            } catch {
+              undecodable.push({ directory: relative, lossyName: lossy.decode(raw) });
+            }
+          }
+          names = valid;
+        }
+        for (const name of names) {
+          const relativePath = joinRelative(relative, name);
+          const stats = lstatOrUndefined(dirs.entry(directory, name));
+          if (stats === undefined) continue;
+          const info = toPathInfo(stats);
+          entries.push({ relativePath, ...info });
+          if (info.kind === "directory" && !skipNames.has(name))
+            pending.push({ relative: relativePath, at: entries.length - 1 });
+        }
+      }
+      return { entries, undecodable };
+    });
+
+  const info = (path: string) =>
+    run(full(path), (): Option.Option<PathInfo> => {
+      const [directory, name] = split(full(path));
+      if (name === "")
+        return reachable(directory)
+          ? Option.some(toPathInfo(calls.lstat(dirs.path(directory))))
+          : Option.none();
+      if (!reachable(directory)) return Option.none();
+      const stats = lstatOrUndefined(dirs.entry(directory, name));
+      return stats === undefined ? Option.none() : Option.some(toPathInfo(stats));
+    });
+
+  const openForRead = (path: string): { descriptor: number; info: PathInfo } => {
+    const [directory, name] = split(full(path));
+    if (!reachable(directory))
+      throw fail("NotFound", display(full(path)), `${display(full(path))} does not exist`);
+    let descriptor: number;
+    try {
+      descriptor = calls.open(dirs.entry(directory, name), readFlags);
+    } catch (error) {
+      throw mapError(error, display(full(path)), true);
+    }
+    try {
+      const stats = calls.fstat(descriptor);
+      if (stats.isDirectory())
+        throw fail("IsADirectory", display(full(path)), `${display(full(path))} is a directory`);
+      if (!stats.isFile())
+        throw fail(
+          "NotRegularFile",
+          display(full(path)),
+          `${display(full(path))} is not a regular file`,
+        );
+      return { descriptor, info: toPathInfo(stats) };
+    } catch (error) {
+      calls.close(descriptor);
+      throw error;
+    }
+  };
+
+  const readFile = (path: string) =>
+    run(full(path), () => openForRead(path)).pipe(
+      Effect.flatMap(({ descriptor, info }) => {
+        const large = calls.readLarge;
+        if (large !== undefined && info.size > large.above)
+          return Effect.tryPromise({
+            try: () => large.read(descriptor, info.size),
+            catch: (error) => mapError(error, display(full(path))),
+          }).pipe(
+            Effect.map((bytes) => ({ bytes, info })),
+            Effect.ensuring(Effect.sync(() => calls.close(descriptor))),
+          );
+        return run(full(path), () => {
+          try {
+            return { bytes: readAll(descriptor), info };
+          } finally {
+            calls.close(descriptor);
+          }
+        });
+      }),
+    );
+
+  const makeDirectories = (directory: string, mode: number) =>
+    run(full(directory), () => {
+      const target = full(directory);
+      if (target === "") return;
+      const parts = target.split("/");
+      for (let depth = 1; depth <= parts.length; depth++) {
+        const current = parts.slice(0, depth).join("/");
+        if (reachable(current)) continue;
+        const [parent, name] = split(current);
+        dirs.open(parent);
+        dirs.verify(parent);
+        tolerate(["EEXIST"], () => calls.mkdir(dirs.entry(parent, name), mode));
+        // A symlink or file planted at the name meanwhile fails here: never followed.
+        dirs.open(current);
+      }
+    });
+
+  const removeEmptyDirectory = (directory: string) =>
+    run(full(directory), () => {
+      const target = full(directory);
+      if (target === "") return;
+      const [parent, name] = split(target);
+      if (!reachable(parent) || !inPlace(parent)) return;
+      tolerate(["ENOENT", "ENOTEMPTY", "EEXIST", "ENOTDIR", "EBUSY", "EINVAL"], () =>
+        calls.rmdir(dirs.entry(parent, name)),
+      );
+      if (lstatOrUndefined(dirs.entry(parent, name)) === undefined) dirs.forget(target);
+    });
+
+  const subtree = (directory: string) =>
+    run(full(directory), () => {
+      dirs.open(full(directory));
+      return treeAt(calls, dirs, root, full(directory));
+    });
+
+  const removeAll = () =>
+    walk().pipe(
+      Effect.flatMap(({ entries }) =>
+        run(prefix, () => {
+          const directories: string[] = [];
+          for (const entry of entries) {
+            if (entry.kind === "directory") {
+              directories.push(entry.relativePath);
+              continue;
+            }
+            const [directory, name] = split(full(entry.relativePath));
+            if (reachable(directory) && inPlace(directory))
+              tolerate(["ENOENT"], () => calls.unlink(dirs.entry(directory, name)));
+          }
+          directories.sort((a, b) => b.split("/").length - a.split("/").length);
+          for (const directory of directories) {
+            const [parent, name] = split(full(directory));
+            if (reachable(parent) && inPlace(parent))
+              tolerate(["ENOENT", "ENOTDIR"], () => calls.rmdir(dirs.entry(parent, name)));
+            dirs.forget(full(directory));
+          }
+          if (prefix === "") {
+            dirs.close();
+            tolerate(["ENOENT", "ENOTDIR"], () => calls.rmdir(root));
+          } else {
+            const [parent, name] = split(prefix);
+            if (reachable(parent) && inPlace(parent))
+              tolerate(["ENOENT", "ENOTDIR"], () => calls.rmdir(dirs.entry(parent, name)));
+            dirs.forget(prefix);
+          }
+        }),
+      ),
+    );
+
+  return {
+    root: display(prefix),
+    walk,
+    info,
+    readFile,
+    replaceFile,
+    removeFile,
+    removeLeftover,
+    restoreName,
+    makeDirectories,
+    removeEmptyDirectory,
+    subtree,
+    removeAll,
+  };
+};

@@ -1,0 +1,351 @@
+/**
+ * The contract of the FileSystem port's rooted trees (SPEC §4.1), run against every
+ * adapter and strategy: nothing outside the tree is ever created, changed or removed,
+ * whatever is swapped or moved between opening a directory and using it, and a guarded
+ * change never overwrites or removes a file that is no longer what the caller expects.
+ */
+import { describe, expect, it } from "@effect/vitest";
+import { Effect, Option } from "effect";
+import type {
+  Expectation,
+  FileSystemService,
+  PathInfo,
+  RootedTree,
+} from "../../src/ports/FileSystem.js";
+
+/** What a test does behind the port's back, on the adapter's own file system. */
+export interface TreeHost {
+  write(path: string, text: string): void;
+  read(path: string): string;
+  exists(path: string): boolean;
+  mkdir(path: string): void;
+  rename(from: string, to: string): void;
+  symlink(target: string, path: string): void;
+  /** Every entry below `directory`, relative, sorted (links not followed). */
+  list(directory: string): ReadonlyArray<string>;
+  /** Opens `path` for writing in place, without truncating it. */
+  openForWrite(path: string): number;
+  /** Truncates the open file and writes `text` into it at its start. */
+  overwrite(descriptor: number, text: string): void;
+  close(descriptor: number): void;
+  /** Creates a file whose name is the raw bytes given (absent where names must be text). */
+  writeRawName?(directory: string, name: Uint8Array): void;
+}
+
+/** A fresh directory `base` holding `tree/` (the root under test) and `outside/`. */
+export interface TreeFixture {
+  readonly fs: FileSystemService;
+  readonly base: string;
+  readonly host: TreeHost;
+  cleanup(): Promise<void>;
+}
+
+const encoder = new TextEncoder();
+const bytes = (text: string): Uint8Array => encoder.encode(text);
+const text = (data: Uint8Array): string => new TextDecoder().decode(data);
+
+const expectOf = (info: PathInfo, sameContent?: (bytes: Uint8Array) => boolean): Expectation => ({
+  _tag: "File",
+  ino: info.ino,
+  size: info.size,
+  mtimeMs: info.mtimeMs,
+  ...(sameContent === undefined ? {} : { sameContent }),
+});
+
+const absent: Expectation = { _tag: "Absent" };
+
+/** The info of `path` in `tree`, or a test failure. */
+const infoOf = (tree: RootedTree, path: string) =>
+  tree.info(path).pipe(
+    Effect.map((info) => {
+      if (Option.isNone(info)) throw new Error(`${path} is missing`);
+      return info.value;
+    }),
+  );
+
+/** Registers the rooted-tree contract for one adapter (`make` returns a fresh fixture). */
+export const runRootedTreeContract = (name: string, make: () => Promise<TreeFixture>): void => {
+  const withTree = <A, E>(
+    body: (fixture: TreeFixture, tree: RootedTree) => Effect.Effect<A, E>,
+  ): Effect.Effect<A, E> =>
+    Effect.acquireUseRelease(
+      Effect.promise(make),
+      (fixture) =>
+        Effect.scoped(
+          fixture.fs.openTree(`${fixture.base}/tree`).pipe(
+            Effect.orDie,
+            Effect.flatMap((tree) => body(fixture, tree)),
+          ),
+        ),
+      (fixture) => Effect.promise(() => fixture.cleanup()),
+    );
+
+  describe(`rooted tree contract: ${name}`, () => {
+    it.effect("walks without following symlinks and skips the names asked", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.mkdir(`${f.base}/tree/d/e`);
+          f.host.mkdir(`${f.base}/tree/.git`);
+          f.host.write(`${f.base}/tree/d/e/a.md`, "a");
+          f.host.write(`${f.base}/tree/.git/HEAD`, "x");
+          f.host.write(`${f.base}/outside/secret.md`, "s");
+          f.host.symlink(`${f.base}/outside`, `${f.base}/tree/link`);
+          const { entries, undecodable } = yield* tree.walk(new Set([".git"]));
+          const kinds = Object.fromEntries(entries.map((e) => [e.relativePath, e.kind]));
+          expect(kinds).toEqual({
+            d: "directory",
+            "d/e": "directory",
+            "d/e/a.md": "file",
+            ".git": "directory",
+            link: "symlink",
+          });
+          expect(undecodable).toEqual([]);
+        }),
+      ),
+    );
+
+    it.effect("reports names that are not UTF-8 apart, lossily, without descending into them", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          if (f.host.writeRawName === undefined) return;
+          f.host.mkdir(`${f.base}/tree/d`);
+          f.host.writeRawName(`${f.base}/tree/d`, Uint8Array.from([0x61, 0xff, 0x62]));
+          f.host.write(`${f.base}/tree/d/ok.md`, "ok");
+          const { entries, undecodable } = yield* tree.walk();
+          expect(entries.map((e) => e.relativePath).sort()).toEqual(["d", "d/ok.md"]);
+          expect(undecodable).toEqual([{ directory: "d", lossyName: "a\uFFFDb" }]);
+        }),
+      ),
+    );
+
+    it.effect("reads a file with the stats of the very file read, never a final symlink", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.write(`${f.base}/tree/a.md`, "hello");
+          f.host.symlink(`${f.base}/tree/a.md`, `${f.base}/tree/l.md`);
+          const read = yield* tree.readFile("a.md");
+          expect(text(read.bytes)).toBe("hello");
+          expect(read.info).toEqual(yield* infoOf(tree, "a.md"));
+          const link = yield* Effect.flip(tree.readFile("l.md"));
+          expect(link.reason).toBe("NotRegularFile");
+          expect((yield* Effect.flip(tree.readFile("missing.md"))).reason).toBe("NotFound");
+        }),
+      ),
+    );
+
+    it.effect("creates with an Absent guard, and never replaces a file that exists", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          const made = yield* tree.replaceFile("new.md", bytes("mine"), absent, 0o644);
+          expect(made._tag).toBe("Done");
+          expect(f.host.read(`${f.base}/tree/new.md`)).toBe("mine");
+          if (made._tag === "Done")
+            expect(Option.getOrThrow(made.info).ino).toBe((yield* infoOf(tree, "new.md")).ino);
+          f.host.write(`${f.base}/tree/saved.md`, "the person's");
+          const refused = yield* tree.replaceFile("saved.md", bytes("mine"), absent, 0o644);
+          expect(refused._tag).toBe("Changed");
+          expect(f.host.read(`${f.base}/tree/saved.md`)).toBe("the person's");
+          expect(f.host.list(`${f.base}/tree`)).toEqual(["new.md", "saved.md"]);
+        }),
+      ),
+    );
+
+    it.effect("replaces a file that is what was expected, and leaves a newer one alone", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.write(`${f.base}/tree/a.md`, "scanned");
+          const scanned = yield* infoOf(tree, "a.md");
+          const done = yield* tree.replaceFile("a.md", bytes("merged"), expectOf(scanned), 0o644);
+          expect(done._tag).toBe("Done");
+          expect(f.host.read(`${f.base}/tree/a.md`)).toBe("merged");
+          // A stale expectation: the file was saved again since.
+          const written = yield* infoOf(tree, "a.md");
+          f.host.write(`${f.base}/tree/a.md`, "saved by a person");
+          const stale = yield* tree.replaceFile("a.md", bytes("ours"), expectOf(written), 0o644);
+          expect(stale._tag).toBe("Changed");
+          expect(f.host.read(`${f.base}/tree/a.md`)).toBe("saved by a person");
+          // Same size and times cannot tell: the content check can.
+          const now = yield* infoOf(tree, "a.md");
+          const byContent = yield* tree.replaceFile(
+            "a.md",
+            bytes("ours"),
+            expectOf(now, (seen) => text(seen) === "something else"),
+            0o644,
+          );
+          expect(byContent._tag).toBe("Changed");
+          expect(f.host.read(`${f.base}/tree/a.md`)).toBe("saved by a person");
+          expect(f.host.list(`${f.base}/tree`)).toEqual(["a.md"]);
+        }),
+      ),
+    );
+
+    it.effect("removes only what was expected", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.write(`${f.base}/tree/a.md`, "a");
+          f.host.write(`${f.base}/tree/b.md`, "b");
+          const a = yield* infoOf(tree, "a.md");
+          const b = yield* infoOf(tree, "b.md");
+          expect((yield* tree.removeFile("a.md", expectOf(a)))._tag).toBe("Done");
+          f.host.write(`${f.base}/tree/b.md`, "b, edited");
+          expect((yield* tree.removeFile("b.md", expectOf(b)))._tag).toBe("Changed");
+          expect(f.host.list(`${f.base}/tree`)).toEqual(["b.md"]);
+          expect(f.host.read(`${f.base}/tree/b.md`)).toBe("b, edited");
+        }),
+      ),
+    );
+
+    it.effect("hands back an in-place write that reached the file while it was replaced", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.write(`${f.base}/tree/a.md`, "scanned");
+          const scanned = yield* infoOf(tree, "a.md");
+          const editor = f.host.openForWrite(`${f.base}/tree/a.md`);
+          let checks = 0;
+          // The first content check runs once the file is set aside: the editor writes then.
+          const expectation = expectOf(scanned, (seen) => {
+            checks++;
+            const same = text(seen) === "scanned";
+            if (checks === 1) f.host.overwrite(editor, "edited in place, longer");
+            return same;
+          });
+          const outcome = yield* tree.replaceFile("a.md", bytes("ours"), expectation, 0o644);
+          f.host.close(editor);
+          expect(outcome._tag).toBe("Overtaken");
+          if (outcome._tag === "Overtaken")
+            expect(text(outcome.bytes)).toBe("edited in place, longer");
+          expect(f.host.read(`${f.base}/tree/a.md`)).toBe("ours");
+          expect(f.host.list(`${f.base}/tree`)).toEqual(["a.md"]);
+        }),
+      ),
+    );
+
+    it.effect(
+      "writes nothing outside when a directory is swapped for a symlink after it was opened",
+      () =>
+        withTree((f, tree) =>
+          Effect.gen(function* () {
+            f.host.mkdir(`${f.base}/tree/d/empty`);
+            f.host.write(`${f.base}/tree/d/x.md`, "x");
+            f.host.write(`${f.base}/tree/d/y.md`, "y");
+            f.host.write(`${f.base}/outside/x.md`, "outside x");
+            f.host.write(`${f.base}/outside/y.md`, "outside y");
+            f.host.mkdir(`${f.base}/outside/empty`);
+            yield* tree.walk();
+            const x = yield* infoOf(tree, "d/x.md");
+            const y = yield* infoOf(tree, "d/y.md");
+            const before = f.host.list(`${f.base}/outside`);
+            f.host.rename(`${f.base}/tree/d`, `${f.base}/tree/d.old`);
+            f.host.symlink(`${f.base}/outside`, `${f.base}/tree/d`);
+            yield* Effect.either(tree.replaceFile("d/new.md", bytes("n"), absent, 0o644));
+            yield* Effect.either(tree.replaceFile("d/x.md", bytes("x2"), expectOf(x), 0o644));
+            yield* Effect.either(tree.removeFile("d/y.md", expectOf(y)));
+            yield* Effect.either(tree.makeDirectories("d/sub/deeper", 0o755));
+            yield* Effect.either(tree.removeEmptyDirectory("d/empty"));
+            expect(f.host.list(`${f.base}/outside`)).toEqual(before);
+            expect(f.host.read(`${f.base}/outside/x.md`)).toBe("outside x");
+            expect(f.host.read(`${f.base}/outside/y.md`)).toBe("outside y");
+          }),
+        ),
+    );
+
+    it.effect("creates and changes nothing in a directory moved out of the tree", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.mkdir(`${f.base}/tree/d`);
+          f.host.write(`${f.base}/tree/d/x.md`, "x");
+          yield* tree.walk();
+          const x = yield* infoOf(tree, "d/x.md");
+          f.host.rename(`${f.base}/tree/d`, `${f.base}/outside/d`);
+          const created = yield* tree.replaceFile("d/new.md", bytes("n"), absent, 0o644);
+          const replaced = yield* tree.replaceFile("d/x.md", bytes("x2"), expectOf(x), 0o644);
+          expect(created._tag).toBe("Changed");
+          expect(replaced._tag).toBe("Changed");
+          expect(f.host.list(`${f.base}/outside/d`)).toEqual(["x.md"]);
+          expect(f.host.read(`${f.base}/outside/d/x.md`)).toBe("x");
+        }),
+      ),
+    );
+
+    it.effect("makes directories one at a time and never through a symlink", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          yield* tree.makeDirectories("a/b/c", 0o755);
+          expect(f.host.list(`${f.base}/tree`)).toEqual(["a", "a/b", "a/b/c"]);
+          f.host.symlink(`${f.base}/outside`, `${f.base}/tree/link`);
+          const through = yield* Effect.flip(tree.makeDirectories("link/new/deeper", 0o755));
+          expect(through.reason).toBe("NotADirectory");
+          f.host.write(`${f.base}/tree/file`, "f");
+          const below = yield* Effect.flip(tree.makeDirectories("file/sub", 0o755));
+          expect(below.reason).toBe("NotADirectory");
+          expect(f.host.list(`${f.base}/outside`)).toEqual([]);
+        }),
+      ),
+    );
+
+    it.effect("removes only empty real directories", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.mkdir(`${f.base}/tree/empty`);
+          f.host.mkdir(`${f.base}/tree/full`);
+          f.host.write(`${f.base}/tree/full/a.md`, "a");
+          f.host.mkdir(`${f.base}/outside/target`);
+          f.host.symlink(`${f.base}/outside/target`, `${f.base}/tree/link`);
+          yield* tree.removeEmptyDirectory("empty");
+          yield* tree.removeEmptyDirectory("full");
+          yield* tree.removeEmptyDirectory("link");
+          yield* tree.removeEmptyDirectory("missing");
+          expect(f.host.list(`${f.base}/tree`)).toEqual(["full", "full/a.md", "link"]);
+          expect(f.host.exists(`${f.base}/outside/target`)).toBe(true);
+        }),
+      ),
+    );
+
+    it.effect("puts a set-aside file back only under a free name", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.write(`${f.base}/tree/.a.md.quire-1.aside`, "old");
+          expect(yield* tree.restoreName(".a.md.quire-1.aside", "a.md")).toBe(true);
+          expect(f.host.list(`${f.base}/tree`)).toEqual(["a.md"]);
+          f.host.write(`${f.base}/tree/.a.md.quire-2.aside`, "older");
+          expect(yield* tree.restoreName(".a.md.quire-2.aside", "a.md")).toBe(false);
+          expect(f.host.read(`${f.base}/tree/a.md`)).toBe("old");
+        }),
+      ),
+    );
+
+    it.effect("a subtree sees paths relative to itself", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.mkdir(`${f.base}/tree/copy`);
+          const copy = yield* tree.subtree("copy");
+          yield* copy.makeDirectories("n", 0o755);
+          yield* copy.replaceFile("n/a.md", bytes("a"), absent, 0o644);
+          expect(f.host.read(`${f.base}/tree/copy/n/a.md`)).toBe("a");
+          expect((yield* copy.walk()).entries.map((e) => e.relativePath).sort()).toEqual([
+            "n",
+            "n/a.md",
+          ]);
+          expect(copy.root).toBe(`${tree.root}/copy`);
+          f.host.symlink(`${f.base}/outside`, `${f.base}/tree/link`);
+          expect((yield* Effect.flip(tree.subtree("link"))).reason).toBe("NotADirectory");
+        }),
+      ),
+    );
+
+    it.effect("removes a whole tree and its root, never what a link points at", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.mkdir(`${f.base}/tree/copy/d`);
+          f.host.write(`${f.base}/tree/copy/d/a.md`, "a");
+          f.host.write(`${f.base}/outside/keep.md`, "keep");
+          f.host.symlink(`${f.base}/outside`, `${f.base}/tree/copy/link`);
+          const copy = yield* tree.subtree("copy");
+          yield* copy.removeAll();
+          expect(f.host.exists(`${f.base}/tree/copy`)).toBe(false);
+          expect(f.host.read(`${f.base}/outside/keep.md`)).toBe("keep");
+        }),
+      ),
+    );
+  });
+};
