@@ -29,7 +29,9 @@ const openFailure = (error: unknown, display: string): FsError => {
   // ELOOP: the final component is a symlink; ENOTDIR: it is not a directory.
   const reason =
     code === "ELOOP" || code === "ENOTDIR" ? "NotADirectory" : reasonForErrno(code, false);
-  return new FsError({ reason, path: display, message: errorMessage(error) });
+  // The message names the host path, never the /proc/self/fd path the call went through.
+  const message = code === undefined ? errorMessage(error) : `${code}: ${display}`;
+  return new FsError({ reason, path: display, message });
 };
 
 /**

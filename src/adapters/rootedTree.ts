@@ -112,15 +112,19 @@ export interface Directories {
 const fail = (reason: FsErrorReason, path: string, message: string): FsError =>
   new FsError({ reason, path, message });
 
-/** Maps a thrown failure to an {@link FsError} on the display path `path`. */
-const mapError = (error: unknown, path: string, opening = false): FsError =>
-  error instanceof FsError
-    ? error
-    : new FsError({
-        reason: reasonForErrno(errnoCode(error), opening),
-        path,
-        message: errorMessage(error),
-      });
+/**
+ * Maps a thrown failure to an {@link FsError} on the display path `path`. The message
+ * names that path, never the `/proc/self/fd/…` path the call went through.
+ */
+const mapError = (error: unknown, path: string, opening = false): FsError => {
+  if (error instanceof FsError) return error;
+  const code = errnoCode(error);
+  return new FsError({
+    reason: reasonForErrno(code, opening),
+    path,
+    message: code === undefined ? errorMessage(error) : `${code}: ${path}`,
+  });
+};
 
 const codeOf = errnoCode;
 

@@ -40,6 +40,14 @@ export interface BlobSource {
   readonly inMemory: (id: string) => Uint8Array | undefined;
 }
 
+/** A working-copy file the call needs changed (or went) since the scan: call again. */
+const changedDuringCall = (): DomainError =>
+  domainError({
+    code: "ENGINE_FAILED",
+    reason: "LOCAL_IO",
+    message: "A file changed while the call was running; call again.",
+  });
+
 /** Creates an empty blob source for one operation on the copy whose private dir is `copyDir`. */
 export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSource => {
   const bytesById = new Map<string, Uint8Array>();
@@ -104,16 +112,13 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
   ): Effect.Effect<Uint8Array, DomainError> =>
     local.tree.readFile(local.path).pipe(
       Effect.map(({ bytes }) => bytes),
-      Effect.mapError((error) => localFailure(error, "reading the working copy")),
-      Effect.filterOrFail(
-        (bytes) => contentId(bytes) === id,
-        () =>
-          domainError({
-            code: "ENGINE_FAILED",
-            reason: "LOCAL_IO",
-            message: "A file changed while the call was running; call again.",
-          }),
+      Effect.mapError((error) =>
+        // Gone since the scan (deleted, or its directory swapped away): changed meanwhile.
+        error.reason === "NotFound" || error.reason === "NotADirectory"
+          ? changedDuringCall()
+          : localFailure(error, "reading the working copy"),
       ),
+      Effect.filterOrFail((bytes) => contentId(bytes) === id, changedDuringCall),
     );
 
   return {

@@ -5,7 +5,7 @@ import { findMarkerBlocks } from "../../domain/markers.js";
 import { packKey, type Manifest, type PackDescriptor } from "../../domain/manifest.js";
 import { encodePack, type PackHeader } from "../../domain/pack.js";
 import { diffTrees } from "../../domain/treeDiff.js";
-import type { FileStat, Tree } from "../../domain/tree.js";
+import { idsOf, type FileStat, type Tree } from "../../domain/tree.js";
 import { compareCodeUnits, utf8Length } from "../../domain/paths.js";
 import { noPathSets } from "../../domain/pathSets.js";
 import { createHash } from "node:crypto";
@@ -23,7 +23,7 @@ import { clearIntent, loadIntent, saveIntent } from "./rewriteIntent.js";
 import { localFailure } from "./failures.js";
 import { refuseMassDelete } from "./massDelete.js";
 import { loadText, runMerge } from "./mergeRun.js";
-import { loadStats, packFile, type BlobRef, type CopyState } from "./privateState.js";
+import { loadStats, mergeBaseOf, packFile, type BlobRef, type CopyState } from "./privateState.js";
 import { enforcePathSets } from "./pathSetGuard.js";
 import { alongside, forEachPooled } from "./pooled.js";
 import { conflictError, knownView, synchronise } from "./pull.js";
@@ -462,7 +462,9 @@ export const commit = (
       state: Option.some(state),
       blobs: state === call.state.value ? call.blobs : makeBlobSource(call.fs, call.copyDir),
     };
-    current.blobs.addTree(state.baseline);
+    // The merge base: the baseline, but for files a person saved during an earlier call.
+    const mergeBase = mergeBaseOf(state);
+    current.blobs.addTree(mergeBase);
     const stats = yield* loadStats(current.fs, current.copyDir, current.memo);
     const scan: Scan = yield* scanWorkingCopy(
       current.tree,
@@ -471,7 +473,7 @@ export const commit = (
       current.blobs,
     );
     const base = knownView(current.state);
-    const baseIds = viewTree(base);
+    const baseIds = idsOf(mergeBase);
     const local = scanTree(scan);
     yield* refuseMarkers(current, baseIds, local);
     yield* enforcePathSets(current, current.options.pathSets ?? noPathSets, scan, baseIds, local);
@@ -520,9 +522,9 @@ export const commit = (
               return concluded({ kind: "unverified", remote, merged: local });
           }
           const remoteIds = viewTree(remote.view);
-          // Nobody published since the baseline: the merge is the working copy itself
-          // (unless the baseline holds older entries for files saved mid-call).
-          const unchanged = !state.heldBack && samePublication(remote.view, base);
+          // Nobody published since the baseline, and no file is held: the merge is the
+          // working copy itself.
+          const unchanged = state.held.size === 0 && samePublication(remote.view, base);
           const { merged, conflicts } = unchanged
             ? { merged: local, conflicts: [] }
             : yield* runMerge(baseIds, local, remoteIds, current.blobs);

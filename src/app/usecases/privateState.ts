@@ -51,12 +51,27 @@ export interface CopyState {
   /** Set before the working copy is rewritten, cleared once it and the baseline are durable. */
   readonly recoveryRequired: boolean;
   /**
-   * Whether the baseline keeps older entries for files a rewrite left as a person saved
-   * them during the call (rewrite.ts): it is then not the tree of the publication it
-   * names, and the next call must merge even when nobody published since.
+   * Files a rewrite left as a person saved them during the call (rewrite.ts), each with
+   * the entry the next merge must take as its base instead of the baseline's (`null`:
+   * none). Empty but for such files. The baseline itself stays exactly the accepted tree
+   * it names, so the remote state is always read onto it correctly.
    */
-  readonly heldBack: boolean;
+  readonly held: ReadonlyMap<string, BlobRef | null>;
 }
+
+/**
+ * The tree the next three-way merge of a copy takes as its base: the baseline, with the
+ * entries of held files (see {@link CopyState.held}) in place of the baseline's.
+ */
+export const mergeBaseOf = (state: CopyState): ReadonlyMap<string, BlobRef> => {
+  if (state.held.size === 0) return state.baseline;
+  const base = new Map(state.baseline);
+  for (const [path, ref] of state.held) {
+    if (ref === null) base.delete(path);
+    else base.set(path, ref);
+  }
+  return base;
+};
 
 const stateVersion = 1;
 const privateFileMode = 0o600;
@@ -89,8 +104,6 @@ const StateRecord = Schema.Struct({
   head: Schema.String,
   baseline: Schema.String.pipe(Schema.pattern(baselineFileName)),
   recoveryRequired: Schema.Boolean,
-  // Absent in records written before it existed: false.
-  heldBack: Schema.optionalWith(Schema.Boolean, { exact: true }),
 });
 const decodeStateRecord = ParseResult.decodeUnknownEither(StateRecord, {
   onExcessProperty: "error",
@@ -139,7 +152,37 @@ const isSha = (value: unknown): value is string =>
 const isCount = (value: unknown): value is number =>
   typeof value === "number" && Number.isInteger(value) && value >= 0;
 
-const decodeBaseline = (raw: unknown): Either.Either<Map<string, BlobRef>, string> => {
+/** One `[path, packIndex, offset, size, id]` entry of a baseline file, or why it is bad. */
+const decodeEntry = (
+  entry: unknown,
+  packs: ReadonlyArray<string>,
+): Either.Either<readonly [string, BlobRef], string> => {
+  if (!Array.isArray(entry) || entry.length !== 5) return Either.left("bad file entry");
+  const [path, packIndex, offset, size, id] = entry;
+  if (
+    typeof path !== "string" ||
+    !isCount(packIndex) ||
+    !isCount(offset) ||
+    !isCount(size) ||
+    !isSha(id)
+  ) {
+    return Either.left("bad file entry");
+  }
+  const pack = packs[packIndex];
+  if (pack === undefined) return Either.left("file entry names a missing pack");
+  return Either.right([path, { id, pack, offset, size }]);
+};
+
+/**
+ * A baseline file: `{version, packs, files}` and, when files are held (CopyState.held),
+ * `held`: entries as in `files`, or `[path]` for a held file with no base.
+ */
+const decodeBaseline = (
+  raw: unknown,
+): Either.Either<
+  { readonly files: Map<string, BlobRef>; readonly held: Map<string, BlobRef | null> },
+  string
+> => {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw))
     return Either.left("baseline is not an object");
   if (!("version" in raw) || raw.version !== stateVersion)
@@ -147,27 +190,30 @@ const decodeBaseline = (raw: unknown): Either.Either<Map<string, BlobRef>, strin
   if (!("packs" in raw) || !Array.isArray(raw.packs) || !raw.packs.every(isSha))
     return Either.left("bad pack list");
   if (!("files" in raw) || !Array.isArray(raw.files)) return Either.left("bad file list");
-  if (Object.keys(raw).length !== 3) return Either.left("unknown baseline field");
+  const heldRaw: unknown = "held" in raw ? raw.held : [];
+  if (!Array.isArray(heldRaw)) return Either.left("bad held list");
+  if (Object.keys(raw).length !== ("held" in raw ? 4 : 3))
+    return Either.left("unknown baseline field");
   const packs: ReadonlyArray<string> = raw.packs;
   const files = new Map<string, BlobRef>();
   for (const entry of raw.files) {
-    if (!Array.isArray(entry) || entry.length !== 5) return Either.left("bad file entry");
-    const [path, packIndex, offset, size, id] = entry;
-    if (
-      typeof path !== "string" ||
-      !isCount(packIndex) ||
-      !isCount(offset) ||
-      !isCount(size) ||
-      !isSha(id)
-    ) {
-      return Either.left("bad file entry");
-    }
-    const pack = packs[packIndex];
-    if (pack === undefined) return Either.left("file entry names a missing pack");
+    const decoded = decodeEntry(entry, packs);
+    if (Either.isLeft(decoded)) return Either.left(decoded.left);
+    const [path, ref] = decoded.right;
     if (files.has(path)) return Either.left("duplicate path");
-    files.set(path, { id, pack, offset, size });
+    files.set(path, ref);
   }
-  return Either.right(files);
+  const held = new Map<string, BlobRef | null>();
+  for (const entry of heldRaw) {
+    if (Array.isArray(entry) && entry.length === 1 && typeof entry[0] === "string") {
+      held.set(entry[0], null);
+      continue;
+    }
+    const decoded = decodeEntry(entry, packs);
+    if (Either.isLeft(decoded)) return Either.left(decoded.left);
+    held.set(decoded.right[0], decoded.right[1]);
+  }
+  return Either.right({ files, held });
 };
 
 /**
@@ -224,10 +270,10 @@ export const loadState = (
     const state: CopyState = {
       generation: record.right.generation,
       head: record.right.head,
-      baseline: baseline.right,
+      baseline: baseline.right.files,
       baselineFile: record.right.baseline,
       recoveryRequired: record.right.recoveryRequired,
-      heldBack: record.right.heldBack ?? false,
+      held: baseline.right.held,
     };
     memo.states.set(copyDir, { recordText: recordText.value, state });
     return Option.some(state);
@@ -264,7 +310,6 @@ const writeRecord = (
     head: state.head,
     baseline: state.baselineFile,
     recoveryRequired: state.recoveryRequired,
-    ...(state.heldBack ? { heldBack: true } : {}),
   });
   // Forgotten first: if the write fails, what is on disk is unknown.
   memo.states.delete(copyDir);
@@ -288,8 +333,8 @@ export interface BaselineOf {
   readonly generation: number;
   readonly head: string;
   readonly baseline: ReadonlyMap<string, BlobRef>;
-  /** Whether `baseline` keeps older entries for held files (see {@link CopyState}). */
-  readonly heldBack?: boolean;
+  /** The held files' merge bases (see {@link CopyState.held}); none when absent. */
+  readonly held?: ReadonlyMap<string, BlobRef | null>;
 }
 
 /** A baseline file written durably that no state record names yet. */
@@ -314,20 +359,28 @@ export const writeBaselineFile = (
 ): Effect.Effect<BaselineFile, DomainError> =>
   Effect.suspend(() => {
     const packIndex = new Map<string, number>();
-    const files: Array<[string, number, number, number, string]> = [];
-    for (const [path, ref] of of.baseline) {
+    const entryOf = (path: string, ref: BlobRef): [string, number, number, number, string] => {
       let index = packIndex.get(ref.pack);
       if (index === undefined) {
         index = packIndex.size;
         packIndex.set(ref.pack, index);
       }
-      files.push([path, index, ref.offset, ref.size, ref.id]);
-    }
+      return [path, index, ref.offset, ref.size, ref.id];
+    };
+    const files = [...of.baseline].map(([path, ref]) => entryOf(path, ref));
+    const held = [...(of.held ?? [])].map(([path, ref]) =>
+      ref === null ? [path] : entryOf(path, ref),
+    );
     const name = `baseline-${of.generation}-${uniqueSuffix}.json`;
     return writeDurable(
       fs,
       join(copyDir, name),
-      JSON.stringify({ version: stateVersion, packs: [...packIndex.keys()], files }),
+      JSON.stringify({
+        version: stateVersion,
+        packs: [...packIndex.keys()],
+        files,
+        ...(held.length === 0 ? {} : { held }),
+      }),
     ).pipe(Effect.as({ of, name, packs: new Set(packIndex.keys()) }));
   });
 
@@ -352,7 +405,7 @@ export const recordBaseline = (
     baseline: written.of.baseline,
     baselineFile: written.name,
     recoveryRequired: false,
-    heldBack: written.of.heldBack === true,
+    held: written.of.held ?? new Map(),
   }).pipe(Effect.tap(() => schedulePrune(prune(fs, copyDir, written.name, written.packs))));
 
 /**

@@ -5,7 +5,7 @@ import { idsOf, type FileStat } from "../../domain/tree.js";
 import type { CopyCall } from "./context.js";
 import { runMerge } from "./mergeRun.js";
 import { deferUntilAwaited } from "./pendingWrites.js";
-import { loadStats, type CopyState } from "./privateState.js";
+import { loadStats, mergeBaseOf, type CopyState } from "./privateState.js";
 import { emptyView, readRemote, samePublication, type RemoteView } from "./remote.js";
 import { loadIntent, publicationLanded, recoveryInputs, type Intent } from "./rewriteIntent.js";
 import { diffStats, scanLearnt, scanTree, settle, viewTree } from "./settle.js";
@@ -42,7 +42,9 @@ export const synchronise = (
     // The downloaded packs are cached once the working copy is written (pendingWrites.ts).
     const call: CopyCall = { ...given, cacheWrites: deferUntilAwaited(given.cacheWrites) };
     const known = knownView(call.state);
-    call.blobs.addTree(known.tree);
+    // The merge base: the baseline, but for files a person saved during an earlier call.
+    const mergeBase = Option.match(call.state, { onNone: () => known.tree, onSome: mergeBaseOf });
+    call.blobs.addTree(mergeBase);
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
     const scan = yield* scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs);
     const remote = yield* readRemote(call, known);
@@ -55,8 +57,6 @@ export const synchronise = (
     const recovering =
       Option.isSome(call.state) &&
       (call.state.value.recoveryRequired || publicationLanded(intent, remote.manifest));
-    // A baseline holding older entries for files a person saved mid-call must be merged.
-    const heldBack = Option.isSome(call.state) && call.state.value.heldBack;
     if (Option.isSome(intent))
       yield* Effect.logDebug("an interrupted rewrite or commit was found").pipe(
         Effect.annotateLogs({
@@ -67,9 +67,11 @@ export const synchronise = (
     const { base, local } =
       recovering && Option.isSome(call.state)
         ? yield* recoveryInputs(call, call.state.value, intent, onDisk)
-        : { base: known.tree, local: onDisk };
-    // Nobody published since the baseline: the merge is the working copy itself.
-    const unchanged = !recovering && !heldBack && samePublication(remote.view, known);
+        : { base: mergeBase, local: onDisk };
+    // Nobody published since the baseline, and no file is held: the merge is the working
+    // copy itself.
+    const unchanged =
+      !recovering && mergeBase === known.tree && samePublication(remote.view, known);
     const { merged, conflicts } = unchanged
       ? { merged: local, conflicts: [] }
       : yield* runMerge(idsOf(base), local, viewTree(remote.view), call.blobs);

@@ -40,7 +40,7 @@ import { mergeText } from "../../domain/textMerge.js";
 import { idsOf, type Tree } from "../../domain/tree.js";
 import type { CopyCall } from "./context.js";
 import { localFailure } from "./failures.js";
-import { packFile, type BlobRef, type CopyState } from "./privateState.js";
+import { mergeBaseOf, packFile, type BlobRef, type CopyState } from "./privateState.js";
 import { samePublication, type RemoteView } from "./remote.js";
 import type { Scan } from "./workingCopy.js";
 
@@ -206,7 +206,7 @@ export const recoveryInputs = (
   local: Tree,
 ): Effect.Effect<RecoveryInputs> =>
   Effect.gen(function* () {
-    if (Option.isNone(intent)) return { base: state.baseline, local };
+    if (Option.isNone(intent)) return { base: mergeBaseOf(state), local };
     const accepted = apply(state.baseline, intent.value.accepted);
     const previous = apply(state.baseline, intent.value.base);
     call.blobs.addTree(accepted);
@@ -303,7 +303,7 @@ const buildIntent = (
   Effect.gen(function* () {
     const base = state.recoveryRequired
       ? (yield* recoveryInputs(call, state, yield* loadIntent(call, state), idsOf(scan))).base
-      : state.baseline;
+      : mergeBaseOf(state);
     const changes: Array<readonly [string, string | null, string | null]> = [];
     for (const [path, file] of scan) {
       const id = merged.get(path) ?? null;

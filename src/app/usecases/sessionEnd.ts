@@ -31,7 +31,8 @@ export const holdsOnlyPublished = (call: CopyCall): Effect.Effect<boolean, Domai
     const files = listing.entries.filter((entry) => entry.kind !== "directory");
     if (Option.isNone(call.state)) return files.length === 0;
     const state = call.state.value;
-    if (state.recoveryRequired) return false;
+    // A file held back from a rewrite holds an edit the next call still has to merge.
+    if (state.recoveryRequired || state.held.size > 0) return false;
     if (Option.isSome(yield* loadIntent(call, state))) return false;
     if (files.length !== state.baseline.size) return false;
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);

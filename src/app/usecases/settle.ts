@@ -20,6 +20,7 @@ import {
   saveStats,
   writeBaselineFile,
   type BaselineFile,
+  mergeBaseOf,
   type BlobRef,
   type CopyState,
   type StatStamp,
@@ -114,7 +115,7 @@ export const viewTree = (view: RemoteView): Tree => idsOf(view.tree);
 
 /** Whether `state` already records `accepted` as a clean baseline (its very tree). */
 export const isCurrent = (state: CopyState, accepted: RemoteView): boolean =>
-  !state.recoveryRequired && !state.heldBack && samePublication(state, accepted);
+  !state.recoveryRequired && state.held.size === 0 && samePublication(state, accepted);
 
 /** Whether a scan read any file the stat cache could not vouch for. */
 export const scanLearnt = (scan: Scan, cached: ReadonlyMap<string, StatStamp>): boolean => {
@@ -136,25 +137,18 @@ export interface Settled {
 }
 
 /**
- * The accepted tree with the previous baseline's entry kept for each held path: what
- * the next merge must take as the base of a file the rewrite could not bring up to date.
+ * The merge base the next call must use for each held path: the one this call merged it
+ * against (the previous state's merge base), since the file was not brought up to date.
  */
-const withHeldBack = (
-  accepted: RemoteView["tree"],
+const heldBases = (
   previous: Option.Option<CopyState>,
   held: ReadonlyArray<string>,
-): RemoteView["tree"] => {
-  const tree = new Map(accepted);
-  const old = Option.match(previous, {
+): ReadonlyMap<string, BlobRef | null> => {
+  const base = Option.match(previous, {
     onNone: () => new Map<string, BlobRef>(),
-    onSome: (state) => state.baseline,
+    onSome: mergeBaseOf,
   });
-  for (const path of held) {
-    const ref = old.get(path);
-    if (ref === undefined) tree.delete(path);
-    else tree.set(path, ref);
-  }
-  return tree;
+  return new Map(held.map((path) => [path, base.get(path) ?? null]));
 };
 
 /**
@@ -172,7 +166,7 @@ const withHeldBack = (
  * lets the next call settle the copy (SPEC §4.1 "acceptance is never denied").
  *
  * A file saved during the call is never overwritten (rewrite.ts): one that cannot be
- * merged again is held, keeps its previous baseline entry (the state says `heldBack`),
+ * merged again is held, keeps the merge base it had (the state's `held`),
  * and is listed in the result.
  *
  * The stat cache is written after the call's answer (afterAnswer.ts). So is the prune
@@ -259,11 +253,7 @@ const settleNow = (
           ? { file: early, of: next }
           : {
               file: Option.none<BaselineFile>(),
-              of: {
-                ...next,
-                baseline: withHeldBack(next.baseline, call.state, done.held),
-                heldBack: true,
-              },
+              of: { ...next, held: heldBases(call.state, done.held) },
             };
       // The baseline names blobs in cached packs: those still being written must be
       // durable before the record names it.
