@@ -185,7 +185,7 @@ export const errorTable = {
     PUBLICATION_UNKNOWN: {
       action: "PULL_TO_VERIFY",
       retryable: false,
-      when: "The manifest write's response was lost and re-reading could not prove whether it was accepted.",
+      when: "It is unproven whether the manifest write was accepted: its response was lost and a re-read did not settle it, or the serve process running it stopped answering.",
       remedy: "Call notes_pull; if the changes are not in the notebook, commit them again.",
     },
   },

@@ -3,7 +3,7 @@
  * per-copy serialisation inside the process, the cross-process lock on private state,
  * and the per-call content source.
  */
-import { Effect, Layer, Option } from "effect";
+import { Effect, FiberRef, Layer, Option } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
 import type { PathSets } from "../../domain/pathSets.js";
 import { FileSystem } from "../../ports/FileSystem.js";
@@ -61,6 +61,14 @@ export interface NotebookOptions {
 /** How long a call waits for another process holding the same working copy. */
 const lockTimeoutMs = 30_000;
 
+/**
+ * How long a call waits for another process holding its working copy's lock (default
+ * 30 s), read when the call takes the lock; set it with `Effect.locally`. A call taken
+ * over from a sharing process that went silent mid-call (app/share) waits less: the
+ * holder is most likely that stopped process, which may hold it indefinitely.
+ */
+export const copyLockWaitMs: FiberRef.FiberRef<number> = FiberRef.unsafeMake(lockTimeoutMs);
+
 /** Builds the Notebook service from its ports. */
 export const makeNotebook = (services: Services): Effect.Effect<NotebookService> =>
   Effect.gen(function* () {
@@ -79,8 +87,9 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
 
     const lockCopy = (copyDir: string): Effect.Effect<Effect.Effect<void>, DomainError> =>
       ensureCopyDirectory(fs, copyDir).pipe(
-        Effect.zipRight(
-          fs.lock(lockFile(copyDir), lockTimeoutMs).pipe(
+        Effect.zipRight(FiberRef.get(copyLockWaitMs)),
+        Effect.flatMap((waitMs) =>
+          fs.lock(lockFile(copyDir), waitMs).pipe(
             Effect.mapError((error) =>
               error.reason === "Busy"
                 ? domainError({
