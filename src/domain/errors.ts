@@ -277,6 +277,13 @@ export const errorTable = {
       when: "Startup probe: a write with a wrong If-Match succeeded, or a right one failed.",
       remedy: "Use a store that supports conditional replace with If-Match.",
     },
+    IF_MATCH_CREATES: {
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      when: "Startup probe: a write with If-Match on a key that does not exist succeeded or created the key.",
+      remedy:
+        "Use a store whose If-Match fails on a missing key (MinIO: RELEASE.2025-09-07 or later).",
+    },
     NO_READ_AFTER_WRITE: {
       action: "CHECK_CONFIGURATION",
       retryable: false,
