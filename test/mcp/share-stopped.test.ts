@@ -22,10 +22,14 @@ interface Server {
   dir: string;
 }
 
-const start = async (name: string, extra: ReadonlyArray<string> = []): Promise<Server> => {
+const start = async (
+  name: string,
+  extra: ReadonlyArray<string> = [],
+  store = sandbox.store,
+): Promise<Server> => {
   const privateRoot = path.join(sandbox.root, `private-${name}`);
   const served = await serve(
-    ["--store", `file:${sandbox.store}`, "--private-root", privateRoot, ...extra],
+    ["--store", `file:${store}`, "--private-root", privateRoot, ...extra],
     { env: { ...sandbox.env, LOG_LEVEL: "share=debug,mcp=info,warn" }, cwd: sandbox.workspace },
   );
   const server: Server = { name, served, privateRoot, dir: "" };
@@ -170,5 +174,34 @@ describe("a sharing serve process stopped mid-call", () => {
     expect(final["generation"]).toBe(before + 2);
     // And a still works.
     await pull(a);
+  }, 120_000);
+
+  it("killed mid-call (SIGKILL): its callers run their calls themselves, once", async () => {
+    // Another store, so another sharing process, and callers that have not been told to
+    // leave a silent one alone.
+    const store = path.join(sandbox.root, "store-killed");
+    const k = await start("k", [], store);
+    const e = await start("e", [], store);
+    const check = await start("check", ["--no-share"], store);
+    for (const server of [k, e, check]) await pull(server);
+    const before = Number((await pull(check))["generation"]);
+    const release = holdCopyLock(e);
+    writeFileSync(path.join(e.dir, "e.md"), "from e\n");
+    const committed = call(e, "notes_commit", { message: "e" });
+    committed.catch(() => undefined);
+    await runningFor(k, await callId(e, 1));
+    process.kill(k.served.pid, "SIGKILL");
+    // e noticed at once and runs the commit itself: it waits for the copy's lock (held
+    // here, as by the killed process's call), then publishes.
+    await e.served.waitForLine((line) =>
+      /msg="the sharing process did not answer; running the call here".*reason=Broken/.test(line),
+    );
+    release();
+    const e1 = await committed;
+    expect(e1["code"], JSON.stringify(e1)).toBe("OK");
+    expect(e1["files"]).toEqual([{ path: "e.md", insertions: 1, deletions: 0 }]);
+    const final = await pull(check);
+    expect(final["generation"]).toBe(before + 1);
+    expect(readFileSync(path.join(check.dir, "e.md"), "utf8")).toBe("from e\n");
   }, 120_000);
 });
