@@ -28,14 +28,19 @@ export type StoreOp = "get" | "head" | "put" | "delete" | "list";
  * - `CorruptResponse`: a read returns the stored body with one byte flipped (the stored
  *   object is intact);
  * - `Interleave`: runs `effect` (another participant's work, a deletion) first, then
- *   forwards the request — to place a concurrent event at an exact moment.
+ *   forwards the request — to place a concurrent event at an exact moment;
+ * - `IfMatchCreates`: an `If-Match` put of a key that does not exist creates the key
+ *   instead of failing, as MinIO releases before RELEASE.2025-09-06 did (a broken
+ *   promise, for the probe to catch); on an existing key, and for any other request,
+ *   it changes nothing.
  */
 export type Fault =
   | { readonly _tag: "FailBefore"; readonly reason?: StoreErrorReason }
   | { readonly _tag: "FailAfter"; readonly reason?: StoreErrorReason }
   | { readonly _tag: "Delay"; readonly ms: number }
   | { readonly _tag: "CorruptResponse" }
-  | { readonly _tag: "Interleave"; readonly effect: Effect.Effect<void> };
+  | { readonly _tag: "Interleave"; readonly effect: Effect.Effect<void> }
+  | { readonly _tag: "IfMatchCreates" };
 
 /** When a rule applies. Every given criterion must match. */
 export interface FaultRule {
@@ -142,6 +147,8 @@ export const make = (
       const { rule } = live;
       if (rule.ops !== undefined && !rule.ops.includes(op)) continue;
       if (rule.condition !== undefined && rule.condition !== condition) continue;
+      // It is about If-Match puts only: no other request uses it up.
+      if (rule.fault._tag === "IfMatchCreates" && condition !== "IfMatch") continue;
       if (!keyMatches(rule, key)) continue;
       if (live.applied >= (rule.times ?? 1)) continue;
       live.seen++;
@@ -161,6 +168,7 @@ export const make = (
     request: Effect.Effect<A, StoreError>,
     condition?: PutCondition["_tag"],
     corrupt?: (value: A) => A,
+    createInstead?: Effect.Effect<A, StoreError>,
   ): Effect.Effect<A, StoreError> =>
     Effect.suspend(() => {
       const fault = pick(op, key, condition);
@@ -190,6 +198,16 @@ export const make = (
           return corrupt === undefined ? request : request.pipe(Effect.map(corrupt));
         case "Interleave":
           return fault.effect.pipe(Effect.zipRight(request));
+        case "IfMatchCreates":
+          // A create where the key is missing; where it exists, the request as it was.
+          return createInstead === undefined
+            ? request
+            : createInstead.pipe(
+                Effect.catchIf(
+                  (error) => error.reason === "PreconditionFailed",
+                  () => request,
+                ),
+              );
       }
     });
 
@@ -201,7 +219,16 @@ export const make = (
       ),
     head: (key) => run("head", key, inner.head(key)),
     put: (key, body, condition, metadata) =>
-      run("put", key, inner.put(key, body, condition, metadata), condition._tag),
+      run(
+        "put",
+        key,
+        inner.put(key, body, condition, metadata),
+        condition._tag,
+        undefined,
+        condition._tag === "IfMatch"
+          ? inner.put(key, body, { _tag: "IfNoneMatch" }, metadata)
+          : undefined,
+      ),
     // The gate first, then an ordinary (counted, faultable) put: requests as before.
     putAfter: (key, body, condition, after) =>
       putAfterInSequence(store.put)(key, body, condition, after),
@@ -241,8 +268,8 @@ const ops: ReadonlyArray<StoreOp> = ["get", "head", "put", "delete", "list"];
  * Parses the hidden fault switch: `;`-separated items, `seed=<n>` or
  * `<op>:<key prefix>:<fault>:<probability>` with op one of get/head/put/delete/list/`*`,
  * key prefix `*` for any key, fault `fail-before` (unavailable, no effect), `timeout`
- * (ambiguous, no effect), `fail-after` (a lost response: took effect), `delay-<ms>` or
- * `corrupt`, and probability in [0, 1]. Every rule applies without a
+ * (ambiguous, no effect), `fail-after` (a lost response: took effect), `delay-<ms>`,
+ * `corrupt` or `if-match-creates`, and probability in [0, 1]. Every rule applies without a
  * limit on the number of requests. Fails with a description of the first bad item.
  */
 export const parseFaultSpec = (spec: string): Either.Either<FaultyObjectStoreOptions, string> => {
@@ -276,6 +303,7 @@ export const parseFaultSpec = (spec: string): Either.Either<FaultyObjectStoreOpt
     else if (faultText === "timeout") fault = { _tag: "FailBefore", reason: "Ambiguous" };
     else if (faultText === "fail-after") fault = { _tag: "FailAfter" };
     else if (faultText === "corrupt") fault = { _tag: "CorruptResponse" };
+    else if (faultText === "if-match-creates") fault = { _tag: "IfMatchCreates" };
     else if (delay !== null) fault = { _tag: "Delay", ms: Number(delay[1]) };
     else return Either.left(`unknown fault ${JSON.stringify(faultText)}`);
     const probability = /^(0(\.\d+)?|1(\.0+)?)$/.test(probabilityText)

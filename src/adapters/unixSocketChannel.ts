@@ -3,7 +3,11 @@
  * `<name>.sock` in a directory only this user may enter (`$XDG_RUNTIME_DIR/quire`, or
  * `<tmp>/quire-<uid>`), checked like tmux checks its own: owned by this user, a real
  * directory, no access for group or others. A frame is UTF-8 text ended by one newline;
- * one request and one answer per connection.
+ * one request and one answer per connection. The listener answers a request with one
+ * acknowledgement byte (`+`) as soon as it has read it, then one heartbeat byte (0xFF,
+ * which UTF-8 text never contains) every `heartbeatMs` while the handler runs, then the
+ * answer frame; the caller bounds the wait for the first by `ackTimeoutMs` and every
+ * later gap by `silenceMs`.
  *
  * A listener binds a private temporary socket and hard-links it to the public name,
  * which fails if the name exists. A name whose socket refuses connections (its listener
@@ -28,6 +32,8 @@ import { errnoCode, errorMessage } from "./fsErrno.js";
 const newline = 0x0a;
 /** The byte a listener sends as soon as it has read a request, before the answer. */
 const ack = 0x2b;
+/** The byte a listener sends while a call runs: never part of UTF-8 text, so never of a frame. */
+const heartbeat = 0xff;
 
 /** The longest socket path the platform accepts (sun_path, less its terminating NUL). */
 const maxSocketPath = process.platform === "linux" ? 107 : 103;
@@ -62,22 +68,33 @@ const makePrivateDirectory = (directory: string): void => {
     throw new Error(`${directory} is not a directory private to this user`);
 };
 
+/** What a caller's reader reports besides the answer frame (see {@link readFrame}). */
+interface AnswerSigns {
+  /** The acknowledgement byte arrived. */
+  readonly acknowledged: () => void;
+  /** Anything arrived after the acknowledgement: a heartbeat or part of the answer. */
+  readonly alive: () => void;
+}
+
 /**
  * Collects one newline-ended frame from `socket`: `done` gets the frame's text, or
- * `undefined` when more than `maxBytes` arrive without a newline. With `acknowledged`,
- * the frame is preceded by the acknowledgement byte, reported there. Whatever `done`
- * throws destroys the socket instead of reaching the event loop.
+ * `undefined` when more than `maxBytes` arrive without a newline, or (with `signs`)
+ * when the bytes do not follow the answer's shape: the acknowledgement byte first,
+ * heartbeats only before the frame. Whatever `done` throws destroys the socket instead
+ * of reaching the event loop.
  */
 const readFrame = (
   socket: net.Socket,
   maxBytes: number,
   done: (frame: string | undefined) => void,
-  acknowledged?: () => void,
+  signs?: AnswerSigns,
 ): void => {
   const chunks: Array<Buffer> = [];
   let size = 0;
   let finished = false;
-  let awaitingAck = acknowledged !== undefined;
+  let awaitingAck = signs !== undefined;
+  // Heartbeats may come only between the acknowledgement and the answer's first byte.
+  let beforeFrame = signs !== undefined;
   const finish = (frame: string | undefined) => {
     finished = true;
     try {
@@ -95,11 +112,22 @@ const readFrame = (
         finish(undefined);
         return;
       }
-      acknowledged?.();
+      signs?.acknowledged();
       chunk = chunk.subarray(1);
+    } else if (signs !== undefined && chunk.length > 0) signs.alive();
+    if (beforeFrame) {
+      let start = 0;
+      while (start < chunk.length && chunk[start] === heartbeat) start++;
+      chunk = chunk.subarray(start);
+      if (chunk.length === 0) return;
+      beforeFrame = false;
     }
     const end = chunk.indexOf(newline);
     const taken = end < 0 ? chunk : chunk.subarray(0, end);
+    if (signs !== undefined && taken.includes(heartbeat)) {
+      finish(undefined);
+      return;
+    }
     chunks.push(taken);
     size += taken.length;
     if (size > maxBytes) finish(undefined);
@@ -141,26 +169,36 @@ const exchange = (
   path: string,
   name: string,
   request: string,
-  options: { readonly maxBytes: number; readonly ackTimeoutMs: number },
+  options: {
+    readonly maxBytes: number;
+    readonly ackTimeoutMs: number;
+    readonly silenceMs: number;
+  },
 ): Effect.Effect<string, ChannelError> =>
   Effect.async<string, ChannelError>((resume) => {
     const maxBytes = options.maxBytes;
     let settled = false;
+    let deadline: ReturnType<typeof setTimeout> | undefined;
     const finish = (result: Effect.Effect<string, ChannelError>) => {
       if (settled) return;
       settled = true;
-      clearTimeout(unacknowledged);
+      clearTimeout(deadline);
       socket.destroy();
       resume(result);
     };
-    const unacknowledged = setTimeout(
-      () =>
-        finish(
-          Effect.fail(
-            failure("Unresponsive", name, `no acknowledgement within ${options.ackTimeoutMs} ms`),
-          ),
-        ),
-      options.ackTimeoutMs,
+    /** Fails with `error` unless something arrives within `ms` (each arrival re-arms it). */
+    const arm = (ms: number, error: () => ChannelError) => {
+      clearTimeout(deadline);
+      if (!settled) deadline = setTimeout(() => finish(Effect.fail(error())), ms);
+    };
+    const silent = () =>
+      failure(
+        "Silent",
+        name,
+        `acknowledged, then nothing for ${options.silenceMs} ms (the listener stopped mid-call)`,
+      );
+    arm(options.ackTimeoutMs, () =>
+      failure("Unresponsive", name, `no acknowledgement within ${options.ackTimeoutMs} ms`),
     );
     const socket = net.createConnection(path, () => {
       socket.write(`${request}\n`);
@@ -176,15 +214,22 @@ const exchange = (
         finish(
           frame === undefined
             ? Effect.fail(
-                failure("Broken", name, `the answer is not one frame of at most ${maxBytes} bytes`),
+                failure(
+                  "Broken",
+                  name,
+                  `the answer is not one well-formed frame of at most ${maxBytes} bytes`,
+                ),
               )
             : Effect.succeed(frame),
         ),
-      () => clearTimeout(unacknowledged),
+      {
+        acknowledged: () => arm(options.silenceMs, silent),
+        alive: () => arm(options.silenceMs, silent),
+      },
     );
     return Effect.sync(() => {
       settled = true;
-      clearTimeout(unacknowledged);
+      clearTimeout(deadline);
       socket.destroy();
     });
   });
@@ -221,7 +266,7 @@ interface Listening {
 const accept = (
   server: net.Server,
   handle: ChannelHandler,
-  maxBytes: number,
+  options: { readonly maxBytes: number; readonly heartbeatMs: number },
   runtime: Runtime.Runtime<never>,
   state: Listening,
 ): void => {
@@ -229,20 +274,29 @@ const accept = (
     state.sockets.set(socket, false);
     socket.on("close", () => state.sockets.delete(socket));
     socket.on("error", () => socket.destroy());
-    readFrame(socket, maxBytes, (frame) => {
+    readFrame(socket, options.maxBytes, (frame) => {
       if (frame === undefined || state.closing) {
         socket.destroy();
         return;
       }
+      // Read and about to run: the caller stops counting toward its acknowledgement
+      // deadline. Sent before the handler starts, so whatever the handler does (its
+      // first log record included) comes after the acknowledgement.
+      socket.write(Buffer.of(ack));
       const fiber = Runtime.runFork(runtime)(Effect.suspend(() => handle(frame)));
       state.inFlight.add(fiber);
       state.sockets.set(socket, true);
-      // Read and under way: the caller stops counting toward its acknowledgement deadline.
-      socket.write(Buffer.of(ack));
+      // Signs of life while the call runs; one at a time: a caller that is not reading
+      // them needs no pile of them.
+      const beat = setInterval(() => {
+        if (socket.writable && socket.writableLength === 0) socket.write(Buffer.of(heartbeat));
+      }, options.heartbeatMs);
+      beat.unref();
       // A caller that hangs up no longer wants the answer: its call is cancelled.
       const hangUp = () => fiber.unsafeInterruptAsFork(FiberId.none);
       socket.once("close", hangUp);
       fiber.addObserver((exit) => {
+        clearInterval(beat);
         state.inFlight.delete(fiber);
         socket.off("close", hangUp);
         if (Exit.isSuccess(exit) && !exit.value.includes("\n")) socket.end(`${exit.value}\n`);
@@ -320,7 +374,7 @@ export const makeUnixSocketChannel = (directory: string): LocalChannelService =>
         const server = net.createServer();
         // Later server errors (a failed accept) must not crash the process.
         server.on("error", () => undefined);
-        accept(server, handle, options.maxBytes, runtime, state);
+        accept(server, handle, options, runtime, state);
         const close = Effect.sync(() => {
           state.closing = true;
           server.close();

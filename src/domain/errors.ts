@@ -192,7 +192,7 @@ export const errorTable = {
     PUBLICATION_UNKNOWN: {
       action: "PULL_TO_VERIFY",
       retryable: false,
-      when: "The manifest write's response was lost and re-reading could not prove whether it was accepted.",
+      when: "It is unproven whether the manifest write was accepted: its response was lost and a re-read did not settle it, or the serve process running it stopped answering.",
       remedy: "Call notes_pull; if the changes are not in the notebook, commit them again.",
     },
   },
@@ -283,6 +283,13 @@ export const errorTable = {
       retryable: false,
       when: "Startup probe: a write with a wrong If-Match succeeded, or a right one failed.",
       remedy: "Use a store that supports conditional replace with If-Match.",
+    },
+    IF_MATCH_CREATES: {
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      when: "Startup probe: a write with If-Match on a key that does not exist succeeded or created the key.",
+      remedy:
+        "Use a store whose If-Match fails on a missing key (MinIO: RELEASE.2025-09-07 or later).",
     },
     NO_READ_AFTER_WRITE: {
       action: "CHECK_CONFIGURATION",

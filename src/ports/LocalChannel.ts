@@ -13,11 +13,15 @@ import { Context, Data, type Effect, type Scope } from "effect";
  * - `Broken`: the connection ended before a whole answer arrived, or the answer was
  *   not one frame of at most the allowed size.
  * - `Unresponsive`: the listener accepted the connection but did not acknowledge the
- *   request in time (a stopped or wedged process).
+ *   request in time (a stopped or wedged process): its handler never started.
+ * - `Silent`: the listener acknowledged the request, then sent nothing (no sign of
+ *   life, no answer) for the allowed silence — stopped or wedged mid-call. Its handler
+ *   may not have started, may be running, may have finished, or may still run once
+ *   the listener resumes (it then finds the connection closed and is interrupted).
  * - `Other`: anything else (permissions, a path too long for a socket, …).
  */
 export class ChannelError extends Data.TaggedError("ChannelError")<{
-  readonly reason: "Unreachable" | "InUse" | "Broken" | "Unresponsive" | "Other";
+  readonly reason: "Unreachable" | "InUse" | "Broken" | "Unresponsive" | "Silent" | "Other";
   readonly name: string;
   readonly message: string;
 }> {}
@@ -41,7 +45,9 @@ export interface LocalChannelService {
    * Listens at `name` (a short token: letters, digits, `-`) while the scope lives, taking
    * it over from a listener that died. Each
    * connection carries one request frame of at most `maxBytes`; `handle`'s answer goes
-   * back and the connection closes. A connection that closes before its answer, or
+   * back and the connection closes. While a handler runs, its caller gets a sign of
+   * life every `heartbeatMs`, so that a caller can tell a long call from a stopped
+   * listener (see {@link request}'s `silenceMs`). A connection that closes before its answer, or
    * sends an oversized or unterminated frame, interrupts or skips its handler. Closing
    * the scope stops accepting, waits up to `graceMs` for the handlers in flight, then
    * interrupts the rest, and frees the name. Fails with `InUse` or `Other`.
@@ -49,19 +55,31 @@ export interface LocalChannelService {
   readonly listen: (
     name: string,
     handle: ChannelHandler,
-    options: { readonly maxBytes: number; readonly graceMs: number },
+    options: {
+      readonly maxBytes: number;
+      readonly graceMs: number;
+      readonly heartbeatMs: number;
+    },
   ) => Effect.Effect<Listener, ChannelError, Scope.Scope>;
   /**
    * Sends one request frame to the listener at `name` and waits for its answer frame (at most
    * `maxBytes`). A listener acknowledges a request as soon as it has read it; without
-   * that within `ackTimeoutMs` the request fails with `Unresponsive`. Interrupting it
+   * that within `ackTimeoutMs` the request fails with `Unresponsive`; after it, a gap of
+   * more than `silenceMs` with nothing from the listener (neither a sign of life nor
+   * part of the answer) fails it with `Silent` and closes the connection, so the wait
+   * is bounded however long the listener stays stopped. `silenceMs` must exceed the
+   * listener's `heartbeatMs` with room for a busy event loop. Interrupting a request
    * closes the connection, which interrupts the handler. Fails with `Unreachable`,
-   * `Broken`, `Unresponsive` or `Other`.
+   * `Broken`, `Unresponsive`, `Silent` or `Other`.
    */
   readonly request: (
     name: string,
     request: string,
-    options: { readonly maxBytes: number; readonly ackTimeoutMs: number },
+    options: {
+      readonly maxBytes: number;
+      readonly ackTimeoutMs: number;
+      readonly silenceMs: number;
+    },
   ) => Effect.Effect<string, ChannelError>;
 }
 

@@ -17,9 +17,9 @@ const fresh = () => {
   return { directory, channel: makeUnixSocketChannel(directory) };
 };
 
-const options = { maxBytes: 1024, graceMs: 2_000 };
-/** Request options: answers up to `maxBytes`, acknowledged within 2 s. */
-const req = (maxBytes: number) => ({ maxBytes, ackTimeoutMs: 2_000 });
+const options = { maxBytes: 1024, graceMs: 2_000, heartbeatMs: 1_000 };
+/** Request options: answers up to `maxBytes`, acknowledged within 2 s, silent at most 10 s. */
+const req = (maxBytes: number) => ({ maxBytes, ackTimeoutMs: 2_000, silenceMs: 10_000 });
 const echo = (request: string) => Effect.succeed(`echo:${request}`);
 
 describe("unixSocketChannel", () => {
@@ -175,7 +175,7 @@ describe("unixSocketChannel", () => {
       );
       const started = Date.now();
       const silent = yield* Effect.either(
-        channel.request("u1", "x", { maxBytes: 1024, ackTimeoutMs: 200 }),
+        channel.request("u1", "x", { maxBytes: 1024, ackTimeoutMs: 200, silenceMs: 10_000 }),
       );
       expect(Either.isLeft(silent) && silent.left.reason).toBe("Unresponsive");
       expect(Date.now() - started).toBeLessThan(2_000);
@@ -185,9 +185,105 @@ describe("unixSocketChannel", () => {
         () => Effect.sleep("400 millis").pipe(Effect.as("late but fine")),
         options,
       );
-      expect(yield* channel.request("u2", "x", { maxBytes: 1024, ackTimeoutMs: 100 })).toBe(
-        "late but fine",
+      expect(
+        yield* channel.request("u2", "x", { maxBytes: 1024, ackTimeoutMs: 100, silenceMs: 10_000 }),
+      ).toBe("late but fine");
+    }).pipe(Effect.scoped),
+  );
+
+  /** A raw listener at `name` that answers every request with `reply` (bytes), then stays open or closes. */
+  const rawListener = (directory: string, name: string, reply: Buffer, then: "stay" | "close") => {
+    const sockets: Array<net.Socket> = [];
+    let hungUp = 0;
+    const server = net.createServer((socket) => {
+      sockets.push(socket);
+      socket.once("close", () => hungUp++);
+      socket.once("data", () => {
+        if (then === "close") socket.end(reply);
+        else socket.write(reply);
+      });
+    });
+    return Effect.acquireRelease(
+      Effect.async<{ readonly hungUp: () => number }>((resume) => {
+        server.listen(path.join(directory, `${name}.sock`), () =>
+          resume(Effect.succeed({ hungUp: () => hungUp })),
+        );
+      }),
+      () =>
+        Effect.sync(() => {
+          for (const socket of sockets) socket.destroy();
+          server.close();
+        }),
+    );
+  };
+
+  it.live("a listener that acknowledges and then sends nothing is Silent, and is hung up on", () =>
+    Effect.gen(function* () {
+      const { directory, channel } = fresh();
+      yield* Effect.either(channel.request("s1", "x", req(1024)));
+      // Acknowledged, then nothing, like a process stopped mid-call: without a bound on
+      // the silence this request would wait forever.
+      const stopped = yield* rawListener(directory, "s1", Buffer.of(0x2b), "stay");
+      const silent = yield* Effect.either(
+        channel.request("s1", "x", { maxBytes: 1024, ackTimeoutMs: 60_000, silenceMs: 300 }),
       );
+      expect(Either.isLeft(silent) && silent.left.reason).toBe("Silent");
+      // The caller closed the connection (which interrupts the call once the listener runs).
+      while (stopped.hungUp() === 0) yield* Effect.sleep("10 millis");
+      // Heartbeats then silence: silent too.
+      yield* rawListener(directory, "s2", Buffer.of(0x2b, 0xff, 0xff), "stay");
+      const beatThenSilent = yield* Effect.either(
+        channel.request("s2", "x", { maxBytes: 1024, ackTimeoutMs: 60_000, silenceMs: 300 }),
+      );
+      expect(Either.isLeft(beatThenSilent) && beatThenSilent.left.reason).toBe("Silent");
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("a call that runs longer than the allowed silence is kept alive by heartbeats", () =>
+    Effect.gen(function* () {
+      const { channel } = fresh();
+      yield* channel.listen(
+        "s3",
+        () => Effect.sleep("1500 millis").pipe(Effect.as("slow but alive")),
+        { maxBytes: 1024, graceMs: 2_000, heartbeatMs: 20 },
+      );
+      expect(
+        yield* channel.request("s3", "x", { maxBytes: 1024, ackTimeoutMs: 2_000, silenceMs: 500 }),
+      ).toBe("slow but alive");
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("answers that break the shape, or end before the newline, are Broken", () =>
+    Effect.gen(function* () {
+      const { directory, channel } = fresh();
+      yield* Effect.either(channel.request("g0", "x", req(1024)));
+      const cases: ReadonlyArray<readonly [string, Buffer, "stay" | "close"]> = [
+        // No acknowledgement byte first.
+        ["g1", Buffer.from('{"ok":1}\n'), "stay"],
+        // A heartbeat inside the answer frame.
+        [
+          "g2",
+          Buffer.concat([Buffer.of(0x2b), Buffer.from("ab"), Buffer.of(0xff), Buffer.from("c\n")]),
+          "stay",
+        ],
+        // Half an answer, then the connection closes.
+        ["g3", Buffer.concat([Buffer.of(0x2b, 0xff), Buffer.from('{"ok":{"pa')]), "close"],
+        // Acknowledged, then closed with no answer.
+        ["g4", Buffer.of(0x2b), "close"],
+      ];
+      for (const [name, reply, then] of cases) {
+        yield* rawListener(directory, name, reply, then);
+        const answer = yield* Effect.either(channel.request(name, "x", req(1024)));
+        expect(Either.isLeft(answer) && answer.left.reason, name).toBe("Broken");
+      }
+      // Heartbeats before the frame are not part of it.
+      yield* rawListener(
+        directory,
+        "g5",
+        Buffer.concat([Buffer.of(0x2b, 0xff, 0xff), Buffer.from("whole\n")]),
+        "stay",
+      );
+      expect(yield* channel.request("g5", "x", req(1024))).toBe("whole");
     }).pipe(Effect.scoped),
   );
 
@@ -219,7 +315,7 @@ describe("unixSocketChannel", () => {
       yield* channel.listen(
         "n7",
         (request) => Effect.sync(() => handled.push(request)).pipe(Effect.as("x".repeat(64))),
-        { maxBytes: 16, graceMs: 1_000 },
+        { maxBytes: 16, graceMs: 1_000, heartbeatMs: 1_000 },
       );
       const big = yield* Effect.either(channel.request("n7", "y".repeat(17), req(1024)));
       expect(Either.isLeft(big) && big.left.reason).toBe("Broken");
@@ -244,7 +340,7 @@ describe("unixSocketChannel", () => {
                   Effect.zipRight(Effect.sleep("100 millis")),
                   Effect.as("done"),
                 ),
-          { maxBytes: 64, graceMs: 300 },
+          { maxBytes: 64, graceMs: 300, heartbeatMs: 1_000 },
         )
         .pipe(Scope.extend(scope));
       const quick = yield* Effect.fork(channel.request("n8", "quick", req(64)));
@@ -258,7 +354,7 @@ describe("unixSocketChannel", () => {
         .listen(
           "n8",
           () => Deferred.succeed(slowStarted, undefined).pipe(Effect.zipRight(Effect.never)),
-          { maxBytes: 64, graceMs: 300 },
+          { maxBytes: 64, graceMs: 300, heartbeatMs: 1_000 },
         )
         .pipe(Scope.extend(second));
       const slow = yield* Effect.fork(channel.request("n8", "slow", req(64)));

@@ -2,6 +2,7 @@ import { describe, expect } from "vitest";
 import { it } from "@effect/vitest";
 import { Deferred, Effect, Exit, Fiber, Layer, Option } from "effect";
 import * as IdGeneratorAdapter from "../../src/adapters/idGenerator.js";
+import * as FaultyStore from "../../src/adapters/faultyObjectStore.js";
 import * as MemoryStore from "../../src/adapters/memoryObjectStore.js";
 import { probeStore } from "../../src/app/usecases/probe.js";
 import type { DomainError } from "../../src/domain/errors.js";
@@ -57,26 +58,73 @@ const noProbeKeysLeft = (base: ObjectStoreService) =>
   Effect.map(base.list("probe/"), (left) => expect(left).toEqual([]));
 
 describe("probeStore", () => {
-  it.effect("passes on a store with real conditional writes and deletes its key", () =>
+  it.effect("passes on a store with real conditional writes and deletes its keys", () =>
     Effect.gen(function* () {
       const { service, base, written } = fakeStore(() => ({}));
       const exit = yield* runProbe(service);
       expect(Exit.isSuccess(exit)).toBe(true);
-      expect(written.length).toBeGreaterThanOrEqual(4);
-      expect(new Set(written).size).toBe(1);
-      expect(written[0]).toMatch(
-        /^probe\/[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
-      );
+      expect(written.length).toBeGreaterThanOrEqual(5);
+      // One key for create, read and replace; one that never exists, for If-Match of a missing key.
+      expect(new Set(written).size).toBe(2);
+      for (const key of written)
+        expect(key).toMatch(
+          /^probe\/[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+        );
       yield* noProbeKeysLeft(base);
     }),
   );
 
-  it.effect("uses a fresh key per run", () =>
+  it.effect("uses fresh keys per run", () =>
     Effect.gen(function* () {
       const { service, written } = fakeStore(() => ({}));
       yield* runProbe(service);
       yield* runProbe(service);
-      expect(new Set(written).size).toBe(2);
+      expect(new Set(written).size).toBe(4);
+    }),
+  );
+
+  it.effect(
+    "refuses a store whose If-Match of a missing key creates it (the fault-injecting store) with IF_MATCH_CREATES",
+    () =>
+      Effect.gen(function* () {
+        const base = MemoryStore.make({ identity: "memory:probe-test" });
+        const faulty = FaultyStore.make(base, {
+          rules: [{ fault: { _tag: "IfMatchCreates" }, times: Number.POSITIVE_INFINITY }],
+        });
+        const error = failureOf(yield* runProbe(faulty.store));
+        expect([error.code, error.reason, error.action, error.retryable]).toEqual([
+          "INCOMPATIBLE_STORE",
+          "IF_MATCH_CREATES",
+          "CHECK_CONFIGURATION",
+          false,
+        ]);
+        expect(error.message).toContain("memory:probe-test");
+        expect(error.message).toContain("does not exist");
+        yield* noProbeKeysLeft(base);
+        // The same store without the fault passes: that promise alone was broken.
+        faulty.clear();
+        expect(Exit.isSuccess(yield* runProbe(faulty.store))).toBe(true);
+      }),
+  );
+
+  it.effect("refuses a store whose refused If-Match of a missing key still created it", () =>
+    Effect.gen(function* () {
+      const { service, base } = fakeStore((inner) => ({
+        put: (key, body, condition, metadata) =>
+          condition._tag === "IfMatch"
+            ? Effect.flatMap(inner.head(key), (found) =>
+                Option.isSome(found)
+                  ? inner.put(key, body, condition, metadata)
+                  : Effect.flatMap(inner.put(key, body, { _tag: "IfNoneMatch" }, metadata), () =>
+                      Effect.fail(storeError("PreconditionFailed")),
+                    ),
+              )
+            : inner.put(key, body, condition, metadata),
+      }));
+      const error = failureOf(yield* runProbe(service));
+      expect(error.reason).toBe("IF_MATCH_CREATES");
+      expect(error.message).toContain("created it");
+      yield* noProbeKeysLeft(base);
     }),
   );
 

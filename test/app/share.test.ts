@@ -14,7 +14,13 @@ import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import { makeUnixSocketChannel } from "../../src/adapters/unixSocketChannel.js";
 import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
 import { decodeAnswer } from "../../src/app/share/protocol.js";
-import { channelName, sharedNotebook } from "../../src/app/share/share.js";
+import {
+  channelName,
+  defaultShareTiming,
+  sharedNotebook,
+  type ShareTiming,
+} from "../../src/app/share/share.js";
+import { copyDirectory, lockFile } from "../../src/app/usecases/privateState.js";
 import { makeNotebook, type NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
 import type { DomainError } from "../../src/domain/errors.js";
 import type { LocalChannelService } from "../../src/ports/LocalChannel.js";
@@ -52,7 +58,11 @@ type World = ReturnType<typeof world>;
 const processOf = async (
   w: World,
   overrides: Partial<NotebookOptions> = {},
-  options: { readonly channel?: LocalChannelService; readonly graceMs?: number } = {},
+  options: {
+    readonly channel?: LocalChannelService;
+    readonly graceMs?: number;
+    readonly timing?: ShareTiming;
+  } = {},
 ) => {
   const services = {
     store: w.store,
@@ -85,6 +95,7 @@ const processOf = async (
       channel: options.channel ?? w.channel,
       release,
       graceMs: options.graceMs ?? 2_000,
+      ...(options.timing === undefined ? {} : { timing: options.timing }),
     }).pipe(Scope.extend(scope)),
   );
   let stopped = false;
@@ -308,6 +319,119 @@ describe("sharing a process among the serve processes of a store", () => {
     expect(sockets).toHaveLength(2);
   });
 
+  /**
+   * In `w`'s socket directory, at the store's channel name, a "sharing process" that
+   * answers every call with the bytes `reply` and then, by default, says nothing more
+   * (`+` alone: acknowledged, then stopped mid-call), or closes the connection; it
+   * exists until the test ends. `connections()` counts the calls sent to it.
+   */
+  const silentSharer = async (
+    w: World,
+    directory: string,
+    reply: Buffer = Buffer.of(0x2b),
+    then: "stay" | "close" = "stay",
+  ) => {
+    const { createServer } = await import("node:net");
+    const sockets: Array<{ destroy: () => void }> = [];
+    const silent = createServer((socket) => {
+      sockets.push(socket);
+      socket.once("data", () => (then === "close" ? socket.end(reply) : socket.write(reply)));
+    });
+    await new Promise<void>((resolve) =>
+      silent.listen(
+        path.join(directory, `${channelName(w.store.identity, release)}.sock`),
+        resolve,
+      ),
+    );
+    running.push(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const socket of sockets) socket.destroy();
+          silent.close(() => resolve());
+        }),
+    );
+    return { connections: () => sockets.length };
+  };
+
+  /** Short waits, so the silence is over quickly. */
+  const quick: ShareTiming = { ...defaultShareTiming, silenceMs: 200, takeoverLockMs: 100 };
+
+  it("a call whose sharing process goes silent after acknowledging it is taken over here", async () => {
+    const w = world();
+    const directory = path.join(socketRoot, `w${worlds - 1}`);
+    const b = await processOf(w, {}, { timing: quick });
+    await b.stopSharing();
+    const silent = await silentSharer(w, directory);
+    const c = await processOf(w, {}, { timing: quick });
+    const before = silent.connections();
+    w.write("/ws/c/n.md", "c\n");
+    // Without a bound on the silence, this pull would wait as long as the sharer is stopped.
+    const report = await pull(c.notebook, "/ws/c");
+    expect(report.path).toBe("/ws/c");
+    expect(c.ran.calls).toBe(1);
+    expect(silent.connections()).toBe(before + 1);
+    // Its next calls do not wait for the silent process again for a while.
+    const committed = okOf(await commit(c.notebook, "/ws/c"));
+    expect(committed.files).toEqual([{ path: "n.md", insertions: 1, deletions: 0 }]);
+    expect(c.ran.calls).toBe(2);
+    expect(silent.connections()).toBe(before + 1);
+  });
+
+  it("a taken-over call whose working copy is still held answers at once: pull BUSY, commit PUBLICATION_UNKNOWN", async () => {
+    const w = world();
+    const directory = path.join(socketRoot, `w${worlds - 1}`);
+    const b = await processOf(w, {}, { timing: quick });
+    await pull(b.notebook, "/ws/c");
+    w.write("/ws/c/n.md", "c\n");
+    await b.stopSharing();
+    await silentSharer(w, directory);
+    // The stopped sharing process holds the copy, in the middle of the call.
+    const copy = copyDirectory(baseOptions.privateRoot, "/ws/c", w.store.identity);
+    const release = await Effect.runPromise(w.fs.lock(lockFile(copy), 0));
+    const c = await processOf(w, {}, { timing: quick });
+    const pulled = errorOf(await Effect.runPromiseExit(c.notebook.pull({ path: "/ws/c" })));
+    expect([pulled.code, pulled.reason, pulled.retryable]).toEqual(["ENGINE_FAILED", "BUSY", true]);
+    expect(pulled.message).toContain("stopped answering");
+    // A fresh process, so that this call, too, is sent to the silent one first.
+    const d = await processOf(w, {}, { timing: quick });
+    const committed = errorOf(await commit(d.notebook, "/ws/c"));
+    expect([committed.code, committed.reason, committed.action, committed.retryable]).toEqual([
+      "STORAGE_FAILURE",
+      "PUBLICATION_UNKNOWN",
+      "PULL_TO_VERIFY",
+      false,
+    ]);
+    // Nothing was published by the caller.
+    expect(Option.isNone(await Effect.runPromise(w.store.get("current")))).toBe(true);
+    await Effect.runPromise(release);
+    // Once the copy is free, committing again publishes the edit once.
+    const again = okOf(await commit(d.notebook, "/ws/c"));
+    expect(again.files).toEqual([{ path: "n.md", insertions: 1, deletions: 0 }]);
+  });
+
+  it("an answer cut off mid-frame, or garbage instead of one, makes the caller run the call itself", async () => {
+    const replies: ReadonlyArray<readonly [Buffer, "stay" | "close"]> = [
+      [Buffer.concat([Buffer.of(0x2b, 0xff), Buffer.from('{"ok":{"path":"/ws/b","gen')]), "close"],
+      [Buffer.from("garbage\n"), "stay"],
+      [
+        Buffer.concat([Buffer.of(0x2b), Buffer.from("{"), Buffer.of(0xff), Buffer.from("}\n")]),
+        "stay",
+      ],
+    ];
+    for (const [reply, then] of replies) {
+      const w = world();
+      const directory = path.join(socketRoot, `w${worlds - 1}`);
+      const b = await processOf(w);
+      await b.stopSharing();
+      await silentSharer(w, directory, reply, then);
+      const c = await processOf(w);
+      w.write("/ws/c/n.md", "c\n");
+      await pull(c.notebook, "/ws/c");
+      expect(okOf(await commit(c.notebook, "/ws/c")).files).toHaveLength(1);
+      expect(c.ran.calls).toBe(2);
+    }
+  });
+
   it("an answer that does not decode makes the caller run the call itself", async () => {
     const w = world();
     const name = channelName(w.store.identity, release);
@@ -318,6 +442,7 @@ describe("sharing a process among the serve processes of a store", () => {
         .listen(name, () => Effect.succeed('{"ok":{"path":"/elsewhere"}}'), {
           maxBytes: 1024,
           graceMs: 100,
+          heartbeatMs: 1_000,
         })
         .pipe(Scope.extend(garbage)),
     );
@@ -333,7 +458,11 @@ describe("sharing a process among the serve processes of a store", () => {
     const name = channelName(w.store.identity, release);
     const ask = async (frame: string) => {
       const answer = await Effect.runPromise(
-        w.channel.request(name, frame, { maxBytes: 1 << 20, ackTimeoutMs: 2_000 }),
+        w.channel.request(name, frame, {
+          maxBytes: 1 << 20,
+          ackTimeoutMs: 2_000,
+          silenceMs: 10_000,
+        }),
       );
       return Either.getOrThrow(decodeAnswer(answer));
     };

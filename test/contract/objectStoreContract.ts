@@ -265,6 +265,35 @@ export const runObjectStoreContract = (
       );
 
       it(
+        "on a key that never existed fails with PreconditionFailed for any ETag and creates nothing",
+        withStore(async (store) => {
+          // The startup probe's step: some MinIO releases created the key instead.
+          for (const made of [
+            '"0123456789abcdef0123456789abcdef"',
+            "fedcba9876543210fedcba9876543210",
+          ]) {
+            await expectReason(store.put("never", text("x"), ifMatch(made)), "PreconditionFailed");
+            expect(Option.isNone(await run(store.get("never")))).toBe(true);
+            expect(Option.isNone(await run(store.head("never")))).toBe(true);
+          }
+          expect((await run(store.list("never"))).map((o) => o.key)).toEqual([]);
+        }),
+      );
+
+      it(
+        "on a key deleted after it was read fails with PreconditionFailed and does not bring it back",
+        withStore(async (store) => {
+          const v1 = await run(store.put("gone", text("v1"), ifNoneMatch));
+          await run(store.delete("gone"));
+          await expectReason(store.put("gone", text("v2"), ifMatch(v1.etag)), "PreconditionFailed");
+          expect(Option.isNone(await run(store.get("gone")))).toBe(true);
+          // A create still works afterwards.
+          await run(store.put("gone", text("v3"), ifNoneMatch));
+          expect(decode((await getSome(store, "gone")).body)).toBe("v3");
+        }),
+      );
+
+      it(
         "a chain of replaces each using the previous ETag succeeds, and every older ETag is stale",
         withStore(async (store) => {
           const etags = [(await run(store.put("chain", text("0"), ifNoneMatch))).etag];

@@ -13,6 +13,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { Effect, Exit, Layer, Logger, LogLevel, Option } from "effect";
 import { describe, expect, it } from "vitest";
 import * as ids from "../../src/adapters/idGenerator.js";
+import * as faultyStore from "../../src/adapters/faultyObjectStore.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import { callTool } from "../../src/app/mcp/server.js";
 import { Notebook, type NotebookService } from "../../src/app/Notebook.js";
@@ -361,6 +362,12 @@ const scenarios: {
               metadata,
             ),
         })),
+      ),
+    IF_MATCH_CREATES: () =>
+      probe(
+        faultyStore.make(memoryStore.make({ identity: "memory:every-code" }), {
+          rules: [{ fault: { _tag: "IfMatchCreates" }, times: Number.POSITIVE_INFINITY }],
+        }).store,
       ),
     NO_READ_AFTER_WRITE: () =>
       probe(probeStoreWith(() => ({ get: () => Effect.succeed(Option.none()) }))),

@@ -1,10 +1,12 @@
 /**
  * The compatibility probe against the real S3 server (passes, leaves no key), a
- * missing bucket, wrong credentials, and s3rver (ignores conditional headers → refused).
+ * missing bucket, wrong credentials, the real server behind a wrapper whose If-Match of
+ * a missing key creates it (refused), and s3rver (ignores conditional headers → refused).
  */
 import { describe, expect } from "vitest";
 import { it } from "@effect/vitest";
 import { Effect, Exit, Layer } from "effect";
+import * as FaultyStore from "../../src/adapters/faultyObjectStore.js";
 import * as IdGeneratorAdapter from "../../src/adapters/idGenerator.js";
 import * as MinioStore from "../../src/adapters/minioObjectStore.js";
 import * as S3Store from "../../src/adapters/s3ObjectStore.js";
@@ -100,6 +102,26 @@ describe.each(adapters)("probe with the %s adapter", (_name, layer) => {
       expect(error.message).not.toContain(keyId);
       expect(error.message).not.toContain(env.secretAccessKey);
     }),
+  );
+
+  it.live(
+    "refuses the real server behind a wrapper whose If-Match of a missing key creates it with IF_MATCH_CREATES, leaving no key",
+    () =>
+      Effect.gen(function* () {
+        // The fault-injecting store over the real adapter, behaving like MinIO before
+        // RELEASE.2025-09-06: the one broken promise is the If-Match of a missing key.
+        const wrapped = FaultyStore.layer(layer(storeOptions(env, freshPrefix("probe"))), {
+          rules: [{ fault: { _tag: "IfMatchCreates" }, times: Number.POSITIVE_INFINITY }],
+        });
+        const { exit, left } = yield* probeWith(wrapped);
+        const error = failureOf(exit);
+        expect([error.code, error.reason, error.action]).toEqual([
+          "INCOMPATIBLE_STORE",
+          "IF_MATCH_CREATES",
+          "CHECK_CONFIGURATION",
+        ]);
+        expect(left).toEqual([]);
+      }),
   );
 
   it.scopedLive(

@@ -8,6 +8,16 @@
  * it: a call that cannot be sent, or whose answer does not come back whole, runs in its
  * own process, exactly as a retried call after a crash would (an interrupted rewrite or
  * an unsettled publication is recovered first, never published twice).
+ *
+ * A sharing process that stops (SIGSTOP, a debugger, a wedged thread) after it has
+ * acknowledged a call sends no more signs of life; after 10 s of silence the caller
+ * hangs up and takes the call over, waiting at most 2 s for the working copy's lock
+ * ({@link defaultShareTiming}). Free, the call runs here like any retry (the lock
+ * orders it with whatever the stopped process did or will do). Still held — nearly
+ * always by the stopped process, in the middle of this very call — the caller answers
+ * at once: a pull ENGINE_FAILED/BUSY (retryable), a commit STORAGE_FAILURE/
+ * PUBLICATION_UNKNOWN (PULL_TO_VERIFY), because the stopped process may have published
+ * it or may still publish it when it resumes. Never OK, never a second publication.
  */
 import {
   Cause,
@@ -28,7 +38,7 @@ import { keyDigest } from "../keyDigest.js";
 import { callPrivatePaths } from "../logging.js";
 import type { NotebookService, SyncReport } from "../Notebook.js";
 import type { Services } from "../usecases/context.js";
-import { makeNotebook } from "../usecases/notebookLayer.js";
+import { copyLockWaitMs, makeNotebook } from "../usecases/notebookLayer.js";
 import { makeRecentMap } from "../usecases/recentMap.js";
 import {
   decodeAnswer,
@@ -49,19 +59,68 @@ export interface ShareSettings {
   readonly release: string;
   /** How long calls run for others may finish once this process stops. */
   readonly graceMs: number;
+  /** The waits of sharing (default {@link defaultShareTiming}). */
+  readonly timing?: ShareTiming;
+}
+
+/** The waits of sharing (see the module comment); tests may shorten them. */
+export interface ShareTiming {
+  /**
+   * How long a sharing process may take to acknowledge a call (it does so as soon as it
+   * has read it, before running it); beyond that the caller runs the call itself.
+   */
+  readonly acknowledgementMs: number;
+  /** How often a sharing process running a call sends its caller a sign of life. */
+  readonly heartbeatMs: number;
+  /**
+   * The longest gap without a sign of life or an answer that a caller waits out after
+   * the acknowledgement, before it takes the call over.
+   */
+  readonly silenceMs: number;
+  /** How long a taken-over call waits for its working copy's lock. */
+  readonly takeoverLockMs: number;
 }
 
 /**
- * How long a sharing process may take to acknowledge a call (it does so as soon as it
- * has read it, before running it); beyond that the caller runs the call itself.
+ * The defaults. 10 s of silence is far beyond any pause of a healthy process's event
+ * loop (a heartbeat is due every second) and well within an MCP client's request
+ * timeout: a caller answers at most ~12 s after its sharing process stopped.
  */
-const acknowledgementMs = 2_000;
+export const defaultShareTiming: ShareTiming = {
+  acknowledgementMs: 2_000,
+  heartbeatMs: 1_000,
+  silenceMs: 10_000,
+  takeoverLockMs: 2_000,
+};
 
-/** How long a caller runs its calls itself after the sharing process did not acknowledge one. */
+/**
+ * How long a caller runs its calls itself after the sharing process did not acknowledge
+ * one, or went silent during one.
+ */
 const unresponsivePauseMs = 30_000;
 
 /** The most distinct settings whose notebooks a sharing process keeps. */
 const maxNotebooks = 64;
+
+/**
+ * The answer to a call taken over from a silent sharing process whose working copy is
+ * still held: the stopped process is in the middle of it. A pull may be retried; a
+ * commit may have been published, or may still be when that process resumes.
+ */
+const stillHeld = (op: "pull" | "commit"): DomainError =>
+  op === "pull"
+    ? domainError({
+        code: "ENGINE_FAILED",
+        reason: "BUSY",
+        message:
+          "The serve process running this call for this one stopped answering in the middle of it and still holds this working copy (it may be stopped); call again once it has resumed or ended.",
+      })
+    : domainError({
+        code: "STORAGE_FAILURE",
+        reason: "PUBLICATION_UNKNOWN",
+        message:
+          "The serve process running this commit for this one stopped answering in the middle of it and still holds this working copy, so whether the commit was published is unknown. Once that process has resumed or ended, call notes_pull; if the changes are not in the notebook, commit them again.",
+      });
 
 /** The channel name of a store for a release: a digest, so it is short and opaque. */
 export const channelName = (storeIdentity: string, release: string): string =>
@@ -170,6 +229,7 @@ export const sharedNotebook = (
     const scope = yield* Effect.scope;
     const { options, ...ports } = services;
     const name = channelName(services.store.identity, settings.release);
+    const timing = settings.timing ?? defaultShareTiming;
     const handler = handleCalls(ports, settings.release, local, optionsKey(options));
     const lock = yield* Effect.makeSemaphore(1);
     // `listening`: this process runs others' calls; `off`: sharing is impossible here, or
@@ -186,7 +246,11 @@ export const sharedNotebook = (
       Effect.suspend(() => {
         if (role !== "sending") return Effect.void;
         return settings.channel
-          .listen(name, handler, { maxBytes: maxFrameBytes, graceMs: settings.graceMs })
+          .listen(name, handler, {
+            maxBytes: maxFrameBytes,
+            graceMs: settings.graceMs,
+            heartbeatMs: timing.heartbeatMs,
+          })
           .pipe(
             Scope.extend(listening),
             Effect.matchEffect({
@@ -235,6 +299,26 @@ export const sharedNotebook = (
             ),
     ).pipe(Effect.annotateLogs("module", "share"));
 
+    /**
+     * Runs a call whose sharing process went silent after acknowledging it (see the
+     * module comment): here, if its working copy's lock comes free within the bound;
+     * else the answer that says what is known.
+     */
+    const takeOver = (
+      op: "pull" | "commit",
+      here: Effect.Effect<SyncReport, DomainError>,
+    ): Effect.Effect<SyncReport, DomainError> =>
+      here.pipe(
+        Effect.locally(copyLockWaitMs, timing.takeoverLockMs),
+        Effect.catchIf(
+          (error) => error.code === "ENGINE_FAILED" && error.reason === "BUSY",
+          () =>
+            Effect.logWarning(
+              "the working copy is still held, most likely by the silent sharing process",
+            ).pipe(Effect.zipRight(Effect.fail(stillHeld(op)))),
+        ),
+      );
+
     const viaShared = (
       operation: Parameters<typeof encodeRequest>[0],
       here: Effect.Effect<SyncReport, DomainError>,
@@ -253,9 +337,17 @@ export const sharedNotebook = (
           const answer = yield* Effect.either(
             settings.channel.request(name, frame, {
               maxBytes: maxFrameBytes,
-              ackTimeoutMs: acknowledgementMs,
+              ackTimeoutMs: timing.acknowledgementMs,
+              silenceMs: timing.silenceMs,
             }),
           );
+          if (Either.isLeft(answer) && answer.left.reason === "Silent") {
+            yield* Effect.logWarning(
+              "the sharing process went silent during the call; taking the call over",
+            ).pipe(Effect.annotateLogs("why", answer.left.message));
+            quietUntilMs = (yield* Clock.currentTimeMillis) + unresponsivePauseMs;
+            return yield* takeOver(operation.op, here);
+          }
           if (Either.isLeft(answer)) {
             const reason = answer.left.reason;
             yield* Effect.logWithLevel(

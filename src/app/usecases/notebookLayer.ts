@@ -3,7 +3,7 @@
  * per-copy serialisation inside the process, the cross-process lock on private state,
  * and the per-call content source.
  */
-import { Effect, Layer, Option, type Scope } from "effect";
+import { Clock, Effect, Either, FiberRef, Layer, Option, Random, type Scope } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
 import type { PathSets } from "../../domain/pathSets.js";
 import { FileSystem, type RootedTree } from "../../ports/FileSystem.js";
@@ -63,6 +63,17 @@ export interface NotebookOptions {
 /** How long a call waits for another process holding the same working copy. */
 const lockTimeoutMs = 30_000;
 
+/** The pause between two attempts to take a held lock (plus as much jitter at most). */
+const lockPollMs = 25;
+
+/**
+ * How long a call waits for another process holding its working copy's lock (default
+ * 30 s), read when the call takes the lock; set it with `Effect.locally`. A call taken
+ * over from a sharing process that went silent mid-call (app/share) waits less: the
+ * holder is most likely that stopped process, which may hold it indefinitely.
+ */
+export const copyLockWaitMs: FiberRef.FiberRef<number> = FiberRef.unsafeMake(lockTimeoutMs);
+
 /** Builds the Notebook service from its ports. */
 export const makeNotebook = (services: Services): Effect.Effect<NotebookService> =>
   Effect.gen(function* () {
@@ -79,10 +90,33 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         );
       });
 
+    /**
+     * Takes the copy's lock, waiting up to `waitMs` for another holder; to be run
+     * uninterruptibly. Only the pauses between attempts can be interrupted, and each
+     * attempt (`fs.lock` with no wait) is uninterruptible, so an interruption never
+     * falls between the lock being taken and its release being handed over here. (An
+     * interrupted `fs.lock` wait could lose a lock taken at that very instant: a caller
+     * that hung up, seen when a stopped sharing process resumes, would leave its copy
+     * locked until this process exits.)
+     */
+    const takeLock = (path: string, waitMs: number) =>
+      Effect.gen(function* () {
+        const start = yield* Clock.currentTimeMillis;
+        for (;;) {
+          const attempt = yield* Effect.either(fs.lock(path, 0));
+          if (Either.isRight(attempt)) return attempt.right;
+          const elapsed = (yield* Clock.currentTimeMillis) - start;
+          if (attempt.left.reason !== "Busy" || elapsed >= waitMs) return yield* attempt.left;
+          const pause = lockPollMs + (yield* Random.nextIntBetween(0, lockPollMs));
+          yield* Effect.interruptible(Effect.sleep(Math.min(pause, waitMs - elapsed)));
+        }
+      });
+
     const lockCopy = (copyDir: string): Effect.Effect<Effect.Effect<void>, DomainError> =>
       ensureCopyDirectory(fs, copyDir).pipe(
-        Effect.zipRight(
-          fs.lock(lockFile(copyDir), lockTimeoutMs).pipe(
+        Effect.zipRight(FiberRef.get(copyLockWaitMs)),
+        Effect.flatMap((waitMs) =>
+          takeLock(lockFile(copyDir), waitMs).pipe(
             Effect.mapError((error) =>
               error.reason === "Busy"
                 ? domainError({
@@ -130,9 +164,8 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         const value = yield* Effect.uninterruptibleMask((restore) =>
           Effect.gen(function* () {
             yield* restore(permit.take(1));
-            const release = yield* restore(lockCopy(copyDir)).pipe(
-              Effect.onError(() => permit.release(1)),
-            );
+            // Not restored: lockCopy lets only its wait be interrupted (see takeLock).
+            const release = yield* lockCopy(copyDir).pipe(Effect.onError(() => permit.release(1)));
             const outcome = yield* restore(
               Effect.gen(function* () {
                 const state = yield* loadState(fs, copyDir, memo);

@@ -14,6 +14,7 @@ import { storeFailure } from "./failures.js";
 const encoder = new TextEncoder();
 
 /** Distinct bodies per step, so a replacement that did not happen is observable. */
+const missingMatchBody = encoder.encode("quire probe 0: If-Match of a missing key must fail\n");
 const firstBody = encoder.encode("quire probe 1: conditional create\n");
 const secondBody = encoder.encode("quire probe 2: second create must be refused\n");
 const wrongMatchBody = encoder.encode("quire probe 3: stale If-Match must be refused\n");
@@ -174,11 +175,53 @@ const runSteps = (store: ObjectStoreService, key: string): Effect.Effect<void, D
   });
 
 /**
- * Proves the configured store honours conditional create, read-after-write with
- * ETag, and conditional replace, under `probe/<uuidv7>`; the probe key is deleted
- * afterwards, also when a step fails or the probe is interrupted.
+ * The probe's step on a second fresh key: a conditional replace of a key that does not
+ * exist must fail and create nothing. A store that creates it (MinIO before
+ * RELEASE.2025-09-06) would let a writer whose `current` vanished meanwhile "replace"
+ * it from a stale base. The key never existed, so any ETag is a wrong one.
+ */
+const refusesReplaceOfMissing = (
+  store: ObjectStoreService,
+  key: string,
+): Effect.Effect<void, DomainError> =>
+  Effect.gen(function* () {
+    const matched = yield* store
+      .put(key, missingMatchBody, { _tag: "IfMatch", etag: wrongEtagFor("") })
+      .pipe(
+        Effect.as(true),
+        Effect.catchIf(
+          (error) => error.reason === "PreconditionFailed",
+          () => Effect.succeed(false),
+        ),
+        Effect.mapError(fromStoreError(store.identity, "replace of a missing key")),
+      );
+    const after = yield* store
+      .head(key)
+      .pipe(Effect.mapError(fromStoreError(store.identity, "read after a refused replace")));
+    if (matched || Option.isSome(after)) {
+      return yield* Effect.fail(
+        incompatible(
+          "IF_MATCH_CREATES",
+          `store ${store.identity} failed the compatibility probe: ${
+            matched
+              ? "a replace with If-Match of a key that does not exist succeeded"
+              : "a refused If-Match replace of a key that does not exist created it"
+          }`,
+        ),
+      );
+    }
+  });
+
+/**
+ * Proves the configured store honours conditional create, read-after-write with ETag
+ * and conditional replace on one fresh key, and that a conditional replace of another
+ * fresh key, which does not exist, fails without creating it. Both keys are
+ * `probe/<uuidv7>`, checked at the same time (the second check adds no round trip),
+ * and deleted afterwards, also when a step fails or the probe is interrupted. Of two
+ * broken promises the first key's is reported, so a store that ignores every
+ * condition is NO_CONDITIONAL_CREATE.
  *
- * Fails with `DomainError{code: "INCOMPATIBLE_STORE"}` and reason
+ * Fails with `DomainError{code: "INCOMPATIBLE_STORE"}` and reason `IF_MATCH_CREATES`,
  * `NO_CONDITIONAL_CREATE`, `NO_READ_AFTER_WRITE` or `NO_CONDITIONAL_REPLACE` for a
  * store that breaks a promise, `ACCESS_DENIED` / `BUCKET_MISSING` for a
  * misconfiguration, and `STORAGE_FAILURE` (`STORE_UNAVAILABLE`, `THROTTLED`, `TIMEOUT`)
@@ -190,9 +233,24 @@ export const probeStore: Effect.Effect<void, DomainError, ObjectStore | IdGenera
     const store = yield* ObjectStore;
     const ids = yield* IdGenerator;
     const key = `probe/${yield* ids.uuidv7}`;
+    const missingKey = `probe/${yield* ids.uuidv7}`;
     // A probe key is never written again: no trace of it needs to stay.
-    const cleanup = store.delete(key, { forever: true });
-    yield* runSteps(store, key).pipe(Effect.onError(() => Effect.ignore(cleanup)));
-    yield* cleanup.pipe(Effect.mapError(fromStoreError(store.identity, "delete of the probe key")));
+    const cleanup = Effect.all(
+      [key, missingKey].map((probeKey) => store.delete(probeKey, { forever: true })),
+      { concurrency: "unbounded", discard: true },
+    );
+    yield* Effect.all(
+      [
+        Effect.either(runSteps(store, key)),
+        Effect.either(refusesReplaceOfMissing(store, missingKey)),
+      ],
+      { concurrency: "unbounded" },
+    ).pipe(
+      Effect.flatMap(([steps, missing]) => Effect.zipRight(steps, missing)),
+      Effect.onError(() => Effect.ignore(cleanup)),
+    );
+    yield* cleanup.pipe(
+      Effect.mapError(fromStoreError(store.identity, "delete of the probe keys")),
+    );
   },
 );
