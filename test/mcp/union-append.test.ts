@@ -94,6 +94,34 @@ describe("appending to one shared file from many serve processes", () => {
     );
   });
 
+  it("refuses a malformed .quireattributes at commit with the envelope naming the line", async () => {
+    const store = path.join(world.root, "malformed-store");
+    const [a, b] = await Promise.all([start("malformed-a", store), start("malformed-b", store)]);
+    await pull(a);
+    await pull(b);
+    write(b.dir, ".quireattributes", "# policies\njournal.md merge=unoin\n");
+    const refused = await commit(b, "declare");
+    expect(refused.isError).toBe(true);
+    expect(refused.structured).toMatchObject({
+      code: "INVALID_CONTENT",
+      reason: "INVALID_FILES",
+      action: "EDIT_FILES",
+      files: [
+        { path: ".quireattributes", reason: "INVALID_ATTRIBUTES", ranges: [{ start: 2, end: 2 }] },
+      ],
+    });
+    expect(refused.text.split("\n")).toEqual(
+      expect.arrayContaining([
+        "INVALID_CONTENT · INVALID_FILES",
+        '.quireattributes has malformed lines (line 2: unknown attribute "merge=unoin"; the supported ones are merge=union and merge=text). Fix or remove them, then call notes_commit again; nothing was published.',
+        "file: .quireattributes · INVALID_ATTRIBUTES · line 2",
+      ]),
+    );
+    expect((await pull(a)).structured["generation"]).toBe(0);
+    write(b.dir, ".quireattributes", "# policies\njournal.md merge=union\n");
+    expectOk(await commit(b, "declare"));
+  });
+
   it(`with journal.md merge=union, ${copies} copies × ${linesPerCopy} appends, one commit each: all OK, no marker, every line once in its copy's order`, async () => {
     const store = path.join(world.root, "union-store");
     const fleet = await Promise.all(
