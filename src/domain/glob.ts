@@ -166,8 +166,8 @@ const matchSegment = (tokens: SegmentPattern, segment: string): boolean =>
  * (`**` at the end: everything inside). NFC-normalised; case-sensitive. Fails with a
  * problem description for what gitattributes forbids or quire does not support: an
  * empty pattern, a negated (`!`) pattern, a trailing `/` (directory patterns never
- * match files; write `dir/**`), empty segments, unclosed classes, `[:class:]`, a
- * trailing backslash.
+ * match files; write `dir/**`), empty segments, unclosed classes, empty ranges,
+ * `[:class:]`, a trailing backslash.
  */
 export const compilePattern = (written: string): Either.Either<PathPattern, string> => {
   const source = written;
