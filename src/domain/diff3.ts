@@ -225,4 +225,15 @@ export const planMerge = (
   input: MergeInput,
   toLocal: ReadonlyArray<DiffHunk>,
   toRemote: ReadonlyArray<DiffHunk>,
-): Array<MergeChunk> => joinNearConflicts(input, refine(input, combine(input, toLocal, toRemote)));
+): Array<MergeChunk> => joinNearConflicts(input, planRegions(input, toLocal, toRemote));
+
+/**
+ * {@link planMerge} before neighbouring conflicts are joined: every conflict is as
+ * narrow as the diff of its two sides makes it, and lines both sides share between
+ * two conflicts stay outside them. Clean chunks are exactly those of `planMerge`.
+ */
+export const planRegions = (
+  input: MergeInput,
+  toLocal: ReadonlyArray<DiffHunk>,
+  toRemote: ReadonlyArray<DiffHunk>,
+): Array<MergeChunk> => refine(input, combine(input, toLocal, toRemote));

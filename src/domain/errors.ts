@@ -374,6 +374,11 @@ export const fileReasonTable = {
     code: "INVALID_CONTENT",
     meaning: "The file is larger than the configured maximum file size.",
   },
+  INVALID_ATTRIBUTES: {
+    code: "INVALID_CONTENT",
+    meaning:
+      "Malformed lines of `.quireattributes`; the ranges are those lines, the message says why.",
+  },
   TEXT_CONFLICT: {
     code: "CONTENT_CONFLICT",
     meaning: "Both sides changed overlapping lines; the ranges are the conflict blocks.",

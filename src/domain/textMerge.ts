@@ -1,6 +1,9 @@
-/** Three-way line merge of texts with git-style conflict markers (SPEC §6.3). */
-import { ChunkKind, planMerge, type MergeChunk } from "./diff3.js";
-import { diffClasses } from "./lineDiff.js";
+/**
+ * Three-way line merges of texts (SPEC §6.3): git's, with git-style conflict markers,
+ * and the union merge that keeps both sides' lines where they overlap (docs/merge.md).
+ */
+import { ChunkKind, planMerge, planRegions, type MergeChunk, type MergeInput } from "./diff3.js";
+import { diffClasses, type DiffHunk } from "./lineDiff.js";
 import { LineClassifier, type ClassifiedText } from "./lines.js";
 import { LOCAL_MARKER, REMOTE_MARKER, SEPARATOR_MARKER } from "./markers.js";
 import type { LineRange } from "./tree.js";
@@ -61,6 +64,16 @@ class MergeOutput {
     this.lines++;
   }
 
+  /**
+   * Writes both sides of a conflict region without markers: remote's lines, then
+   * local's, with a line break between them if remote's last line has none.
+   */
+  union(local: ClassifiedText, remote: ClassifiedText, chunk: MergeChunk): void {
+    this.copy(remote, chunk.remote, chunk.remote + chunk.remoteCount);
+    if (chunk.localCount > 0 && chunk.remoteCount > 0) this.breakLine();
+    this.copy(local, chunk.local, chunk.local + chunk.localCount);
+  }
+
   /** Writes a whole conflict block and records its range. */
   conflict(local: ClassifiedText, remote: ClassifiedText, chunk: MergeChunk): void {
     this.marker(LOCAL_MARKER);
@@ -84,26 +97,75 @@ class MergeOutput {
   }
 }
 
-/** Renders the planned chunks over the local text (git's merge buffer layout). */
+/**
+ * Renders the planned chunks over the local text (git's merge buffer layout), each
+ * conflict as a marker block, or with `union` as both sides' lines.
+ */
 const render = (
   local: ClassifiedText,
   remote: ClassifiedText,
   chunks: ReadonlyArray<MergeChunk>,
   eol: string,
+  union: boolean,
 ): TextMergeResult => {
   const out = new MergeOutput(eol);
   let next = 0;
   for (const chunk of chunks) {
     if (chunk.kind === ChunkKind.Same) continue;
     out.copy(local, next, chunk.local);
-    if (chunk.kind === ChunkKind.Conflict) out.conflict(local, remote, chunk);
-    else if (chunk.kind === ChunkKind.Local)
+    if (chunk.kind === ChunkKind.Conflict) {
+      if (union) out.union(local, remote, chunk);
+      else out.conflict(local, remote, chunk);
+    } else if (chunk.kind === ChunkKind.Local)
       out.copy(local, chunk.local, chunk.local + chunk.localCount);
     else out.copy(remote, chunk.remote, chunk.remote + chunk.remoteCount);
     next = chunk.local + chunk.localCount;
   }
   out.copy(local, next, local.classes.length);
   return { text: out.text(), conflicts: out.conflicts };
+};
+
+/** The classified inputs and diffs of a merge neither side left unchanged. */
+interface Prepared {
+  readonly input: MergeInput;
+  readonly localLines: ClassifiedText;
+  readonly remoteLines: ClassifiedText;
+  readonly toLocal: ReadonlyArray<DiffHunk>;
+  readonly toRemote: ReadonlyArray<DiffHunk>;
+}
+
+/** Classifies and diffs the inputs, or returns the merged text when a side made no change. */
+const prepare = (base: string, local: string, remote: string): Prepared | string => {
+  if (local === remote || remote === base) return local;
+  if (local === base) return remote;
+
+  // Sized for typical line lengths; the tables grow if the texts have more lines.
+  const classifier = new LineClassifier("exact", (base.length + local.length + remote.length) >> 5);
+  const baseLines = classifier.classify(base);
+  const localLines = classifier.classifyLike(local, baseLines);
+  const remoteLines = classifier.classifyLike(remote, baseLines);
+  const classCount = classifier.size;
+
+  const toLocal = diffClasses(baseLines.classes, localLines.classes, classCount);
+  const toRemote = diffClasses(baseLines.classes, remoteLines.classes, classCount);
+  if (toLocal.length === 0) return remote;
+  if (toRemote.length === 0) return local;
+
+  const localLineHasAlnum = (line: number): boolean => {
+    const end = localLines.starts[line + 1] ?? 0;
+    for (let at = localLines.starts[line] ?? 0; at < end; at++) {
+      if (isAsciiAlnum(local.charCodeAt(at))) return true;
+    }
+    return false;
+  };
+  const input: MergeInput = {
+    base: baseLines.classes,
+    local: localLines.classes,
+    remote: remoteLines.classes,
+    classCount,
+    localLineHasAlnum,
+  };
+  return { input, localLines, remoteLines, toLocal, toRemote };
 };
 
 /**
@@ -116,38 +178,27 @@ const render = (
  * whose last line lacks a newline gets one so markers stay at column zero. Never fails.
  */
 export const mergeText = (base: string, local: string, remote: string): TextMergeResult => {
-  if (local === remote || remote === base) return { text: local, conflicts: [] };
-  if (local === base) return { text: remote, conflicts: [] };
+  const prepared = prepare(base, local, remote);
+  if (typeof prepared === "string") return { text: prepared, conflicts: [] };
+  const { input, localLines, remoteLines, toLocal, toRemote } = prepared;
+  const chunks = planMerge(input, toLocal, toRemote);
+  return render(localLines, remoteLines, chunks, markerLineEnding(local), false);
+};
 
-  // Sized for typical line lengths; the tables grow if the texts have more lines.
-  const classifier = new LineClassifier("exact", (base.length + local.length + remote.length) >> 5);
-  const baseLines = classifier.classify(base);
-  const localLines = classifier.classifyLike(local, baseLines);
-  const remoteLines = classifier.classifyLike(remote, baseLines);
-  const classCount = classifier.size;
-
-  const toLocal = diffClasses(baseLines.classes, localLines.classes, classCount);
-  const toRemote = diffClasses(baseLines.classes, remoteLines.classes, classCount);
-  if (toLocal.length === 0) return { text: remote, conflicts: [] };
-  if (toRemote.length === 0) return { text: local, conflicts: [] };
-
-  const localLineHasAlnum = (line: number): boolean => {
-    const end = localLines.starts[line + 1] ?? 0;
-    for (let at = localLines.starts[line] ?? 0; at < end; at++) {
-      if (isAsciiAlnum(local.charCodeAt(at))) return true;
-    }
-    return false;
-  };
-  const chunks = planMerge(
-    {
-      base: baseLines.classes,
-      local: localLines.classes,
-      remote: remoteLines.classes,
-      classCount,
-      localLineHasAlnum,
-    },
-    toLocal,
-    toRemote,
-  );
-  return render(localLines, remoteLines, chunks, markerLineEnding(local));
+/**
+ * The union merge of `local` and `remote` edits of `base`: exactly {@link mergeText}
+ * wherever that merges cleanly, and where both sides changed the same region (what
+ * mergeText writes as a conflict block) the remote's lines, then the local's, without
+ * markers. Conflicts are as narrow as the diff of the two sides makes them and are not
+ * joined, so a line both sides added identically in a region appears once. When the
+ * remote's part ends without a line break and local lines follow, one is added (CRLF
+ * when local's first line break is CRLF, else LF). Deterministic; never fails, never
+ * writes markers of its own.
+ */
+export const mergeUnion = (base: string, local: string, remote: string): string => {
+  const prepared = prepare(base, local, remote);
+  if (typeof prepared === "string") return prepared;
+  const { input, localLines, remoteLines, toLocal, toRemote } = prepared;
+  const chunks = planRegions(input, toLocal, toRemote);
+  return render(localLines, remoteLines, chunks, markerLineEnding(local), true).text;
 };

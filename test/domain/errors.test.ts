@@ -135,6 +135,7 @@ describe("the error table", () => {
         "INVALID_NAME",
         "CASE_COLLISION",
         "TOO_LARGE",
+        "INVALID_ATTRIBUTES",
         "TEXT_CONFLICT",
         "DELETE_MODIFY",
         "ADD_ADD",

@@ -25,6 +25,7 @@ import { refuseMassDelete } from "./massDelete.js";
 import { loadText, runMerge } from "./mergeRun.js";
 import { loadStats, mergeBaseOf, packFile, type BlobRef, type CopyState } from "./privateState.js";
 import { enforcePathSets } from "./pathSetGuard.js";
+import { refuseInvalidAttributes } from "./attributesGuard.js";
 import { alongside, forEachPooled } from "./pooled.js";
 import { conflictError, knownView, synchronise } from "./pull.js";
 import {
@@ -477,6 +478,7 @@ export const commit = (
     const local = scanTree(scan);
     yield* refuseMarkers(current, baseIds, local);
     yield* enforcePathSets(current, current.options.pathSets ?? noPathSets, scan, baseIds, local);
+    yield* refuseInvalidAttributes(current.blobs, baseIds, local);
     let known = base;
     // Only the time spent waiting for a place in a batch counts against this budget.
     let placeWaitLeftMs = placeWaitBudgetMs(current.options.commitRetries);

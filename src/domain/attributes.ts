@@ -1,0 +1,143 @@
+/**
+ * The notebook's merge attributes: `.quireattributes` at the notebook root, a
+ * gitattributes-style list of `PATTERN merge=union` / `PATTERN merge=text` lines
+ * (docs/merge.md), and the merge policy they give a path (the last matching line wins).
+ */
+import { Either } from "effect";
+import { compilePattern, type PathPattern } from "./glob.js";
+
+/** The notebook path of the attributes file. */
+export const attributesPath = ".quireattributes";
+
+/** How a file both sides changed is merged: git's text merge, or the union merge. */
+export type MergePolicy = "text" | "union";
+
+/** One valid line: files matching `pattern` merge with `merge`. */
+export interface AttributeRule {
+  /** One-based line number in the attributes file. */
+  readonly line: number;
+  readonly pattern: PathPattern;
+  readonly merge: MergePolicy;
+}
+
+/** One malformed line and what is wrong with it (English, for the error message). */
+export interface AttributeProblem {
+  /** One-based line number in the attributes file. */
+  readonly line: number;
+  readonly problem: string;
+}
+
+/** A parsed attributes file: its valid lines in file order, and its malformed ones. */
+export interface Attributes {
+  readonly rules: ReadonlyArray<AttributeRule>;
+  readonly problems: ReadonlyArray<AttributeProblem>;
+}
+
+/** No attributes file: every path merges as text. */
+export const noAttributes: Attributes = { rules: [], problems: [] };
+
+const isBlank = (char: string | undefined): boolean => char === " " || char === "\t";
+
+/** Splits off the leading pattern of a line (quoted or not) and the rest after it. */
+const splitPattern = (
+  line: string,
+): Either.Either<{ readonly pattern: string; readonly rest: string }, string> => {
+  if (!line.startsWith('"')) {
+    const end = line.search(/[ \t]/);
+    return Either.right(
+      end < 0
+        ? { pattern: line, rest: "" }
+        : { pattern: line.slice(0, end), rest: line.slice(end) },
+    );
+  }
+  // A C-style quoted pattern, as gitattributes allows for names with spaces: `\"` and
+  // `\\` are the only escapes a notebook path can need.
+  let pattern = "";
+  for (let at = 1; at < line.length; at++) {
+    const char = line[at];
+    if (char === '"') {
+      const rest = line.slice(at + 1);
+      if (rest !== "" && !isBlank(rest[0]))
+        return Either.left("a quoted pattern must be followed by white space");
+      return Either.right({ pattern, rest });
+    }
+    if (char === "\\") {
+      const next = line[at + 1];
+      if (next !== '"' && next !== "\\")
+        return Either.left('only \\" and \\\\ may be escaped in a quoted pattern');
+      pattern += next;
+      at++;
+    } else {
+      pattern += char;
+    }
+  }
+  return Either.left("a quoted pattern is never closed by a double quote");
+};
+
+const policies: { readonly [attribute: string]: MergePolicy } = {
+  "merge=union": "union",
+  "merge=text": "text",
+};
+
+/** Parses one non-blank, non-comment line (leading white space removed). */
+const parseRule = (text: string, line: number): Either.Either<AttributeRule, string> =>
+  Either.gen(function* () {
+    if (text.startsWith("[attr]"))
+      return yield* Either.left("macro attributes ([attr]) are not supported");
+    const { pattern, rest } = yield* splitPattern(text);
+    const attributes = rest.split(/[ \t]+/).filter((word) => word !== "");
+    const [attribute, ...more] = attributes;
+    if (attribute === undefined)
+      return yield* Either.left(
+        `the pattern "${pattern}" has no attribute; add merge=union or merge=text`,
+      );
+    if (more.length > 0)
+      return yield* Either.left(
+        `one attribute per line (found ${attributes.length}; comments must be on their own line)`,
+      );
+    const merge = Object.prototype.hasOwnProperty.call(policies, attribute)
+      ? policies[attribute]
+      : undefined;
+    if (merge === undefined)
+      return yield* Either.left(
+        `unknown attribute "${attribute}"; the supported ones are merge=union and merge=text`,
+      );
+    const compiled = compilePattern(pattern);
+    if (Either.isLeft(compiled))
+      return yield* Either.left(`the pattern "${pattern}": ${compiled.left}`);
+    return { line, pattern: compiled.right, merge };
+  });
+
+/**
+ * Parses the text of an attributes file, line by line (LF or CRLF; a leading BOM is
+ * ignored): blank lines and lines whose first non-blank character is `#` are skipped;
+ * every other line must be `PATTERN ATTRIBUTE` with exactly one attribute, `merge=union`
+ * or `merge=text`, and a pattern {@link compilePattern} accepts (double-quoted when it
+ * holds white space). Never fails: malformed lines are returned as problems, in order.
+ */
+export const parseAttributes = (text: string): Attributes => {
+  const rules: Array<AttributeRule> = [];
+  const problems: Array<AttributeProblem> = [];
+  const lines = (text.startsWith("\uFEFF") ? text.slice(1) : text).split("\n");
+  lines.forEach((raw, index) => {
+    const line = index + 1;
+    const content = (raw.endsWith("\r") ? raw.slice(0, -1) : raw).replace(/^[ \t]+/, "");
+    if (content === "" || content.startsWith("#")) return;
+    const rule = parseRule(content, line);
+    if (Either.isRight(rule)) rules.push(rule.right);
+    else problems.push({ line, problem: rule.left });
+  });
+  return { rules, problems };
+};
+
+/**
+ * The merge policy of `path` (a notebook path): that of the last rule whose pattern
+ * matches it, `text` when none does. Malformed lines (problems) never match.
+ */
+export const mergePolicyOf = (attributes: Attributes, path: string): MergePolicy => {
+  for (let k = attributes.rules.length - 1; k >= 0; k--) {
+    const rule = attributes.rules[k];
+    if (rule !== undefined && rule.pattern.matches(path)) return rule.merge;
+  }
+  return "text";
+};
