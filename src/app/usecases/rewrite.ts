@@ -10,7 +10,13 @@ import { Effect, Option } from "effect";
 import { contentId, decodeText, encodeText } from "../../domain/content.js";
 import type { DomainError } from "../../domain/errors.js";
 import { compareCodeUnits } from "../../domain/paths.js";
-import { mergeText } from "../../domain/textMerge.js";
+import {
+  attributesPath,
+  mergePolicyOf,
+  parseAttributes,
+  type MergePolicy,
+} from "../../domain/attributes.js";
+import { mergeText, mergeUnion } from "../../domain/textMerge.js";
 import type { Tree } from "../../domain/tree.js";
 import type {
   Expectation,
@@ -115,6 +121,7 @@ const mergeNewer = (
   scanned: Uint8Array | undefined,
   newer: Uint8Array,
   wanted: Uint8Array | undefined,
+  policy: MergePolicy,
 ): { readonly bytes: Uint8Array | undefined } | undefined => {
   const newerId = contentId(newer);
   if (wanted !== undefined && contentId(wanted) === newerId) return { bytes: wanted };
@@ -125,6 +132,7 @@ const mergeNewer = (
   if (wanted === undefined) return undefined;
   const [base, local, remote] = [textOf(scanned), textOf(newer), textOf(wanted)];
   if (base === undefined || local === undefined || remote === undefined) return undefined;
+  if (policy === "union") return { bytes: encodeText(mergeUnion(base, local, remote)) };
   const result = mergeText(base, local, remote);
   return result.conflicts.length > 0 ? undefined : { bytes: encodeText(result.text) };
 };
@@ -145,6 +153,23 @@ export const materialise = (
 ): Effect.Effect<Materialised, DomainError> =>
   Effect.gen(function* () {
     const io = (doing: string) => Effect.mapError((e: FsError) => localFailure(e, doing));
+    // The merge policy of a file merged again is that of the tree being written (its
+    // `.quireattributes`, as the merge that made it decided): read once, when first needed.
+    let policies: ((path: string) => MergePolicy) | undefined;
+    const policyOf = (path: string): Effect.Effect<MergePolicy> =>
+      Effect.gen(function* () {
+        // The attributes file itself always merges as text (as in the merge run).
+        if (path === attributesPath) return "text";
+        if (policies === undefined) {
+          const id = target.get(attributesPath);
+          const bytes = id === undefined ? undefined : yield* Effect.option(blobs.load(id));
+          const text =
+            bytes === undefined || bytes._tag === "None" ? undefined : textOf(bytes.value);
+          const attributes = parseAttributes(text ?? "");
+          policies = (file) => mergePolicyOf(attributes, file);
+        }
+        return policies(path);
+      });
     const scannedBytes = (path: string): Effect.Effect<Uint8Array | undefined> => {
       const file = before.get(path);
       return file === undefined
@@ -178,7 +203,7 @@ export const materialise = (
           const scanned = yield* scannedBytes(path);
           if (outcome._tag === "Overtaken") {
             // Ours is in place, but an edit reached the file it replaced meanwhile.
-            const merged = mergeNewer(scanned, outcome.bytes, wanted?.bytes);
+            const merged = mergeNewer(scanned, outcome.bytes, wanted?.bytes, yield* policyOf(path));
             const mine: Expectation = Option.match(outcome.info, {
               onNone: () => ({ _tag: "Absent" }),
               onSome: (info) => expectationOfBytes(info, goal?.id ?? ""),
@@ -202,7 +227,7 @@ export const materialise = (
             if (wanted === undefined) return { _tag: "Done", stamp: Option.none() };
             return held;
           }
-          const merged = mergeNewer(scanned, found.bytes, wanted?.bytes);
+          const merged = mergeNewer(scanned, found.bytes, wanted?.bytes, yield* policyOf(path));
           if (merged === undefined) return held;
           const foundId = contentId(found.bytes);
           if (merged.bytes !== undefined && contentId(merged.bytes) === foundId)
