@@ -114,9 +114,9 @@ interface Field {
 
 /**
  * The shared decode: `input` must be absent (`undefined`: no arguments) or a JSON object
- * whose own keys are all `fields`; each present field must be a string that passes its
- * checks; required fields must be present. The first problem found, in that order, is
- * the error.
+ * whose own keys are all `fields`; required fields must be present; each present field
+ * must be a string; then each must pass its checks. The first problem found, in that
+ * order (shape before values), is the error.
  */
 const decodeFields = (
   tool: "notes_pull" | "notes_commit",
@@ -138,7 +138,9 @@ const decodeFields = (
       );
     }
   }
-  const decoded: Partial<Record<Field["name"], string>> = {};
+  // The shape first (every field present when required, and a string), then the values:
+  // a call with a wrong type is refused as malformed even when another field is too long.
+  const present: Array<readonly [Field, string]> = [];
   for (const field of fields) {
     if (!Object.hasOwn(input, field.name)) {
       if (field.required) return Either.left(invalid(`${tool} needs the field "${field.name}".`));
@@ -148,6 +150,10 @@ const decodeFields = (
     if (typeof value !== "string") {
       return Either.left(invalid(`"${field.name}" must be a string, not ${jsonTypeOf(value)}.`));
     }
+    present.push([field, value]);
+  }
+  const decoded: Partial<Record<Field["name"], string>> = {};
+  for (const [field, value] of present) {
     const checked = checkString(field.schema, value);
     if (Either.isLeft(checked)) return Either.left(checked.left);
     decoded[field.name] = checked.right;
