@@ -273,10 +273,11 @@ export const makeMcpServer = (
     let accepting = true;
 
     // What the SDK and the transport could not use (a malformed notification, a response
-    // to nothing): noted on stderr, redacted before it is cut like every echo.
+    // to nothing) or could not send: noted on stderr, redacted before it is cut like
+    // every echo.
     server.onerror = (error) =>
       Runtime.runSync(runtime)(
-        Effect.logWarning("ignored a message").pipe(
+        Effect.logWarning("protocol error").pipe(
           Effect.annotateLogs({
             module: "mcp",
             error: cutText(redact(error.message, settings.redaction), 300),
