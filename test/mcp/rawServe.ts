@@ -45,6 +45,8 @@ export interface RawServe {
   readonly callToolText: (paramsText: string) => Promise<RawResponse>;
   /** A fresh request id. */
   readonly nextId: () => number;
+  /** How many responses arrived that no one awaited (a reply to nothing, or a second reply). */
+  readonly unclaimed: () => number;
   /** Every stdout line that was not a JSON-RPC message. */
   readonly violations: ReadonlyArray<StdoutViolation>;
   /** Everything written to stderr so far. */
@@ -223,6 +225,7 @@ export const startRawServe = async (
     callToolText,
     nextId,
     violations,
+    unclaimed: () => byId.size + idless.length,
     stderr: () => stderrText,
     alive: () => exited === undefined,
     kill: () => {
