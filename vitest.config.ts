@@ -7,7 +7,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/s3/**", "test/torture/**", "test/races/**"],
+          exclude: ["test/s3/**", "test/torture/**", "test/races/**", "test/fuzz/**"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -25,6 +25,14 @@ export default defineConfig({
           name: "races",
           include: ["test/races/**/*.test.ts"],
           testTimeout: 1_200_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: "fuzz",
+          include: ["test/fuzz/**/*.test.ts"],
+          testTimeout: 900_000,
           hookTimeout: 120_000,
         },
       },

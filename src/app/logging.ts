@@ -51,32 +51,41 @@ export interface ParsedLogLevel {
   readonly warning?: string;
 }
 
+/** The longest `LOG_LEVEL` a malformed-value warning repeats. */
+const maxEchoedLogLevel = 200;
+
 /**
  * Parses `LOG_LEVEL`: comma-separated items, each `<level>` (the default, at most once)
  * or `<module>=<level>` (each module at most once); levels are trace, debug, info,
  * warn, error, fatal, off (case-insensitive; also all, warning, none). Unset or blank
  * means info. Anything malformed discards the whole value: info everywhere, plus a
- * warning for the caller to log once.
+ * warning for the caller to log once. The warning names the faulty item by position
+ * and repeats the value only whole and exactly as given (and only up to 200
+ * characters): redaction matches secrets in the original text, so a piece of the
+ * value, or a lower-cased copy, could carry a secret past it.
  */
 export const parseLogLevel = (raw: string | undefined): ParsedLogLevel => {
   if (raw === undefined || raw.trim() === "") return { spec: defaultLogLevelSpec };
-  const malformed = (why: string): ParsedLogLevel => ({
+  const value = raw.length <= maxEchoedLogLevel ? `"${raw}"` : `(${raw.length} characters)`;
+  const malformed = (why: string, item: number): ParsedLogLevel => ({
     spec: defaultLogLevelSpec,
-    warning: `malformed LOG_LEVEL (${why}); using info`,
+    warning: `malformed LOG_LEVEL (${why} in item ${item} of ${value}); using info`,
   });
   let defaultLevel: LogLevel.LogLevel | undefined;
   const modules = new Map<string, LogLevel.LogLevel>();
-  for (const item of raw.split(",").map((part) => part.trim().toLowerCase())) {
+  const items = raw.split(",").map((part) => part.trim().toLowerCase());
+  for (const [index, item] of items.entries()) {
+    const position = index + 1;
     const equals = item.indexOf("=");
     const name = equals === -1 ? undefined : item.slice(0, equals).trim();
     const level = levelNames.get(equals === -1 ? item : item.slice(equals + 1).trim());
-    if (level === undefined) return malformed(`unknown level in ${JSON.stringify(item)}`);
+    if (level === undefined) return malformed("unknown level", position);
     if (name === undefined) {
-      if (defaultLevel !== undefined) return malformed("more than one default level");
+      if (defaultLevel !== undefined) return malformed("a second default level", position);
       defaultLevel = level;
     } else {
-      if (!modulePattern.test(name)) return malformed(`bad module name ${JSON.stringify(name)}`);
-      if (modules.has(name)) return malformed(`module ${name} given twice`);
+      if (!modulePattern.test(name)) return malformed("bad module name", position);
+      if (modules.has(name)) return malformed("a module given twice", position);
       modules.set(name, level);
     }
   }

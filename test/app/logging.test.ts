@@ -67,6 +67,45 @@ describe("parseLogLevel", () => {
       expect(parsed.spec.modules.size).toBe(0);
     }
   });
+
+  it("names the faulty item and repeats the value only whole and as given", () => {
+    expect(parseLogLevel("mcp=debug,Store=Loud").warning).toBe(
+      'malformed LOG_LEVEL (unknown level in item 2 of "mcp=debug,Store=Loud"); using info',
+    );
+    expect(parseLogLevel("debug, M!x=info").warning).toBe(
+      'malformed LOG_LEVEL (bad module name in item 2 of "debug, M!x=info"); using info',
+    );
+    expect(parseLogLevel("info,warn").warning).toMatch(/a second default level in item 2 of/);
+    expect(parseLogLevel("a=info,A=warn").warning).toMatch(/a module given twice in item 2 of/);
+    expect(parseLogLevel(`x${"y".repeat(300)}`).warning).toBe(
+      "malformed LOG_LEVEL (unknown level in item 1 of (301 characters)); using info",
+    );
+  });
+
+  it.effect(
+    "a secret in a malformed LOG_LEVEL is redacted from the warning, whatever its case or position",
+    () => {
+      // Base64 with "=" padding: the "module name" before the first "=" is a piece of it.
+      const secret = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789+/Ab==";
+      const keyId = "AKIAIOSFODNN7EXAMPLE";
+      const values = [secret, `mcp=debug,${secret}`, `MCP=${secret}`, `${keyId}=loud`, keyId];
+      return Effect.gen(function* () {
+        for (const value of values) {
+          const { lines, layer } = capture(
+            parseLogLevel("info").spec,
+            parseLogLevel(value).warning,
+            [secret],
+          );
+          yield* Effect.void.pipe(Effect.provide(layer));
+          expect(lines, value).toHaveLength(1);
+          const line = (lines[0] ?? "").toLowerCase();
+          for (const piece of [secret.slice(0, 16), secret.slice(16, 32), keyId.slice(4)]) {
+            expect(line, value).not.toContain(piece.toLowerCase());
+          }
+        }
+      });
+    },
+  );
 });
 
 describe("isEnabled", () => {
@@ -167,7 +206,7 @@ describe("loggerLayer", () => {
       yield* Effect.logWarning("filtered");
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(
-        / level=warn module=app msg="malformed LOG_LEVEL \(unknown level in \\"mcp=loud\\"\); using info"\n$/,
+        / level=warn module=app msg="malformed LOG_LEVEL \(unknown level in item 1 of \\"mcp=loud\\"\); using info"\n$/,
       );
     }).pipe(Effect.provide(layer));
   });

@@ -136,4 +136,66 @@ describe("redact", () => {
       }),
     );
   });
+
+  // The patterns as they were before each got its run-start guard: simple, but quadratic
+  // on a long run of key characters. The guarded ones must replace exactly the same text.
+  const keyChar = "[^\\s\"'`()<>\\[\\]{},;]";
+  const keyEnd = "(?=$|[\\s\"'`()<>\\[\\]{},;.:!?])";
+  const unguarded: ReadonlyArray<readonly [RegExp, string]> = [
+    [/([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/giu, "$1***@"],
+    [new RegExp(`${keyChar}*packs/(?:checkpoints|increments)/${keyChar}+`, "gu"), "<object-key>"],
+    [new RegExp(`${keyChar}*probe/[0-9a-fA-F-]{36}${keyChar}*`, "gu"), "<object-key>"],
+    [new RegExp(`${keyChar}*/current${keyEnd}`, "gu"), "<object-key>"],
+    [/(?:AKIA|ASIA)[A-Z0-9]{16}/gu, "<aws-key-id>"],
+    [/[0-9a-fA-F]{40,}/gu, "<hex>"],
+    [/[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/gu, "<id>"],
+  ];
+  const unguardedRedact = (text: string): string => {
+    let current = text;
+    for (let pass = 0; pass < 8; pass++) {
+      let next = current;
+      for (const [pattern, replacement] of unguarded) next = next.replace(pattern, replacement);
+      if (next === current) return current;
+      current = next;
+    }
+    return current;
+  };
+
+  it("replaces exactly what the unguarded patterns replace", () => {
+    const piece = fc.constantFrom(
+      "a",
+      "Z",
+      "1",
+      "+",
+      ".",
+      "-",
+      "/",
+      ":",
+      "://",
+      "@",
+      " ",
+      ",",
+      "(",
+      "packs/",
+      "checkpoints/",
+      "increments/",
+      "probe/",
+      uuid,
+      "/current",
+      "current",
+      "user:pw@",
+      "s3",
+      "AKIA",
+      "IOSFODNN7EXAMPLE",
+      sha1.slice(0, 20),
+      "é",
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 24 }), (pieces) => {
+        const text = pieces.join("");
+        expect(redact(text)).toBe(unguardedRedact(text));
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });

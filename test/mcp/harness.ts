@@ -15,6 +15,7 @@ import {
   type SyncReport,
 } from "../../src/app/Notebook.js";
 import type { DomainError } from "../../src/domain/errors.js";
+import type { RedactOptions } from "../../src/domain/redact.js";
 import { type PathSets, noPathSets } from "../../src/domain/pathSets.js";
 import { IdGenerator } from "../../src/ports/IdGenerator.js";
 
@@ -64,6 +65,7 @@ export const fieldsOf = (line: string): Record<string, string> => {
 export const startHarness = async (
   script: Script = {},
   pathSets: PathSets = noPathSets,
+  redaction: RedactOptions = {},
 ): Promise<Harness> => {
   const calls: Harness["calls"] = [];
   const logs: Array<string> = [];
@@ -108,11 +110,11 @@ export const startHarness = async (
     loggerLayer({
       spec: parseLogLevel("debug").spec,
       write: writeLog,
-      redaction: {},
+      redaction,
     }),
   );
   const handle = await Effect.runPromise(
-    makeMcpServer({ version: "9.8.7", pathSets }).pipe(Effect.provide(services)),
+    makeMcpServer({ version: "9.8.7", pathSets, redaction }).pipe(Effect.provide(services)),
   );
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   await handle.connect(serverTransport);

@@ -1,3 +1,4 @@
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Deferred, Effect } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -227,6 +228,93 @@ describe("invalid requests", () => {
       expect(h.calls).toEqual([]);
     });
   }
+});
+
+describe("arguments of any JSON shape, as the client sent them", () => {
+  /** Sends tools/call with `params` exactly as given (the client does not validate what it sends). */
+  const rawCall = async (h: Harness, params: Record<string, unknown>) => {
+    const result = await h.client.request(
+      { method: "tools/call", params: { name: "", ...params } },
+      CallToolResultSchema,
+    );
+    return {
+      text: (result.content[0]?.type === "text" && result.content[0].text) || "",
+      structured: result.structuredContent ?? {},
+      isError: result.isError === true,
+    };
+  };
+
+  const deepArray = (depth: number): unknown => {
+    let value: unknown = "/x";
+    for (let i = 0; i < depth; i++) value = [value];
+    return value;
+  };
+
+  const shapes: ReadonlyArray<[string, unknown, RegExp]> = [
+    ["null", null, /^notes_pull arguments must be a JSON object \(path\), not null\.$/],
+    ["a string", "/x", /, not a string\.$/],
+    ["a number", 5, /, not a number\.$/],
+    ["an array", ["/x"], /, not an array\.$/],
+    ["a boolean", false, /, not a boolean\.$/],
+    ["100,000 nested arrays", deepArray(100_000), /, not an array\.$/],
+    ["a __proto__ key", JSON.parse('{"__proto__":{"path":"/x"}}'), /has no field "__proto__"/],
+    [
+      "a path 100,000 arrays deep",
+      { path: deepArray(100_000) },
+      /^"path" must be a string, not an array\.$/,
+    ],
+  ];
+  for (const [title, args, message] of shapes) {
+    it(`arguments ${title} → INVALID_REQUEST/INVALID_ARGUMENT, nothing called`, async () => {
+      const h = await start();
+      const result = await rawCall(h, { name: "notes_pull", arguments: args });
+      expect(result.isError).toBe(true);
+      expect(result.structured).toMatchObject({
+        code: "INVALID_REQUEST",
+        reason: "INVALID_ARGUMENT",
+      });
+      expect(String(result.structured["message"])).toMatch(message);
+      expect(h.calls).toEqual([]);
+    });
+  }
+
+  it("a tools/call without a string name is refused; its records carry no tool field", async () => {
+    const h = await start();
+    const result = await h.client.request(
+      { method: "tools/call", params: { name: "notes_pull", arguments: {} } },
+      CallToolResultSchema,
+    );
+    expect(result.isError).toBeFalsy();
+    const missing = await rawCall(h, { name: 7 });
+    expect(missing.structured).toMatchObject({ reason: "INVALID_ARGUMENT" });
+    expect(String(missing.structured["message"])).toMatch(/^tools\/call needs "name"/);
+    const records = callLogs(h, String(missing.structured["diagnosticId"]));
+    expect(records.map((record) => record["msg"])).toEqual([
+      "tool call started",
+      "tool call completed",
+    ]);
+    expect(records.every((record) => record["tool"] === undefined)).toBe(true);
+  });
+
+  it("a message of only U+FEFF is not blank: it is kept byte for byte", async () => {
+    const h = await start();
+    const result = await call(h, "notes_commit", { message: "\uFEFF" });
+    expect(result.isError).toBe(false);
+    expect(h.calls).toMatchObject([{ op: "commit", request: { message: "\uFEFF" } }]);
+  });
+
+  it("an echoed name holding a secret is redacted before it is cut", async () => {
+    const secret = "S".repeat(40) + "ecret-" + "T".repeat(60);
+    const h = await startHarness({}, noPathSets, { secretValues: [secret] });
+    harness = h;
+    const byName = await call(h, secret, {});
+    const byField = await call(h, "notes_pull", { [secret]: 1 });
+    for (const result of [byName, byField]) {
+      expect(result.text).toContain("<secret>");
+      expect(result.text).not.toContain("S".repeat(20));
+    }
+    expect(h.logs.join("")).not.toContain("S".repeat(20));
+  });
 });
 
 describe("domain errors and defects", () => {

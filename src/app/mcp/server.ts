@@ -4,9 +4,9 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  type JSONRPCRequest,
   ListToolsRequestSchema,
   McpError,
   type RequestId,
@@ -19,11 +19,13 @@ import { Cause, Clock, Effect, Either, Exit, Fiber, FiberId, LogLevel, Runtime }
 import { errorEnvelope, successEnvelope } from "../../domain/envelope.js";
 import { type DomainError, domainError } from "../../domain/errors.js";
 import type { PathSets } from "../../domain/pathSets.js";
-import type { RedactOptions } from "../../domain/redact.js";
+import { type RedactOptions, redact } from "../../domain/redact.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
 import { type Author, Notebook, type SyncReport } from "../Notebook.js";
 import { describeCommit, describePull, instructions } from "./descriptions.js";
-import { decodeCommitArguments, decodePullArguments } from "./toolInput.js";
+import { defectOf } from "./callDefects.js";
+import type { CallDefect } from "./jsonRpcLine.js";
+import { type Echo, cutEcho, decodeCommitArguments, decodePullArguments } from "./toolInput.js";
 
 /** What the server needs besides the services. */
 export interface McpServerSettings {
@@ -101,6 +103,9 @@ interface Outcome {
   readonly generation?: number;
 }
 
+const cutText = (text: string, length: number): string =>
+  text.length > length ? `${text.slice(0, length)}…` : text;
+
 const unknownAuthor: Author = { name: "unknown", version: "unknown" };
 
 /** Codes an operator should notice; the rest are ordinary outcomes of agents' work. */
@@ -118,20 +123,29 @@ const noteworthy = new Set([
  * error; `code=CANCELLED` when interrupted). Never fails: a domain error or a defect
  * becomes the error envelope (a defect as ENGINE_FAILED/INTERNAL, its cause logged with
  * the same diagnosticId). The use cases' own log records carry the diagnosticId too.
+ *
+ * `name` and `args` are what the client sent, unvalidated: a `name` that is not one of
+ * the two tools (or not a string), arguments of any JSON shape, and a `defect` the
+ * transport found in the request's text all end in INVALID_REQUEST/INVALID_ARGUMENT.
+ * Text echoed from the request (the tool name, a field name) is redacted, then cut to
+ * 64 characters, in the result and in the log records.
  */
 export const callTool = (
-  name: string,
+  name: unknown,
   args: unknown,
   author: Author,
   settings: McpServerSettings,
+  defect?: CallDefect,
 ): Effect.Effect<CallToolResult, never, Notebook | IdGenerator> =>
   Effect.gen(function* () {
     const diagnosticId = yield* (yield* IdGenerator).diagnosticId;
-    const tool = name.length > 64 ? `${name.slice(0, 64)}…` : name;
+    // Redacted before it is cut: a secret cut in half would no longer be recognised.
+    const echo: Echo = (text) => cutEcho(redact(text, settings.redaction));
+    const tool = typeof name === "string" ? echo(name) : undefined;
     const startedAt = yield* Clock.currentTimeMillis;
     const record = (level: LogLevel.LogLevel, message: string, fields: object) =>
       Effect.logWithLevel(level, message).pipe(
-        Effect.annotateLogs({ module: "mcp", tool, ...fields }),
+        Effect.annotateLogs({ module: "mcp", ...(tool === undefined ? {} : { tool }), ...fields }),
       );
 
     const failure = (error: DomainError): Outcome => {
@@ -162,22 +176,26 @@ export const callTool = (
       const notebook = yield* Notebook;
       const run = (operation: Effect.Effect<SyncReport, DomainError>) =>
         operation.pipe(Effect.match({ onFailure: failure, onSuccess: success }));
+      const refuse = (message: string) =>
+        failure(domainError({ code: "INVALID_REQUEST", reason: "INVALID_ARGUMENT", message }));
+      if (defect !== undefined) return refuse(defect(echo));
+      if (typeof name !== "string") {
+        return refuse(
+          'tools/call needs "name", the tool to call as a string: notes_pull or notes_commit.',
+        );
+      }
       if (name === "notes_pull") {
-        const decoded = decodePullArguments(args);
+        const decoded = decodePullArguments(args, echo);
         if (Either.isLeft(decoded)) return failure(decoded.left);
         return yield* run(notebook.pull(decoded.right));
       }
       if (name === "notes_commit") {
-        const decoded = decodeCommitArguments(args);
+        const decoded = decodeCommitArguments(args, echo);
         if (Either.isLeft(decoded)) return failure(decoded.left);
         return yield* run(notebook.commit({ ...decoded.right, author }));
       }
-      return failure(
-        domainError({
-          code: "INVALID_REQUEST",
-          reason: "INVALID_ARGUMENT",
-          message: `Unknown tool ${JSON.stringify(tool)}; the tools are notes_pull and notes_commit.`,
-        }),
+      return refuse(
+        `Unknown tool ${JSON.stringify(tool)}; the tools are notes_pull and notes_commit.`,
       );
     }).pipe(
       Effect.catchAllDefect((defect) =>
@@ -254,8 +272,27 @@ export const makeMcpServer = (
     };
     let accepting = true;
 
+    // What the SDK and the transport could not use (a malformed notification, a response
+    // to nothing) or could not send: noted on stderr, redacted before it is cut like
+    // every echo.
+    server.onerror = (error) =>
+      Runtime.runSync(runtime)(
+        Effect.logWarning("protocol error").pipe(
+          Effect.annotateLogs({
+            module: "mcp",
+            error: cutText(redact(error.message, settings.redaction), 300),
+          }),
+        ),
+      );
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...tools] }));
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    // tools/call is handled as the fallback, not through setRequestHandler: the SDK's
+    // handler validates (and copies) the request first, answering non-object arguments
+    // with a protocol error and dropping `__proto__` keys, so the strict decode would
+    // never see what the client sent. Here it sees the request's params as parsed.
+    server.fallbackRequestHandler = async (request: JSONRPCRequest, extra) => {
+      if (request.method !== "tools/call") {
+        throw new McpError(ErrorCode.MethodNotFound, "Method not found");
+      }
       if (!accepting) throw new McpError(ErrorCode.InternalError, "quire is shutting down");
       const answered = new Promise<void>((resolve) => unanswered.set(extra.requestId, resolve));
       answers.add(answered);
@@ -263,8 +300,9 @@ export const makeMcpServer = (
       const client = server.getClientVersion();
       const author =
         client === undefined ? unknownAuthor : { name: client.name, version: client.version };
+      const params = request.params ?? {};
       const fiber = Runtime.runFork(runtime)(
-        callTool(request.params.name, request.params.arguments, author, settings),
+        callTool(params["name"], params["arguments"], author, settings, defectOf(request)),
       );
       inFlight.add(fiber);
       const cancel = () => fiber.unsafeInterruptAsFork(FiberId.none);
@@ -281,7 +319,7 @@ export const makeMcpServer = (
         // A cancelled request gets no response at all.
         if (extra.signal.aborted) settle(extra.requestId);
       }
-    });
+    };
 
     const connect = (transport: Transport): Promise<void> => {
       const send = transport.send.bind(transport);

@@ -1,14 +1,14 @@
 /**
  * `quire serve`'s transport loop: the MCP server on stdio until the host closes stdin
  * or the process gets SIGINT/SIGTERM, then a graceful stop. Stdout carries only
- * JSON-RPC (the SDK's transport writes nothing else; logs go to stderr).
+ * JSON-RPC (the transport writes nothing else; logs go to stderr).
  */
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { Deferred, Effect } from "effect";
 import type { IdGenerator } from "../../ports/IdGenerator.js";
 import { Notebook } from "../Notebook.js";
 import { defaultGraceMs } from "./grace.js";
 import { type McpServerSettings, makeMcpServer } from "./server.js";
+import { StdioLineTransport } from "./stdioTransport.js";
 
 /**
  * Serves MCP over the process's stdin/stdout until stopped. On the first SIGINT,
@@ -49,7 +49,7 @@ export const serveStdio = (
       );
       server.onclose = () => requestStop("transport closed");
 
-      yield* Effect.promise(() => connect(new StdioServerTransport()));
+      yield* Effect.promise(() => connect(new StdioLineTransport()));
       yield* Effect.logInfo("serving MCP on stdio").pipe(Effect.annotateLogs({ module: "mcp" }));
 
       const why = yield* Deferred.await(stop);

@@ -1,12 +1,18 @@
 /**
  * The strict decode of tool arguments (SPEC §2.1). The advertised JSON Schemas are
- * advisory; this decode is authoritative: unknown fields, `null`, wrong types, malformed
- * UTF-16, U+0000, byte bounds (JSON Schema `maxLength` counts code points, not bytes)
- * and relative paths are refused with `INVALID_REQUEST` before any work starts.
+ * advisory; this decode is authoritative: arguments that are not a JSON object, unknown
+ * fields (`__proto__` and `constructor` included), `null`, wrong types, malformed UTF-16,
+ * U+0000, byte bounds (JSON Schema `maxLength` counts code points, not bytes) and
+ * relative paths are refused with `INVALID_REQUEST` before any work starts.
+ *
+ * The shape is checked by hand, before any schema sees the value, so that no failure
+ * message ever formats the value itself: arguments nested thousands deep, or a field
+ * of megabytes, cost one type test, never a recursive walk.
  */
 import * as NodePath from "node:path";
 import { Either, ParseResult, Schema } from "effect";
 import { type DomainError, domainError } from "../../domain/errors.js";
+import { isJsonObject, jsonTypeOf } from "./jsonText.js";
 
 /** The largest accepted `path`, in UTF-8 bytes. */
 export const maxPathBytes = 4096;
@@ -21,11 +27,12 @@ const utf8Length = (text: string): number => encoder.encode(text).length;
 const loneSurrogate = /\p{Surrogate}/u;
 const isEncodable = (text: string): boolean =>
   !loneSurrogate.test(text) && !text.includes("\u0000");
-// JavaScript's \s and Unicode's White_Space differ (U+0085 vs U+FEFF); blank means only
-// characters of either.
-const blank = /^[\s\p{White_Space}]*$/u;
+// Blank means only characters of Unicode's White_Space property (SPEC §2.1) — not
+// JavaScript's `\s`, which adds U+FEFF (a byte-order mark is not white space, so a
+// message of only U+FEFF is kept) and lacks nothing White_Space has.
+const blank = /^\p{White_Space}*$/u;
 
-/** The INVALID_REQUEST reasons this decode produces, each with the message it reports. */
+/** The INVALID_REQUEST reasons the string checks produce, each with the message it reports. */
 const problems = {
   PATH_ENCODING: "path must be UTF-8 text without U+0000.",
   PATH_TOO_LONG: `path must be at most ${maxPathBytes.toLocaleString("en-US")} UTF-8 bytes.`,
@@ -54,57 +61,127 @@ const MessageArgument = Schema.String.pipe(
   Schema.filter((message) => utf8Length(message) <= maxMessageBytes, flag("MESSAGE_TOO_LONG")),
 );
 
-/** The arguments of notes_pull. */
-export const PullArguments = Schema.Struct({
-  path: Schema.optionalWith(PathArgument, { exact: true }),
-});
+/** The arguments of notes_pull, as decoded. */
+export interface PullArguments {
+  readonly path?: string;
+}
 
-/** The arguments of notes_commit. */
-export const CommitArguments = Schema.Struct({
-  message: MessageArgument,
-  path: Schema.optionalWith(PathArgument, { exact: true }),
-});
+/** The arguments of notes_commit, as decoded. */
+export interface CommitArguments {
+  readonly message: string;
+  readonly path?: string;
+}
+
+/**
+ * How a decode error shows text the caller sent (a field name): the default cuts it at
+ * 64 characters. A caller that redacts must redact *before* cutting (a secret cut in
+ * half no longer matches), so it passes its own.
+ */
+export type Echo = (text: string) => string;
+
+/** Cuts `text` at 64 UTF-16 code units, marking the cut. */
+export const cutEcho: Echo = (text) => (text.length > 64 ? `${text.slice(0, 64)}…` : text);
+
+const invalid = (message: string): DomainError =>
+  domainError({ code: "INVALID_REQUEST", reason: "INVALID_ARGUMENT", message });
 
 const isProblem = (text: string): text is Problem => Object.hasOwn(problems, text);
 
-const fieldName = (path: ReadonlyArray<PropertyKey>): string => {
-  const name = String(path[0] ?? "arguments");
-  return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name);
-};
+const checkString = (
+  schema: Schema.Schema<string>,
+  value: string,
+): Either.Either<string, DomainError> =>
+  Either.mapLeft(
+    Schema.decodeUnknownEither(schema, { errors: "first" })(value),
+    (error: ParseResult.ParseError) => {
+      const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error);
+      const problem = issue?.message ?? "";
+      // Every filter names its problem; anything else would be a bug in this file.
+      if (!isProblem(problem)) return invalid("A field has an invalid value.");
+      const reason =
+        problem === "PATH_ENCODING" || problem === "MESSAGE_ENCODING"
+          ? "INVALID_ARGUMENT"
+          : problem;
+      return domainError({ code: "INVALID_REQUEST", reason, message: problems[problem] });
+    },
+  );
 
-/** Turns the first decode issue into the INVALID_REQUEST the caller sees. */
-const toDomainError = (error: ParseResult.ParseError, tool: string): DomainError => {
-  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error);
-  if (issue !== undefined && isProblem(issue.message)) {
-    const problem = issue.message;
-    const reason =
-      problem === "PATH_ENCODING" || problem === "MESSAGE_ENCODING" ? "INVALID_ARGUMENT" : problem;
-    return domainError({ code: "INVALID_REQUEST", reason, message: problems[problem] });
+interface Field {
+  readonly name: "path" | "message";
+  readonly required: boolean;
+  readonly schema: Schema.Schema<string>;
+}
+
+/**
+ * The shared decode: `input` must be absent (`undefined`: no arguments) or a JSON object
+ * whose own keys are all `fields`; required fields must be present; each present field
+ * must be a string; then each must pass its checks. The first problem found, in that
+ * order (shape before values), is the error.
+ */
+const decodeFields = (
+  tool: "notes_pull" | "notes_commit",
+  fields: ReadonlyArray<Field>,
+  input: unknown,
+  echo: Echo,
+): Either.Either<Partial<Record<Field["name"], string>>, DomainError> => {
+  const accepted = fields.map((field) => field.name).join(" and ");
+  if (input === undefined) input = {};
+  if (!isJsonObject(input)) {
+    return Either.left(
+      invalid(`${tool} arguments must be a JSON object (${accepted}), not ${jsonTypeOf(input)}.`),
+    );
   }
-  const field = fieldName(issue?.path ?? []);
-  const message =
-    issue?._tag === "Unexpected"
-      ? `${tool} has no field ${field}; it accepts only ${tool === "notes_commit" ? "message and path" : "path"}.`
-      : issue?._tag === "Missing"
-        ? `${tool} needs the field ${field}.`
-        : `${field} must be a string (null is not accepted).`;
-  return domainError({ code: "INVALID_REQUEST", reason: "INVALID_ARGUMENT", message });
+  for (const key of Object.keys(input)) {
+    if (!fields.some((field) => field.name === key)) {
+      return Either.left(
+        invalid(`${tool} has no field ${JSON.stringify(echo(key))}; it accepts only ${accepted}.`),
+      );
+    }
+  }
+  // The shape first (every field present when required, and a string), then the values:
+  // a call with a wrong type is refused as malformed even when another field is too long.
+  const present: Array<readonly [Field, string]> = [];
+  for (const field of fields) {
+    if (!Object.hasOwn(input, field.name)) {
+      if (field.required) return Either.left(invalid(`${tool} needs the field "${field.name}".`));
+      continue;
+    }
+    const value = input[field.name];
+    if (typeof value !== "string") {
+      return Either.left(invalid(`"${field.name}" must be a string, not ${jsonTypeOf(value)}.`));
+    }
+    present.push([field, value]);
+  }
+  const decoded: Partial<Record<Field["name"], string>> = {};
+  for (const [field, value] of present) {
+    const checked = checkString(field.schema, value);
+    if (Either.isLeft(checked)) return Either.left(checked.left);
+    decoded[field.name] = checked.right;
+  }
+  return Either.right(decoded);
 };
 
-const decodeOptions = { onExcessProperty: "error", errors: "first" } as const;
+const pathField: Field = { name: "path", required: false, schema: PathArgument };
+const messageField: Field = { name: "message", required: true, schema: MessageArgument };
 
 /** Decodes notes_pull arguments (`undefined` means none were sent). */
 export const decodePullArguments = (
   input: unknown,
-): Either.Either<typeof PullArguments.Type, DomainError> =>
-  Either.mapLeft(Schema.decodeUnknownEither(PullArguments, decodeOptions)(input ?? {}), (error) =>
-    toDomainError(error, "notes_pull"),
+  echo: Echo = cutEcho,
+): Either.Either<PullArguments, DomainError> =>
+  Either.map(decodeFields("notes_pull", [pathField], input, echo), ({ path }) =>
+    path === undefined ? {} : { path },
   );
 
 /** Decodes notes_commit arguments (`undefined` means none were sent). */
 export const decodeCommitArguments = (
   input: unknown,
-): Either.Either<typeof CommitArguments.Type, DomainError> =>
-  Either.mapLeft(Schema.decodeUnknownEither(CommitArguments, decodeOptions)(input ?? {}), (error) =>
-    toDomainError(error, "notes_commit"),
+  echo: Echo = cutEcho,
+): Either.Either<CommitArguments, DomainError> =>
+  Either.flatMap(
+    decodeFields("notes_commit", [messageField, pathField], input, echo),
+    ({ message, path }) =>
+      message === undefined
+        ? Either.left(invalid(`notes_commit needs the field "message".`))
+        : Either.right(path === undefined ? { message } : { message, path }),
   );
