@@ -311,6 +311,19 @@ const parseRuntimeConfig = (
           "choose another --private-root or --workspace-root",
       );
     }
+    // Checked here, before any layer creates the store's directory (SPEC §4.1); symlinks
+    // are resolved and checked again when the workspace is prepared.
+    if (
+      store.kind === "file" &&
+      workspace.kind === "root" &&
+      workspace.explicit &&
+      (isAtOrBelow(store.root, workspace.root) || isAtOrBelow(workspace.root, store.root))
+    ) {
+      return yield* fail(
+        `the file store's directory (--store) and the workspace root ${workspace.root} overlap (one is inside the other); ` +
+          "choose another --store or --workspace-root",
+      );
+    }
 
     const commitRetries = yield* parseInteger(
       fromFlag(options, "commit-retries") ?? fromEnv(host, "QUIRE_COMMIT_RETRIES"),

@@ -77,7 +77,7 @@ export const errorTable = {
     PATH_TOO_LONG: {
       action: "FIX_REQUEST",
       retryable: false,
-      when: "The path is longer than 4,096 UTF-8 bytes.",
+      when: "The path is longer than 4,096 UTF-8 bytes, or one of its names longer than 255.",
       remedy: "Pass a shorter path or omit path.",
     },
     PATH_NOT_DIRECTORY: {

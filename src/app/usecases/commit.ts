@@ -465,7 +465,8 @@ export const commit = (
     };
     // The merge base: the baseline, but for files a person saved during an earlier call.
     const mergeBase = mergeBaseOf(state);
-    current.blobs.addTree(mergeBase);
+    current.blobs.addTree(state.baseline);
+    if (mergeBase !== state.baseline) current.blobs.addTree(mergeBase);
     const stats = yield* loadStats(current.fs, current.copyDir, current.memo);
     const scan: Scan = yield* scanWorkingCopy(
       current.tree,

@@ -131,7 +131,11 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         ),
       );
 
-    /** The working copy `rawPath` names, open for the call's scope; `None` when it does not exist. */
+    /**
+     * The working copy `rawPath` names, open for the call's scope; `None` when it does not
+     * exist. Directories created for it are removed again if the call fails while they are
+     * still empty (a refused first pull leaves nothing behind).
+     */
     const openCopy = (
       rawPath: string | undefined,
       create: boolean,
@@ -141,6 +145,11 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
       Scope.Scope
     > =>
       openWorkingCopy(fs, options, rawPath, create).pipe(
+        Effect.tap((opened) =>
+          Effect.addFinalizer((exit) =>
+            exit._tag === "Failure" ? opened.undoCreated : Effect.void,
+          ),
+        ),
         Effect.map((opened) => Option.map(opened.tree, (tree) => ({ path: opened.path, tree }))),
       );
 

@@ -29,6 +29,11 @@ export interface PathSettings {
 export interface OpenedCopy {
   readonly path: string;
   readonly tree: Option.Option<RootedTree>;
+  /**
+   * Removes the directories this resolution created, if they are still empty (a call
+   * that fails before writing anything leaves nothing behind); never fails.
+   */
+  readonly undoCreated: Effect.Effect<void>;
 }
 
 type PathReason =
@@ -146,6 +151,11 @@ export const openWorkingCopy = (
             "The path goes through too many symlinks, or kept changing while it was resolved.",
           ),
         );
+      // No host file system has names longer than this: refused, never tried.
+      if (parts.some((part) => utf8Length(part) > 255))
+        return yield* Effect.fail(
+          invalidPath("PATH_TOO_LONG", "A name in the path is longer than 255 UTF-8 bytes."),
+        );
       const stop = yield* firstStop(root, parts);
       if (stop._tag === "Symlink") {
         // Resolved by name, then checked and walked again without following anything: a
@@ -187,7 +197,7 @@ export const openWorkingCopy = (
       const canonical = parts.length === 0 ? workspaceRoot : [workspaceRoot, ...parts].join(sep);
       yield* refuseOverlaps(fs, settings, canonical);
       if (stop._tag === "Missing") {
-        if (!create) return { path: canonical, tree: Option.none() };
+        if (!create) return { path: canonical, tree: Option.none(), undoCreated: Effect.void };
         const made = yield* Effect.either(root.makeDirectories(parts.join("/"), 0o755));
         // A symlink or file planted on the way meanwhile: resolve again from the top.
         if (made._tag === "Left") {
@@ -196,11 +206,31 @@ export const openWorkingCopy = (
         }
       }
       const opened = yield* Effect.either(root.subtree(parts.join("/")));
-      if (opened._tag === "Right") return { path: canonical, tree: Option.some(opened.right) };
+      if (opened._tag === "Right")
+        return {
+          path: canonical,
+          tree: Option.some(opened.right),
+          undoCreated: stop._tag === "Missing" ? removeCreated(root, parts, stop.at) : Effect.void,
+        };
       if (opened.left.reason !== "NotADirectory" && opened.left.reason !== "NotFound")
         return yield* Effect.fail(localFailure(opened.left, "opening the working copy"));
     }
   });
+
+/** Removes `parts[0..]` down to index `from`, deepest first, each only while empty. */
+const removeCreated = (
+  root: RootedTree,
+  parts: ReadonlyArray<string>,
+  from: number,
+): Effect.Effect<void> =>
+  Effect.forEach(
+    parts
+      .map((_, at) => parts.slice(0, at + 1).join("/"))
+      .slice(from)
+      .reverse(),
+    (directory) => root.removeEmptyDirectory(directory),
+    { discard: true },
+  ).pipe(Effect.ignore);
 
 /** The canonical form of a directory that may not exist yet (itself when missing). */
 const canonicalOrAsIs = (

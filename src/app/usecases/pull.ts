@@ -44,7 +44,8 @@ export const synchronise = (
     const known = knownView(call.state);
     // The merge base: the baseline, but for files a person saved during an earlier call.
     const mergeBase = Option.match(call.state, { onNone: () => known.tree, onSome: mergeBaseOf });
-    call.blobs.addTree(mergeBase);
+    call.blobs.addTree(known.tree);
+    if (mergeBase !== known.tree) call.blobs.addTree(mergeBase);
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
     const scan = yield* scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs);
     const remote = yield* readRemote(call, known);

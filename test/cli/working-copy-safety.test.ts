@@ -1,0 +1,212 @@
+/**
+ * SPEC §4.1 through real `quire` processes: nothing is created outside the workspace root
+ * while a path is resolved; an edit saved during a pull is neither overwritten nor lost;
+ * a conflict on a long name leaves a name that fits and a copy that keeps working; a file
+ * store inside a working copy is refused; files and paths that are not notebook state get
+ * their documented reasons.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  assertBuilt,
+  binPath,
+  commit,
+  errorHead,
+  fileLines,
+  makeWorld,
+  pull,
+  read,
+  runCli,
+  write,
+  type World,
+} from "../helpers/cli.js";
+
+beforeAll(assertBuilt);
+
+const worlds: World[] = [];
+const world = (): World => {
+  const made = makeWorld();
+  worlds.push(made);
+  return made;
+};
+afterEach(() => {
+  for (const made of worlds.splice(0)) made.cleanup();
+});
+
+/** Every entry below `dir`, relative and sorted (links not followed). */
+const listing = (dir: string): string[] =>
+  existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: "utf8" }).map(String).sort() : [];
+
+describe("resolving a path creates nothing outside the workspace root", () => {
+  it("pull <root>/link/new/deeper through a symlink to outside: refused, nothing made there", async () => {
+    const w = world();
+    const outside = path.join(w.root, "outside");
+    mkdirSync(outside);
+    symlinkSync(outside, path.join(w.ws, "link"));
+    const result = await pull(w, path.join(w.ws, "link", "new", "deeper"));
+    expect(result.code).not.toBe(0);
+    expect(errorHead(result.stderr)).toBe("INVALID_REQUEST · PATH_OUTSIDE_ROOT");
+    // The message names the root and how to choose another.
+    expect(result.stderr).toContain(w.ws);
+    expect(result.stderr).toContain("--workspace-root");
+    expect(listing(outside)).toEqual([]);
+  });
+
+  it("a dangling symlink, or a path below a regular file: PATH_NOT_DIRECTORY, nothing created", async () => {
+    const w = world();
+    symlinkSync(path.join(w.root, "nowhere"), path.join(w.ws, "dangling"));
+    write(w.ws, "file.md", "a file\n");
+    for (const target of ["dangling", "dangling/below", "file.md/below", "file.md"]) {
+      const result = await pull(w, path.join(w.ws, target));
+      expect(errorHead(result.stderr), target).toBe("INVALID_REQUEST · PATH_NOT_DIRECTORY");
+    }
+    expect(existsSync(path.join(w.root, "nowhere"))).toBe(false);
+    expect(listing(w.ws)).toEqual(["dangling", "file.md"]);
+  });
+
+  it("a name in the path over 255 bytes is PATH_TOO_LONG; a refused first pull leaves no directory", async () => {
+    const w = world();
+    const result = await pull(w, path.join(w.ws, "new", "a".repeat(256)));
+    expect(errorHead(result.stderr)).toBe("INVALID_REQUEST · PATH_TOO_LONG");
+    await pull(w, path.join(w.ws, "outer", "inner"));
+    const nested = await pull(w, path.join(w.ws, "outer"));
+    expect(errorHead(nested.stderr)).toBe("INVALID_REQUEST · NESTED_WORKING_COPY");
+    const deeper = await pull(w, path.join(w.ws, "outer", "inner", "x", "y"));
+    expect(errorHead(deeper.stderr)).toBe("INVALID_REQUEST · NESTED_WORKING_COPY");
+    expect(listing(w.ws)).toEqual(["outer", "outer/inner"]);
+  });
+});
+
+/** Runs `quire pull` and resolves once its scan is done (its first store read of the call). */
+const pullWatched = (w: World, copy: string, env: Record<string, string>) => {
+  const child = spawn(process.execPath, [binPath, "pull", copy], {
+    cwd: w.ws,
+    env: { ...w.env, ...env, LOG_LEVEL: "debug" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  let stdout = "";
+  let scanned: () => void = () => undefined;
+  const afterScan = new Promise<void>((resolve) => (scanned = resolve));
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+    if (/msg="store request".*diagnosticId=.*op=get/.test(stderr)) scanned();
+  });
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on("close", (code) => resolve({ code, stdout, stderr })),
+  );
+  return { afterScan, done };
+};
+
+describe("an edit saved while a pull runs", () => {
+  it("is merged with the remote change in the same call, and published by the next commit", async () => {
+    const w = world();
+    const [a, b] = [w.copy("a"), w.copy("b")];
+    await pull(w, a);
+    write(a, "note.md", "one\ntwo\nthree\nfour\nfive\n");
+    expect((await commit(w, a, "first")).code).toBe(0);
+    await pull(w, b);
+    write(a, "note.md", "ONE\ntwo\nthree\nfour\nfive\n");
+    expect((await commit(w, a, "line 1")).code).toBe(0);
+    // b's pull fetches the new pack slowly; the person saves line 3 meanwhile.
+    const running = pullWatched(w, b, { QUIRE_FAULT_INJECTION: "get:packs/:delay-2500:1" });
+    await running.afterScan;
+    writeFileSync(path.join(b, "note.md"), "one\ntwo\nTHREE\nfour\nfive\n");
+    const result = await running.done;
+    expect(result.code, result.stderr).toBe(0);
+    expect(read(b, "note.md")).toBe("ONE\ntwo\nTHREE\nfour\nfive\n");
+    const committed = await commit(w, b, "line 3");
+    expect(committed.code, committed.stderr).toBe(0);
+    expect(committed.stdout).toContain("note.md  +1 -1");
+    await pull(w, a);
+    expect(read(a, "note.md")).toBe("ONE\ntwo\nTHREE\nfour\nfive\n");
+  });
+
+  it("that overlaps the remote change is left as saved; the next call merges it (conflict), nothing lost", async () => {
+    const w = world();
+    const [a, b] = [w.copy("a"), w.copy("b")];
+    await pull(w, a);
+    write(a, "note.md", "one\ntwo\nthree\n");
+    await commit(w, a, "first");
+    await pull(w, b);
+    write(a, "note.md", "one\nTWO from a\nthree\n");
+    await commit(w, a, "a's line 2");
+    const running = pullWatched(w, b, { QUIRE_FAULT_INJECTION: "get:packs/:delay-2500:1" });
+    await running.afterScan;
+    writeFileSync(path.join(b, "note.md"), "one\nTWO from b\nthree\n");
+    const result = await running.done;
+    expect(result.code, result.stderr).toBe(0);
+    // The person's file, exactly as saved: the rewrite did not overwrite it.
+    expect(read(b, "note.md")).toBe("one\nTWO from b\nthree\n");
+    expect(result.stderr).toContain("the next call merges them");
+    // The next call merges it: both lines survive, in a conflict block.
+    const again = await pull(w, b);
+    expect(errorHead(again.stderr)).toBe("CONTENT_CONFLICT · MERGE_CONFLICT");
+    const text = read(b, "note.md");
+    expect(text).toContain("TWO from a");
+    expect(text).toContain("TWO from b");
+  });
+});
+
+describe("a conflict on a long name", () => {
+  it("moves the file aside under a name that fits; the copy keeps working, nothing lost", async () => {
+    const w = world();
+    const [a, b] = [w.copy("a"), w.copy("b")];
+    await pull(w, a);
+    await pull(w, b);
+    const long = `${"n".repeat(250)}.md`; // 253 bytes
+    write(a, long, "from a\n");
+    write(a, "other.md", "another note\n");
+    expect((await commit(w, a, "a's long name")).code).toBe(0);
+    // b made a directory of the same name: a file/directory conflict.
+    write(b, `${long}/inside.md`, "from b\n");
+    const committed = await commit(w, b, "b's directory");
+    expect(errorHead(committed.stderr)).toBe("CONTENT_CONFLICT · MERGE_CONFLICT");
+    expect(fileLines(committed.stderr).join("\n")).toContain("FILE_DIRECTORY");
+    const names = readdirSync(b);
+    const aside = names.find((name) => name.includes("~remote"));
+    expect(aside, names.join(", ")).toBeDefined();
+    expect(Buffer.byteLength(aside ?? "")).toBeLessThanOrEqual(255);
+    expect(read(b, `${long}/inside.md`)).toBe("from b\n");
+    expect(read(b, aside ?? "")).toBe("from a\n");
+    // No recovery pending: the next calls work.
+    const next = await commit(w, b, "both kept");
+    expect(next.code, next.stderr).toBe(0);
+    expect((await pull(w, b)).code).toBe(0);
+  });
+});
+
+describe("stores and state never alias notes", () => {
+  it("a file store inside the working copy is refused before anything is written", async () => {
+    const w = world();
+    const copy = w.copy("notes");
+    const store = path.join(copy, ".store");
+    const result = await runCli(w, ["pull", copy], { env: { QUIRE_STORE: `file:${store}` } });
+    expect(errorHead(result.stderr)).toBe("INVALID_REQUEST · PATH_OVERLAPS_STATE");
+    const serve = await runCli(w, ["serve", "--workspace-root", w.ws], {
+      env: { QUIRE_STORE: `file:${path.join(w.ws, "store")}` },
+    });
+    expect(serve.code).not.toBe(0);
+    expect(serve.stderr).toContain("overlap");
+    expect(existsSync(path.join(w.ws, "store"))).toBe(false);
+  });
+});
+
+describe("files that are not notebook state get their reasons", () => {
+  it("a file whose name is not UTF-8 is INVALID_CONTENT/INVALID_NAME, named, not retryable", async () => {
+    const w = world();
+    const copy = w.copy("a");
+    await pull(w, copy);
+    writeFileSync(
+      Buffer.concat([Buffer.from(`${copy}/bad`), Buffer.from([0xff]), Buffer.from(".md")]),
+      "x\n",
+    );
+    const result = await commit(w, copy, "bad name");
+    expect(errorHead(result.stderr)).toBe("INVALID_CONTENT · INVALID_FILES");
+    expect(fileLines(result.stderr)).toEqual(["file: bad\uFFFD.md · INVALID_NAME"]);
+    expect(result.stderr).toContain("retryable: false");
+  });
+});
