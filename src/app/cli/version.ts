@@ -3,16 +3,16 @@ import { createRequire } from "node:module";
 import * as NodePath from "node:path";
 import { fileURLToPath } from "node:url";
 
-const isQuireManifest = (value: unknown): value is { name: "quire"; version: string } =>
+const isQuireManifest = (value: unknown): value is { name: "quire-mcp"; version: string } =>
   typeof value === "object" &&
   value !== null &&
   "name" in value &&
-  value.name === "quire" &&
+  value.name === "quire-mcp" &&
   "version" in value &&
   typeof value.version === "string";
 
 /**
- * The `version` of the nearest `package.json` named `quire` above this module. The
+ * The `version` of the nearest `package.json` named `quire-mcp` above this module. The
  * module runs from `src/` under tests and from `dist/src/` when built, so the manifest
  * is found by walking up rather than by a fixed relative path. `0.0.0` if none is found.
  */
