@@ -98,7 +98,8 @@ export type Invocation =
       readonly message: string;
     };
 
-const runtimeOptions: ReadonlyArray<OptionSpec> = [
+/** The options of serve, pull and commit (`quire mcp install` passes them through to serve). */
+export const runtimeOptions: ReadonlyArray<OptionSpec> = [
   { name: "store", takesValue: true },
   { name: "bucket", takesValue: true },
   { name: "prefix", takesValue: true },
