@@ -202,6 +202,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             path,
             generation: value.generation,
             files: value.files,
+            incoming: value.incoming,
           })),
           Effect.withLogSpan("commit"),
           Effect.annotateLogs("module", "notebook"),
