@@ -35,8 +35,8 @@ export interface SyncReport {
   readonly files: ReadonlyArray<FileStat>;
   /**
    * Commit only: what the commit wrote into the working copy from others' publications
-   * (the merge's changes to the copy), sorted by path. The MCP result does not carry it
-   * (SPEC §2.3); the CLI report lists it.
+   * (the merge's changes to the copy), sorted by path; absent when nothing came in. The
+   * MCP result does not carry it (SPEC §2.3); the CLI report lists it.
    */
   readonly incoming?: ReadonlyArray<FileChange>;
 }

@@ -6,6 +6,8 @@
  * by name through its `exports`), with a resolve hook recording every module.
  */
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { assertBuilt, repoRoot } from "../helpers/cli.js";
@@ -14,6 +16,7 @@ const fixtures = path.join(repoRoot, "test", "package", "fixtures");
 
 /** Runs the fixture with `store` and returns the module URLs it resolved. */
 const resolvedBy = (store: string): ReadonlyArray<string> => {
+  const record = path.join(mkdtempSync(path.join(tmpdir(), "quire-imports-")), "resolved.json");
   const run = spawnSync(
     process.execPath,
     [
@@ -23,12 +26,16 @@ const resolvedBy = (store: string): ReadonlyArray<string> => {
       store,
     ],
     // Run from the package's own directory, where "quire-mcp" names this package.
-    { cwd: repoRoot, encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "" } },
+    {
+      cwd: repoRoot,
+      encoding: "utf8",
+      env: { ...process.env, NODE_OPTIONS: "", QUIRE_RECORD_IMPORTS: record },
+    },
   );
   expect(run.stdout, run.stderr).toBe("OK\n");
-  const line = run.stderr.split("\n").find((text) => text.startsWith("RESOLVED "));
-  if (line === undefined) throw new Error(`no RESOLVED line: ${run.stderr}`);
-  return JSON.parse(line.slice("RESOLVED ".length)) as ReadonlyArray<string>;
+  const urls = JSON.parse(readFileSync(record, "utf8")) as ReadonlyArray<string>;
+  rmSync(path.dirname(record), { recursive: true, force: true });
+  return urls;
 };
 
 const sdk = (urls: ReadonlyArray<string>) =>
