@@ -36,9 +36,9 @@ let ws: string;
 let store: string;
 let env: NodeJS.ProcessEnv;
 
-beforeAll(() => {
+beforeAll(async () => {
   assertBuilt();
-  quire = installQuireFromTarball();
+  quire = await installQuireFromTarball();
   root = mkdtempSync(path.join(tmpdir(), "quire-clients-"));
   home = path.join(root, "home");
   ws = path.join(root, "project");
@@ -111,8 +111,8 @@ describe("installed from the tarball", () => {
 
 describe(`Claude Code ${pinned.claude.version}`, () => {
   let claude: string;
-  beforeAll(() => {
-    claude = installClient(pinned.claude);
+  beforeAll(async () => {
+    claude = await installClient(pinned.claude);
   }, 900_000);
 
   it("claude mcp list shows quire connected; its entry serves exactly the two tools", async () => {
@@ -125,7 +125,7 @@ describe(`Claude Code ${pinned.claude.version}`, () => {
         "m",
       ),
     );
-    const inspector = installClient(pinned.inspector);
+    const inspector = await installClient(pinned.inspector);
     expect(
       await inspectorTools(inspector, [
         "--config",
@@ -139,8 +139,8 @@ describe(`Claude Code ${pinned.claude.version}`, () => {
 
 describe(`Gemini CLI ${pinned.gemini.version}`, () => {
   let gemini: string;
-  beforeAll(() => {
-    gemini = installClient(pinned.gemini);
+  beforeAll(async () => {
+    gemini = await installClient(pinned.gemini);
   }, 900_000);
 
   it("gemini mcp list shows quire connected; its entry serves exactly the two tools", async () => {
@@ -162,7 +162,7 @@ describe(`Gemini CLI ${pinned.gemini.version}`, () => {
     expect(`${listed.stdout}${listed.stderr}`).toMatch(
       /✓ quire: .* serve --store=.* \(stdio\) - Connected/,
     );
-    const inspector = installClient(pinned.inspector);
+    const inspector = await installClient(pinned.inspector);
     expect(await inspectorTools(inspector, ["--config", settings, "--server", "quire"])).toEqual([
       "notes_pull",
       "notes_commit",
@@ -172,8 +172,8 @@ describe(`Gemini CLI ${pinned.gemini.version}`, () => {
 
 describe(`Codex ${pinned.codex.version}`, () => {
   let codex: string;
-  beforeAll(() => {
-    codex = installClient(pinned.codex);
+  beforeAll(async () => {
+    codex = await installClient(pinned.codex);
   }, 900_000);
 
   /** Asks `codex app-server` (JSON lines over stdio) for its MCP servers' status. */
@@ -239,8 +239,8 @@ describe(`Codex ${pinned.codex.version}`, () => {
 
 describe(`MCP Inspector ${pinned.inspector.version}`, () => {
   let inspector: string;
-  beforeAll(() => {
-    inspector = installClient(pinned.inspector);
+  beforeAll(async () => {
+    inspector = await installClient(pinned.inspector);
   }, 900_000);
 
   it.each(["cursor", "claude-desktop"])(
@@ -296,11 +296,13 @@ describe(`MCP Inspector ${pinned.inspector.version}`, () => {
       files: [{ path: "hello.md", insertions: 1, deletions: 0 }],
     });
     // Another participant's pull, through the CLI, receives it.
-    const other = path.join(root, "other-copy");
+    const copies = path.join(root, "copies");
+    mkdirSync(copies);
+    const other = path.join(copies, "other");
     const pull = await run(
       quire.bin,
-      ["pull", other, "--store", `file:${store}-roundtrip`, "--workspace-root", root],
-      { cwd: root, env },
+      ["pull", other, "--store", `file:${store}-roundtrip`, "--workspace-root", copies],
+      { cwd: copies, env },
     );
     expect(pull.code, pull.stderr).toBe(0);
     expect(readFileSync(path.join(other, "hello.md"), "utf8")).toBe("# Hello from the Inspector\n");

@@ -3,13 +3,12 @@
  * false`, only `@types/node`) that depends on quire's packed tarball typechecks the
  * README's library example, and its type graph holds no memfs declarations.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, repoRoot } from "../helpers/cli.js";
-import { installQuireFromTarball } from "./support.js";
+import { installQuireFromTarball, run } from "./support.js";
 
 let project: string;
 let tarballRoot: string;
@@ -33,16 +32,16 @@ const devDependency = (name: string): string => {
   return version;
 };
 
-beforeAll(() => {
+beforeAll(async () => {
   assertBuilt();
-  const installed = installQuireFromTarball();
+  const installed = await installQuireFromTarball();
   tarballRoot = path.dirname(installed.prefix);
   project = mkdtempSync(path.join(tmpdir(), "quire-consumer-"));
   writeFileSync(
     path.join(project, "package.json"),
     JSON.stringify({ name: "consumer", private: true, type: "module" }),
   );
-  const npm = spawnSync(
+  const npm = await run(
     "npm",
     [
       "install",
@@ -52,9 +51,9 @@ beforeAll(() => {
       `typescript@${devDependency("typescript")}`,
       `@types/node@${devDependency("@types/node")}`,
     ],
-    { cwd: project, encoding: "utf8", timeout: 600_000 },
+    { cwd: project, env: process.env, timeoutMs: 600_000 },
   );
-  if (npm.status !== 0) throw new Error(`npm install in the consumer failed:\n${npm.stderr}`);
+  if (npm.code !== 0) throw new Error(`npm install in the consumer failed:\n${npm.stderr}`);
   writeFileSync(
     path.join(project, "tsconfig.json"),
     JSON.stringify({
@@ -83,8 +82,8 @@ afterAll(() => {
 });
 
 describe("a strict TypeScript project depending on the tarball", () => {
-  it("typechecks the README's library example with skipLibCheck off; no memfs types in the graph", () => {
-    const tsc = spawnSync(
+  it("typechecks the README's library example with skipLibCheck off; no memfs types in the graph", async () => {
+    const tsc = await run(
       process.execPath,
       [
         path.join(project, "node_modules", "typescript", "bin", "tsc"),
@@ -92,13 +91,13 @@ describe("a strict TypeScript project depending on the tarball", () => {
         project,
         "--listFiles",
       ],
-      { cwd: project, encoding: "utf8", timeout: 600_000 },
+      { cwd: project, env: process.env, timeoutMs: 600_000 },
     );
     const files = tsc.stdout
       .split("\n")
       .filter((line) => line.endsWith(".d.ts") || line.endsWith(".ts"));
     expect(
-      tsc.status,
+      tsc.code,
       tsc.stdout
         .split("\n")
         .filter((line) => line.includes("error"))

@@ -5,7 +5,7 @@
  * running processes with a timeout. A client that cannot be installed fails the test
  * with npm's own words; nothing here skips.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -64,7 +64,9 @@ const tail = (text: string, lines = 25): string => text.trim().split("\n").slice
  * already, and returns the absolute path of its `bin`. Throws, with npm's output, when
  * npm cannot install it.
  */
-export const installClient = (client: (typeof pinned)[keyof typeof pinned]): string => {
+export const installClient = async (
+  client: (typeof pinned)[keyof typeof pinned],
+): Promise<string> => {
   const prefix = path.join(
     repoRoot,
     ".cache",
@@ -74,7 +76,8 @@ export const installClient = (client: (typeof pinned)[keyof typeof pinned]): str
   const bin = path.join(prefix, "node_modules", ".bin", client.bin);
   if (existsSync(bin)) return bin;
   mkdirSync(prefix, { recursive: true });
-  const npm = spawnSync(
+  // Asynchronous: a worker blocked for minutes would miss vitest's own messages.
+  const npm = await run(
     "npm",
     [
       "install",
@@ -86,11 +89,11 @@ export const installClient = (client: (typeof pinned)[keyof typeof pinned]): str
       "--no-fund",
       `${client.pkg}@${client.version}`,
     ],
-    { encoding: "utf8", timeout: 600_000 },
+    { cwd: prefix, env: process.env, timeoutMs: 600_000 },
   );
-  if (npm.status !== 0 || !existsSync(bin))
+  if (npm.code !== 0 || !existsSync(bin))
     throw new Error(
-      `cannot install ${client.pkg}@${client.version} (npm exit ${npm.status ?? npm.signal}):\n${tail(`${npm.stdout}\n${npm.stderr}`)}`,
+      `cannot install ${client.pkg}@${client.version} (npm exit ${npm.code}):\n${tail(`${npm.stdout}\n${npm.stderr}`)}`,
     );
   return bin;
 };
@@ -109,23 +112,23 @@ export interface InstalledQuire {
  * `npm pack` (of the current build; scripts off, the build is fresh) then
  * `npm install -g --prefix <tmp> <tarball>`, as a person installs from a clone.
  */
-export const installQuireFromTarball = (): InstalledQuire => {
+export const installQuireFromTarball = async (): Promise<InstalledQuire> => {
   const root = mkdtempSync(path.join(tmpdir(), "quire-clients-pack-"));
-  const pack = spawnSync("npm", ["pack", "--ignore-scripts", "--pack-destination", root], {
+  const pack = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", root], {
     cwd: repoRoot,
-    encoding: "utf8",
+    env: process.env,
   });
-  if (pack.status !== 0) throw new Error(`npm pack failed:\n${tail(pack.stderr)}`);
+  if (pack.code !== 0) throw new Error(`npm pack failed:\n${tail(pack.stderr)}`);
   const tarball = readdirSync(root).find((name) => name.endsWith(".tgz"));
   if (tarball === undefined) throw new Error("npm pack wrote no tarball");
   const prefix = path.join(root, "global");
-  const install = spawnSync(
+  const install = await run(
     "npm",
     ["install", "-g", "--prefix", prefix, "--no-audit", "--no-fund", path.join(root, tarball)],
-    { encoding: "utf8", timeout: 600_000 },
+    { cwd: root, env: process.env, timeoutMs: 600_000 },
   );
   const npmOutput = `${install.stdout}\n${install.stderr}`;
-  if (install.status !== 0)
+  if (install.code !== 0)
     throw new Error(`npm install -g of the tarball failed:\n${tail(npmOutput)}`);
   return {
     prefix,
