@@ -8,7 +8,7 @@ import { Context, Data, type Effect } from "effect";
 /** Why a configuration file could not be read or written; nothing was written. */
 export class ConfigFileError extends Data.TaggedError("ConfigFileError")<{
   /** `CHANGED`: the file changed while we edited it; `IO`: the system refused. */
-  readonly reason: "IO" | "CHANGED" | "NOT_A_FILE";
+  readonly reason: "IO" | "CHANGED";
   readonly path: string;
   readonly message: string;
 }> {}
