@@ -1,7 +1,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bin/**", "*.cjs"] },
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bin/**", "*.cjs", ".cache/**"] },
   ...tseslint.configs.recommended,
   {
     rules: {

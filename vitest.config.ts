@@ -1,13 +1,25 @@
 import { defineConfig } from "vitest/config";
 
+const setupFiles = ["test/setup/captureWarnings.ts"];
+
 export default defineConfig({
   test: {
+    // Console output of passing tests (injected failures log at ERROR on purpose) is
+    // captured and dropped; a failing test shows its own.
+    silent: "passed-only",
     projects: [
       {
         test: {
           name: "unit",
+          setupFiles,
           include: ["test/**/*.test.ts"],
-          exclude: ["test/s3/**", "test/torture/**", "test/races/**", "test/fuzz/**"],
+          exclude: [
+            "test/s3/**",
+            "test/torture/**",
+            "test/clients/**",
+            "test/races/**",
+            "test/fuzz/**",
+          ],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -15,6 +27,7 @@ export default defineConfig({
       {
         test: {
           name: "torture",
+          setupFiles,
           include: ["test/torture/**/*.test.ts"],
           testTimeout: 600_000,
           hookTimeout: 120_000,
@@ -23,6 +36,7 @@ export default defineConfig({
       {
         test: {
           name: "races",
+          setupFiles,
           include: ["test/races/**/*.test.ts"],
           testTimeout: 1_200_000,
           hookTimeout: 120_000,
@@ -31,6 +45,7 @@ export default defineConfig({
       {
         test: {
           name: "fuzz",
+          setupFiles,
           include: ["test/fuzz/**/*.test.ts"],
           testTimeout: 900_000,
           hookTimeout: 120_000,
@@ -38,7 +53,20 @@ export default defineConfig({
       },
       {
         test: {
+          // Real MCP clients, installed from the npm registry (npm run test:clients).
+          name: "clients",
+          setupFiles,
+          include: ["test/clients/**/*.test.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 900_000,
+          // One file at a time: each installs and runs large clients.
+          poolOptions: { forks: { singleFork: true } },
+        },
+      },
+      {
+        test: {
           name: "s3",
+          setupFiles,
           include: ["test/s3/**/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,

@@ -35,6 +35,10 @@ const result = await build({
   format: "esm",
   target: "node20",
   external: lazyExternals,
+  // Prefer a package's ES module build where it has one: jsonc-parser's CommonJS entry is
+  // a UMD wrapper whose require() calls esbuild cannot follow. (Packages with an
+  // `exports` map, like effect and the MCP SDK, are resolved through it either way.)
+  mainFields: ["module", "main"],
   banner: {
     js: "import { createRequire as __quireCreateRequire } from 'module'; const require = __quireCreateRequire(import.meta.url);",
   },

@@ -1,6 +1,8 @@
 /**
  * quire's library API (SPEC §10): the Effect services and layers, the ports and
- * adapters to build them from, and a Promise facade (`openNotebook`).
+ * adapters to build them from, and a Promise facade (`openNotebook`). The in-memory
+ * file system for tests (memfs) is in the `quire-mcp/testing` entry, so this one's
+ * declarations need no test-only types; the S3 and MinIO adapters load on demand.
  */
 export {
   Notebook,
@@ -17,6 +19,7 @@ export {
   type OpenNotebookOptions,
   type QuireNotebook,
   type CallResult,
+  type RemoteOptions,
 } from "./app/library.js";
 export {
   ObjectStore,
@@ -28,10 +31,15 @@ export { FileSystem, FsError, type FileSystemService } from "./ports/FileSystem.
 export { IdGenerator, type IdGeneratorService } from "./ports/IdGenerator.js";
 export * as fileObjectStore from "./adapters/fileObjectStore.js";
 export * as memoryObjectStore from "./adapters/memoryObjectStore.js";
-export * as s3ObjectStore from "./adapters/s3ObjectStore.js";
-export * as minioObjectStore from "./adapters/minioObjectStore.js";
 export * as nodeFileSystem from "./adapters/nodeFileSystem.js";
-export * as memFileSystem from "./adapters/memFileSystem.js";
+export type { RemoteStoreOptions } from "./adapters/remoteStoreSupport.js";
+/**
+ * The S3 adapter (`layer(options)` over @aws-sdk/client-s3), loaded on first use:
+ * importing this package loads neither the AWS SDK nor minio.
+ */
+export const loadS3ObjectStore = () => import("./adapters/s3ObjectStore.js");
+/** The MinIO adapter (`layer(options)` over the minio client), loaded on first use. */
+export const loadMinioObjectStore = () => import("./adapters/minioObjectStore.js");
 export * as idGenerator from "./adapters/idGenerator.js";
 export { DomainError, domainError, type ErrorCode } from "./domain/errors.js";
 export {

@@ -5,6 +5,7 @@
 import { Context, type Effect } from "effect";
 import type { DomainError } from "../domain/errors.js";
 import type { FileStat } from "../domain/tree.js";
+import type { FileChange } from "../domain/treeDiff.js";
 
 /** Who is publishing: the MCP client's name/version, or `cli` with the OS user. */
 export interface Author {
@@ -32,6 +33,12 @@ export interface SyncReport {
   readonly generation: number;
   /** Per-file line counts, sorted by path. */
   readonly files: ReadonlyArray<FileStat>;
+  /**
+   * Commit only: what the commit wrote into the working copy from others' publications
+   * (the merge's changes to the copy), sorted by path; absent when nothing came in. The
+   * MCP result does not carry it (SPEC §2.3); the CLI report lists it.
+   */
+  readonly incoming?: ReadonlyArray<FileChange>;
 }
 
 /** The operations on working copies. */

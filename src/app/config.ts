@@ -98,7 +98,8 @@ export type Invocation =
       readonly message: string;
     };
 
-const runtimeOptions: ReadonlyArray<OptionSpec> = [
+/** The options of serve, pull and commit (`quire mcp install` passes them through to serve). */
+export const runtimeOptions: ReadonlyArray<OptionSpec> = [
   { name: "store", takesValue: true },
   { name: "bucket", takesValue: true },
   { name: "prefix", takesValue: true },
@@ -124,6 +125,42 @@ const commands: ReadonlyArray<Command> = ["serve", "pull", "commit", "version"];
 const isCommand = (word: string | undefined): word is Command =>
   commands.some((command) => command === word);
 
+/** Every word `quire` takes as a command, for suggestions (`mcp` is routed before parsing). */
+const knownCommands: ReadonlyArray<string> = [...commands, "mcp", "help"];
+
+/** The edit distance (insertions, deletions, substitutions, adjacent swaps) of two short words. */
+const editDistance = (a: string, b: string): number => {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i += 1)
+    for (let j = 1; j <= b.length; j += 1) {
+      const row = rows[i] ?? [];
+      const above = rows[i - 1] ?? [];
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min((above[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (above[j - 1] ?? 0) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, (rows[i - 2]?.[j - 2] ?? 0) + 1);
+      row[j] = best;
+    }
+  return rows[a.length]?.[b.length] ?? Math.max(a.length, b.length);
+};
+
+/**
+ * The command a mistyped word most likely meant: the nearest known command within two
+ * edits (one for words of up to three letters), or one the word is a prefix of.
+ */
+export const nearestCommand = (word: string): string | undefined => {
+  const lower = word.toLowerCase();
+  const scored = knownCommands
+    .map((command) => ({ command, distance: editDistance(lower, command) }))
+    .sort((x, y) => x.distance - y.distance);
+  const best = scored[0];
+  const limit = lower.length <= 3 ? 1 : 2;
+  if (best !== undefined && best.distance <= limit) return best.command;
+  return lower.length >= 2 ? knownCommands.find((command) => command.startsWith(lower)) : undefined;
+};
+
 const fail = (message: string) => Either.left(new ConfigError({ message }));
 
 /**
@@ -138,7 +175,8 @@ export const parseInvocation = (
   argv: ReadonlyArray<string>,
   host: Host,
 ): Either.Either<Invocation, ConfigError> => {
-  if (argv.length === 1 && argv[0] === "--version") return Either.right({ _tag: "Version" });
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v"))
+    return Either.right({ _tag: "Version" });
   return Either.gen(function* () {
     const split = splitArgv(argv, allOptions);
     if (Either.isLeft(split)) {
@@ -159,7 +197,10 @@ export const parseInvocation = (
     }
     if (first === undefined) return yield* fail("missing command (try quire -h)");
     if (!isCommand(first)) {
-      return yield* fail(`unknown command ${JSON.stringify(first)} (try quire -h)`);
+      const nearest = nearestCommand(first);
+      return yield* fail(
+        `unknown command ${JSON.stringify(first)} (${nearest === undefined ? "" : `did you mean quire ${nearest}? `}try quire -h)`,
+      );
     }
     if (first === "version") {
       if (positionals.length > 1 || options.size > 0) {

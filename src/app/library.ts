@@ -4,7 +4,7 @@
  * same structured result and error objects as the MCP tools.
  */
 import { homedir } from "node:os";
-import { Cause, Effect, Exit, Option } from "effect";
+import { Cause, Context, Effect, Either, Exit, Layer, Option, Scope } from "effect";
 import { isAbsolute } from "node:path";
 import * as FileObjectStore from "../adapters/fileObjectStore.js";
 import * as IdGeneratorAdapter from "../adapters/idGenerator.js";
@@ -26,25 +26,73 @@ import { probeStore } from "./usecases/probe.js";
 import { tidyUpsDone } from "./usecases/afterAnswer.js";
 import { ObjectStore } from "../ports/ObjectStore.js";
 import { IdGenerator } from "../ports/IdGenerator.js";
+import { parseStoreSpec } from "./config/store.js";
 
-/** Opens a store named `file:<absolute dir>` or `memory:`; rejects anything else. */
-const openStore = async (spec: string): Promise<ObjectStoreService> => {
-  if (spec === "memory:") return MemoryObjectStore.make();
+/** An opened store and how to let go of it (a remote store's client holds sockets). */
+interface OpenedStore {
+  readonly store: ObjectStoreService;
+  readonly release: () => Promise<void>;
+}
+
+const kept = (store: ObjectStoreService): OpenedStore => ({ store, release: async () => {} });
+
+/**
+ * Opens a store named `file:<absolute dir>`, `memory:`, `s3://<bucket>[/<prefix>]` or
+ * `minio://<bucket>[/<prefix>]`; rejects anything else. The S3 and MinIO adapters, and
+ * their SDKs, are imported only here, when such a store is named.
+ */
+const openStore = async (spec: string, remote: RemoteOptions): Promise<OpenedStore> => {
+  if (spec === "memory:") return kept(MemoryObjectStore.make());
   if (spec.startsWith("file:") && isAbsolute(spec.slice(5))) {
-    return Effect.runPromise(FileObjectStore.make({ root: spec.slice(5) }));
+    return kept(await Effect.runPromise(FileObjectStore.make({ root: spec.slice(5) })));
+  }
+  if (spec.startsWith("s3://") || spec.startsWith("minio://")) {
+    const parsed = parseStoreSpec(spec, (path) => path);
+    if (Either.isLeft(parsed)) throw new Error(`quire: ${parsed.left.message}`);
+    const named = parsed.right;
+    if (named.kind !== "s3" && named.kind !== "minio") throw new Error("quire: not a bucket store");
+    const options = {
+      bucket: named.bucket,
+      prefix: named.prefix,
+      ...(remote.endpoint === undefined ? {} : { endpoint: remote.endpoint }),
+      region: remote.region ?? "us-east-1",
+      forcePathStyle: remote.forcePathStyle ?? remote.endpoint !== undefined,
+    };
+    const layer =
+      named.kind === "s3"
+        ? (await import("../adapters/s3ObjectStore.js")).layer(options)
+        : (await import("../adapters/minioObjectStore.js")).layer(options);
+    const scope = await Effect.runPromise(Scope.make());
+    const context = await Effect.runPromise(Layer.buildWithScope(layer, scope));
+    return {
+      store: Context.get(context, ObjectStore),
+      release: () => Effect.runPromise(Scope.close(scope, Exit.void)),
+    };
   }
   throw new Error(
-    `quire: unsupported store ${JSON.stringify(spec)} (use file:<absolute dir>, memory: or an ObjectStoreService)`,
+    `quire: unsupported store ${JSON.stringify(spec)} (use file:<absolute dir>, memory:, s3://<bucket>[/<prefix>], minio://<bucket>[/<prefix>] or an ObjectStoreService)`,
   );
 };
+
+/** Where an `s3://` or `minio://` store is (credentials come from the AWS_* environment chain). */
+export interface RemoteOptions {
+  /** An S3-compatible endpoint (absolute http(s) URL); AWS S3 when absent. */
+  readonly endpoint?: string;
+  /** The signing region (default `us-east-1`). */
+  readonly region?: string;
+  /** Path-style addressing (default: on with an endpoint). */
+  readonly forcePathStyle?: boolean;
+}
 
 /** How to open a notebook in process. */
 export interface OpenNotebookOptions {
   /**
-   * The object store: `"file:<absolute dir>"`, `"memory:"`, or any ObjectStoreService
-   * (e.g. built with an S3 adapter's Effect API).
+   * The object store: `"file:<absolute dir>"`, `"memory:"`, `"s3://<bucket>[/<prefix>]"`,
+   * `"minio://<bucket>[/<prefix>]"` (see `remote`), or any ObjectStoreService.
    */
   readonly store: ObjectStoreService | string;
+  /** Endpoint, region and addressing of an `s3://` or `minio://` store. */
+  readonly remote?: RemoteOptions;
   /** Every working copy must be at or below this absolute directory. */
   readonly workspaceRoot: string;
   /** What an omitted path means; defaults to `workspaceRoot`. */
@@ -86,8 +134,10 @@ export interface QuireNotebook {
    * Resolves once the housekeeping that calls run after answering has ended (pruning
    * private state, the stat cache, releasing each working copy's lock): await it before
    * the process exits or the private root is removed. Housekeeping is process-wide, so
-   * this also waits for other notebooks' calls in this process. Never rejects; the
-   * notebook stays usable afterwards.
+   * this also waits for other notebooks' calls in this process. Never rejects. An
+   * `s3://` or `minio://` store opened from its name is then closed (its client lets go
+   * of its sockets) and the notebook must not be used again; on any other store it
+   * stays usable.
    */
   readonly close: () => Promise<void>;
 }
@@ -99,7 +149,11 @@ export interface QuireNotebook {
  */
 export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireNotebook> => {
   const ids = IdGeneratorAdapter.make();
-  const store = typeof options.store === "string" ? await openStore(options.store) : options.store;
+  const opened =
+    typeof options.store === "string"
+      ? await openStore(options.store, options.remote ?? {})
+      : kept(options.store);
+  const store = opened.store;
   if (options.probe ?? true) {
     const probed = await Effect.runPromiseExit(
       probeStore.pipe(
@@ -108,6 +162,7 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
       ),
     );
     if (Exit.isFailure(probed)) {
+      await opened.release();
       const failure = Cause.failureOption(probed.cause);
       throw new Error(
         Option.isSome(failure)
@@ -158,6 +213,9 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
     pull: (path) => run(service.pull(path === undefined ? {} : { path })),
     commit: (message, path) =>
       run(service.commit({ message, author, ...(path === undefined ? {} : { path }) })),
-    close: () => Effect.runPromise(tidyUpsDone),
+    close: async () => {
+      await Effect.runPromise(tidyUpsDone);
+      await opened.release();
+    },
   };
 };

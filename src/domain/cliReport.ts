@@ -7,6 +7,7 @@ import { errorTextLines, type SuccessReport } from "./envelope.js";
 import type { PathSets } from "./pathSets.js";
 import { compareCodeUnits } from "./paths.js";
 import type { RedactOptions } from "./redact.js";
+import type { FileChange } from "./treeDiff.js";
 
 /** Rendering options. */
 export interface CliRenderOptions {
@@ -17,6 +18,7 @@ export interface CliRenderOptions {
 const ansi = {
   green: "\u001b[32m",
   red: "\u001b[31m",
+  yellow: "\u001b[33m",
   boldRed: "\u001b[1;31m",
   bold: "\u001b[1m",
   reset: "\u001b[0m",
@@ -64,6 +66,29 @@ export const renderCliSuccess = (
   if (sets.readOnly.length > 0) lines.push(`readOnly: ${sets.readOnly.join(", ")}`);
   if (sets.writable.length > 0) lines.push(`writable: ${sets.writable.join(", ")}`);
   return lines.map((line) => `${line}\n`).join("");
+};
+
+/**
+ * The lines a CLI commit adds after its report when the merge also changed the working
+ * copy with others' publications: a header and one line per file (`added`, `changed`,
+ * `deleted`), so a person sees what appeared in their directory. Empty when nothing came in.
+ */
+export const renderIncoming = (
+  changes: ReadonlyArray<FileChange>,
+  options: CliRenderOptions,
+): string => {
+  if (changes.length === 0) return "";
+  const paint = painter(options.color);
+  const colour = { added: ansi.green, changed: ansi.yellow, deleted: ansi.red } as const;
+  const noun = changes.length === 1 ? "file" : "files";
+  return [
+    `merged in from others (now in the working copy): ${changes.length} ${noun}`,
+    ...changes.map(
+      (change) => `  ${paint(colour[change.change], change.change.padEnd(7))}  ${change.path}`,
+    ),
+  ]
+    .map((line) => `${line}\n`)
+    .join("");
 };
 
 /**

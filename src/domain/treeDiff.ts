@@ -14,3 +14,19 @@ export const diffTrees = (from: Tree, to: Tree): ReadonlyArray<string> => {
   for (const path of to.keys()) if (!from.has(path)) changed.push(path);
   return changed.sort(compareCodeUnits);
 };
+
+/** How one file of a working copy changed. */
+export interface FileChange {
+  readonly path: string;
+  readonly change: "added" | "changed" | "deleted";
+}
+
+/**
+ * What going from `from` to `to` does to each differing path: `added` (only in `to`),
+ * `deleted` (only in `from`) or `changed`; sorted by path.
+ */
+export const fileChanges = (from: Tree, to: Tree): ReadonlyArray<FileChange> =>
+  diffTrees(from, to).map((path) => ({
+    path,
+    change: !from.has(path) ? "added" : !to.has(path) ? "deleted" : "changed",
+  }));

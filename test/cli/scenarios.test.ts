@@ -110,10 +110,14 @@ describe.concurrent("one file store, several working copies", () => {
             const fromB = await commit(world, "B", "B's edit");
             expect(fromB).toMatchObject({
               code: 0,
-              stdout: expectedReport(3, [
-                { path: "notes/b.md", insertions: 1, deletions: 0 },
-                { path: "shared.md", insertions: 1, deletions: 1 },
-              ]),
+              stdout:
+                expectedReport(3, [
+                  { path: "notes/b.md", insertions: 1, deletions: 0 },
+                  { path: "shared.md", insertions: 1, deletions: 1 },
+                ]) +
+                // The merge brought A's edits into B's copy, and the report says so.
+                "merged in from others (now in the working copy): 2 files\n" +
+                "  changed  notes/a.md\n  changed  shared.md\n",
             });
             const merged = shared0.replace("one\n", "one (A)\n").replace("six\n", "six (B)\n");
             // The commit rewrote B to the accepted tree, which already holds A's edits.

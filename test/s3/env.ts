@@ -26,7 +26,7 @@ const required = [
 /** How to provide the environment, printed when it is missing. */
 export const howToStart =
   "The S3 integration suite needs a real S3-compatible server. Start one and export its environment:\n" +
-  '  eval "$(../shared/s3/start-s3.sh /tmp/quire-s3)"   # then: npm run test:s3; stop with ../shared/s3/stop-s3.sh /tmp/quire-s3\n' +
+  '  eval "$(bash scripts/s3/start-ceph-rgw.sh /tmp/quire-s3)"   # then: npm run test:s3; stop with bash scripts/s3/stop-ceph-rgw.sh /tmp/quire-s3\n' +
   "or run everything in one go:\n" +
   "  bash scripts/with-s3.sh npm run test:s3";
 

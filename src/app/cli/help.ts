@@ -21,7 +21,7 @@ const workspaceOptions = (defaultRoot: string) => `Workspace:
   --read-only <a,b,…>        these notebook paths may not be committed    QUIRE_READ_ONLY
                              (repeatable or comma-separated; the longest match decides)`;
 
-const tuningOptions = `Tuning:
+const tuningOptions = (extra = "") => `Tuning:
   --commit-retries <n>       compare-and-swap retries, 0..100 (default 8) QUIRE_COMMIT_RETRIES
   --checkpoint-packs <n>     increments between checkpoints (default 1024) QUIRE_CHECKPOINT_PACKS
   --retained-checkpoints <n> older chains kept, 0..64 (default 1)         QUIRE_RETAINED_CHECKPOINTS
@@ -29,7 +29,7 @@ const tuningOptions = `Tuning:
                              (default 67108864, 64 MiB)
   --allow-mass-delete        publish commits deleting all or most files   QUIRE_ALLOW_MASS_DELETE=1
                              (default: refused with MASS_DELETE)
-
+${extra}
 Logs go to stderr as key=value lines; LOG_LEVEL sets levels, e.g. LOG_LEVEL=mcp=debug,warn.
 Colour only on a terminal, never when NO_COLOR is set.`;
 
@@ -39,7 +39,10 @@ Usage:
   quire serve                    the MCP server on stdio (tools notes_pull, notes_commit)
   quire pull PATH                write the current notebook into PATH, merging local edits
   quire commit PATH -m MESSAGE   publish PATH's edits, merging concurrent changes
-  quire version                  print the version
+  quire mcp install CLIENT       register quire in an MCP client (claude-code, codex,
+                                 gemini, cursor, vscode, claude-desktop); also
+                                 quire mcp uninstall CLIENT, quire mcp status
+  quire version                  print the version (also -v, --version)
   quire <command> -h             help for one command
 
 Exit status: 0 success, 1 a reported error, 2 invalid configuration or usage.
@@ -61,8 +64,7 @@ ${storeOptions}
 
 ${workspaceOptions("a fresh session directory")}
 
-${tuningOptions}
-  --no-share                 run every call in this process               QUIRE_NO_SHARE=1
+${tuningOptions("  --no-share                 run every call in this process               QUIRE_NO_SHARE=1\n")}
 `,
   pull: `Usage: quire pull PATH [options]
 
@@ -73,7 +75,7 @@ ${storeOptions}
 
 ${workspaceOptions("the current directory")}
 
-${tuningOptions}
+${tuningOptions()}
 `,
   commit: `Usage: quire commit PATH -m MESSAGE [options]
 
@@ -86,7 +88,7 @@ ${storeOptions}
 
 ${workspaceOptions("the current directory")}
 
-${tuningOptions}
+${tuningOptions()}
 `,
   version: `Usage: quire version
 

@@ -12,7 +12,7 @@ import { formatLine, isEnabled, loggerLayer, parseLogLevel } from "../logging.js
 import type { StartupError } from "../layers.js";
 import { exitCodes, useColor } from "./terminal.js";
 import { helpText } from "./help.js";
-import { packageVersion } from "./version.js";
+import { launcherPath, packageVersion } from "./version.js";
 
 const currentHost = (): Host => ({
   env: process.env,
@@ -116,10 +116,28 @@ const routeProcessWarnings = (host: Host) => {
   });
 };
 
+/** `quire mcp …`: edits MCP clients' configuration files (loaded only for this command). */
+const runMcp = async (argv: ReadonlyArray<string>, host: Host): Promise<number> => {
+  const [{ runMcpCommand }, configFiles] = await Promise.all([
+    import("../mcpSetup/command.js"),
+    import("../../adapters/nodeConfigFiles.js"),
+  ]);
+  const program = runMcpCommand(
+    argv,
+    { host, platform: process.platform, launcher: launcherPath() },
+    {
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    },
+  ).pipe(Effect.provide(configFiles.layer));
+  return Effect.runPromise(program);
+};
+
 /** Runs the process for `argv` (without node and the script) and returns the exit status. */
 export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const host = currentHost();
   routeProcessWarnings(host);
+  if (argv[0] === "mcp") return runMcp(argv.slice(1), host);
   const parsed = parseInvocation(argv, host);
   if (Either.isLeft(parsed)) {
     const line = `quire: invalid configuration: ${parsed.left.message}`;

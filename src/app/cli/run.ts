@@ -3,7 +3,7 @@
  * All behaviour lives in the use cases; this only renders their result.
  */
 import { Cause, Clock, Effect } from "effect";
-import { renderCliError, renderCliSuccess } from "../../domain/cliReport.js";
+import { renderCliError, renderCliSuccess, renderIncoming } from "../../domain/cliReport.js";
 import { type DomainError, domainError } from "../../domain/errors.js";
 import type { RedactOptions } from "../../domain/redact.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
@@ -77,6 +77,7 @@ const runWithId = (
         Effect.annotateLogs({ code: "OK", durationMs, generation: result.right.generation }),
       );
       terminal.out(renderCliSuccess(result.right, sets, { color: terminal.outColor }));
+      terminal.out(renderIncoming(result.right.incoming ?? [], { color: terminal.outColor }));
       return exitCodes.ok;
     }
     const error = result.left;
@@ -86,8 +87,28 @@ const runWithId = (
     terminal.err(
       renderCliError(error, diagnosticId, sets, { color: terminal.errColor }, redaction),
     );
+    terminal.err(workspaceHint(error, invocation.config.workspace));
     return exitCodes.reported;
   });
+
+/**
+ * For a PATH outside the workspace root, one more line naming the root and how to change
+ * it: a person running `quire pull ../notes` has usually never set a workspace root and
+ * needs to learn that it defaults to the current directory. Empty for other errors.
+ */
+export const workspaceHint = (
+  error: DomainError,
+  workspace: Once["config"]["workspace"],
+): string => {
+  if (error.reason !== "PATH_OUTSIDE_ROOT" || workspace.kind !== "root") return "";
+  if (!error.message.includes("workspace root")) return "";
+  const origin = workspace.explicit ? "" : " (the current directory, by default)";
+  return (
+    `hint: the workspace root is ${workspace.root}${origin}; PATH must be at or below it. ` +
+    "Run quire from a directory that holds PATH, or name one with --workspace-root DIR " +
+    "(or QUIRE_WORKSPACE_ROOT).\n"
+  );
+};
 
 /** What `serve` advertises besides the configuration. */
 export interface ServeSettings {

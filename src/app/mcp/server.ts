@@ -71,15 +71,31 @@ const pathProperty = {
     "Absolute path (or ~/…) of the working copy, at or below the workspace root. Omit it or pass an empty string for the server's notebook directory.",
 } as const;
 
-/** The two tools, with hand-written input schemas and no output schema (SPEC §2.3). */
+/**
+ * The two tools, with hand-written input schemas and no output schema (SPEC §2.3), a
+ * title and the behaviour hints (SPEC §12; docs/mcp-clients.md says why each value):
+ * both write (files into the working copy; commit also into the shared store), so
+ * neither is read-only; pull deletes or rewrites only files whose content the store
+ * keeps and never an unpublished edit, while commit can delete notes for everyone and
+ * resets edits to read-only paths; repeating a pull changes nothing more, repeating a
+ * commit can publish what the first one refused; both reach only the configured store.
+ */
 export const toolDefinitions = (sets: PathSets): ReadonlyArray<Tool> => [
   {
     name: "notes_pull",
+    title: "Pull the shared notebook",
     description: describePull(sets),
     inputSchema: objectSchema({ path: pathProperty }, []),
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
   },
   {
     name: "notes_commit",
+    title: "Commit notebook changes",
     description: describeCommit(sets),
     inputSchema: objectSchema(
       {
@@ -92,6 +108,12 @@ export const toolDefinitions = (sets: PathSets): ReadonlyArray<Tool> => [
       },
       ["message"],
     ),
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
   },
 ];
 

@@ -261,7 +261,11 @@ export const decodeRequest = (frame: string): Either.Either<ShareRequest, string
 export const encodeAnswer = (outcome: Either.Either<SyncReport, DomainError>): string =>
   JSON.stringify(
     Either.match(outcome, {
-      onRight: (report) => ({ ok: report }),
+      // The protocol's fields only: what a commit merged into the copy (`incoming`) is
+      // for the CLI's report, and the CLI never shares a process.
+      onRight: (report) => ({
+        ok: { path: report.path, generation: report.generation, files: report.files },
+      }),
       onLeft: (error) => ({
         error: {
           code: error.code,

@@ -4,7 +4,7 @@ import { domainError, type DomainError, type FileIssue } from "../../domain/erro
 import { findMarkerBlocks } from "../../domain/markers.js";
 import { packKey, type Manifest, type PackDescriptor } from "../../domain/manifest.js";
 import { encodePack, type PackHeader } from "../../domain/pack.js";
-import { diffTrees } from "../../domain/treeDiff.js";
+import { diffTrees, type FileChange, fileChanges } from "../../domain/treeDiff.js";
 import { idsOf, type FileStat, type Tree } from "../../domain/tree.js";
 import { compareCodeUnits, utf8Length } from "../../domain/paths.js";
 import { noPathSets } from "../../domain/pathSets.js";
@@ -400,7 +400,11 @@ const complete = (
     // writes to the store).
     yield* settle(call, scan, merged, ready.view, "yes", true, "afterAnswer");
     yield* maintain(call, ready.checkpoint);
-    return { generation: ready.view.generation, files: ready.files };
+    return {
+      generation: ready.view.generation,
+      files: ready.files,
+      incoming: fileChanges(scanTree(scan), merged),
+    };
   });
 
 /** The successful result of a commit. */
@@ -408,6 +412,8 @@ export interface Committed {
   readonly generation: number;
   /** What the publication added over the remote state it was based on (empty for a no-op). */
   readonly files: ReadonlyArray<FileStat>;
+  /** What the commit wrote into the working copy from others' publications (merged in). */
+  readonly incoming: ReadonlyArray<FileChange>;
 }
 
 /**
@@ -583,7 +589,11 @@ export const commit = (
             return yield* Effect.fail(conflictError(conclusion.conflicts, "notes_commit"));
           case "nothing":
             yield* settleOnRemote(scanLearnt(scan, stats.stamps));
-            return { generation: conclusion.remote.view.generation, files: [] };
+            return {
+              generation: conclusion.remote.view.generation,
+              files: [],
+              incoming: fileChanges(scanTree(scan), conclusion.merged),
+            };
           case "unverified":
             readCurrent = true;
             retryAtOnce = true;

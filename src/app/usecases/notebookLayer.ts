@@ -274,6 +274,8 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             path,
             generation: value.generation,
             files: value.files,
+            // Only when the merge brought something in: most commits bring nothing.
+            ...(value.incoming.length === 0 ? {} : { incoming: value.incoming }),
           })),
           Effect.withLogSpan("commit"),
           Effect.annotateLogs("module", "notebook"),

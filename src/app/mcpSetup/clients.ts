@@ -1,0 +1,170 @@
+/**
+ * The MCP clients `quire mcp install` knows: where each keeps its server list, in which
+ * format, and the entry that starts quire (docs/mcp-clients.md gives the sources). Every
+ * client gets the same thing: the absolute launcher as `command` and `serve` plus the
+ * chosen flags as `args`, under the server name `quire`.
+ */
+import * as NodePath from "node:path";
+
+/** The clients, by the name the command line uses. */
+export const clientNames = [
+  "claude-code",
+  "codex",
+  "gemini",
+  "cursor",
+  "vscode",
+  "claude-desktop",
+] as const;
+
+/** One client's command-line name. */
+export type ClientName = (typeof clientNames)[number];
+
+/** Whose configuration: the user's (every project) or one project's (the current directory). */
+export type Scope = "user" | "project";
+
+/** Where the parser may find the host's directories. */
+export interface Place {
+  readonly platform: NodeJS.Platform;
+  readonly home: string;
+  /** The project directory for `--scope project`: the current directory. */
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/** The server name every client registers quire under. */
+export const serverName = "quire";
+
+/** A configuration file and where quire's entry lives in it. */
+export interface Target {
+  readonly path: string;
+  readonly format: "json" | "toml";
+  /** Keys from the top of the file down to quire's entry. */
+  readonly entryPath: ReadonlyArray<string>;
+}
+
+/** One client. */
+export interface Client {
+  readonly name: ClientName;
+  /** The product's name, for messages. */
+  readonly label: string;
+  /** The scopes it has; the first is the default. */
+  readonly scopes: ReadonlyArray<Scope>;
+  readonly target: (scope: Scope, place: Place) => Target;
+  /** The entry's value for `command` and `args`, in the client's own shape. */
+  readonly entry: (command: string, args: ReadonlyArray<string>) => Record<string, unknown>;
+}
+
+const absoluteEnv = (place: Place, name: string): string | undefined => {
+  const value = place.env[name];
+  return value !== undefined && NodePath.isAbsolute(value) ? value : undefined;
+};
+
+/** `$XDG_CONFIG_HOME` or `~/.config`. */
+const xdgConfig = (place: Place): string =>
+  absoluteEnv(place, "XDG_CONFIG_HOME") ?? NodePath.join(place.home, ".config");
+
+/** Electron's per-user application data directory (where VS Code and Claude Desktop keep settings). */
+const appData = (place: Place): string =>
+  place.platform === "darwin"
+    ? NodePath.join(place.home, "Library", "Application Support")
+    : place.platform === "win32"
+      ? (place.env["APPDATA"] ?? NodePath.join(place.home, "AppData", "Roaming"))
+      : xdgConfig(place);
+
+const mcpServersPath = ["mcpServers", serverName];
+
+const plain = (command: string, args: ReadonlyArray<string>) => ({ command, args: [...args] });
+const typed = (command: string, args: ReadonlyArray<string>) => ({
+  type: "stdio",
+  command,
+  args: [...args],
+});
+
+/** Every client, in the order `quire mcp status` lists them. */
+export const clients: ReadonlyArray<Client> = [
+  {
+    name: "claude-code",
+    label: "Claude Code",
+    scopes: ["user", "project"],
+    // user: the top-level mcpServers of ~/.claude.json; project: .mcp.json at the project root.
+    target: (scope, place) => ({
+      path:
+        scope === "user"
+          ? NodePath.join(place.home, ".claude.json")
+          : NodePath.join(place.cwd, ".mcp.json"),
+      format: "json",
+      entryPath: mcpServersPath,
+    }),
+    entry: typed,
+  },
+  {
+    name: "codex",
+    label: "Codex",
+    scopes: ["user", "project"],
+    // $CODEX_HOME/config.toml (default ~/.codex); a project's .codex/config.toml (trusted projects).
+    target: (scope, place) => ({
+      path:
+        scope === "user"
+          ? NodePath.join(
+              absoluteEnv(place, "CODEX_HOME") ?? NodePath.join(place.home, ".codex"),
+              "config.toml",
+            )
+          : NodePath.join(place.cwd, ".codex", "config.toml"),
+      format: "toml",
+      entryPath: ["mcp_servers", serverName],
+    }),
+    entry: plain,
+  },
+  {
+    name: "gemini",
+    label: "Gemini CLI",
+    scopes: ["user", "project"],
+    target: (scope, place) => ({
+      path: NodePath.join(scope === "user" ? place.home : place.cwd, ".gemini", "settings.json"),
+      format: "json",
+      entryPath: mcpServersPath,
+    }),
+    entry: plain,
+  },
+  {
+    name: "cursor",
+    label: "Cursor",
+    scopes: ["user", "project"],
+    target: (scope, place) => ({
+      path: NodePath.join(scope === "user" ? place.home : place.cwd, ".cursor", "mcp.json"),
+      format: "json",
+      entryPath: mcpServersPath,
+    }),
+    entry: plain,
+  },
+  {
+    name: "vscode",
+    label: "VS Code",
+    scopes: ["user", "project"],
+    // The user profile's mcp.json, or the workspace's .vscode/mcp.json; servers live under "servers".
+    target: (scope, place) => ({
+      path:
+        scope === "user"
+          ? NodePath.join(appData(place), "Code", "User", "mcp.json")
+          : NodePath.join(place.cwd, ".vscode", "mcp.json"),
+      format: "json",
+      entryPath: ["servers", serverName],
+    }),
+    entry: typed,
+  },
+  {
+    name: "claude-desktop",
+    label: "Claude Desktop",
+    scopes: ["user"],
+    target: (_scope, place) => ({
+      path: NodePath.join(appData(place), "Claude", "claude_desktop_config.json"),
+      format: "json",
+      entryPath: mcpServersPath,
+    }),
+    entry: plain,
+  },
+];
+
+/** The client named `name`, if it is one. */
+export const clientNamed = (name: string): Client | undefined =>
+  clients.find((client) => client.name === name);

@@ -1,0 +1,345 @@
+/**
+ * `quire mcp install|uninstall|status`: registers `quire serve` in an MCP client's own
+ * configuration file, removes it again, and shows which clients have it with which
+ * flags. Each edit changes only quire's entry (jsonEntry.ts, tomlEntry.ts), refuses a
+ * file it cannot parse, keeps the previous file as `<file>.quire.bak` and replaces the
+ * file atomically (the ConfigFiles port).
+ */
+import { Effect, Either } from "effect";
+import { ConfigFiles, type ConfigFileError } from "../../ports/ConfigFiles.js";
+import { type Host, parseInvocation, runtimeOptions } from "../config.js";
+import { splitArgv } from "../config/argv.js";
+import { resolveHostPath } from "../config/paths.js";
+import { parseStoreSpec } from "../config/store.js";
+import {
+  type Client,
+  type Place,
+  type Scope,
+  type Target,
+  clientNamed,
+  clientNames,
+  clients,
+} from "./clients.js";
+import { type EntryProblem, readJsonEntry, removeJsonEntry, setJsonEntry } from "./jsonEntry.js";
+import { readTomlEntry, removeTomlEntry, setTomlEntry } from "./tomlEntry.js";
+
+/** Where the command writes its report. */
+export interface McpOutput {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+/** What the command needs to know about the process. */
+export interface McpContext {
+  readonly host: Host;
+  readonly platform: NodeJS.Platform;
+  /** The absolute launcher the clients will run (`<package>/bin/quire.js`). */
+  readonly launcher: string | undefined;
+}
+
+/** Exit statuses, as for the other commands: 0 done, 1 refused, 2 usage. */
+const ok = 0;
+const refused = 1;
+const usage = 2;
+
+/** The `quire mcp -h` text. */
+export const mcpHelp = `Usage: quire mcp install CLIENT [--scope user|project] [--print] [serve options]
+       quire mcp uninstall CLIENT [--scope user|project] [--print]
+       quire mcp status [CLIENT]
+
+Registers quire (quire serve) as the MCP server "quire" in a client's own configuration
+file, removes it, or shows where it is registered and with which options.
+
+Clients: ${clientNames.join(", ")}
+  --scope user               the user's configuration, for every project (default)
+  --scope project            the configuration of the project in the current directory
+                             (not for claude-desktop, which has only a user scope)
+  --print                    show the change and write nothing
+
+Every other option is passed to quire serve as given (--store, --workspace-root,
+--writable, --read-only, --private-root, --no-share, …), checked first; relative paths
+become absolute, because the client starts the server from elsewhere. The registered
+command is the absolute path of this installation's launcher, so no npx is needed.
+The file keeps every other entry, its comments and its formatting; the previous file is
+kept as <file>.quire.bak; a file that does not parse is refused and left as it is.
+docs/mcp-clients.md lists each client's configuration files.
+`;
+
+const mcpOptions = [
+  ...runtimeOptions,
+  { name: "scope", takesValue: true },
+  { name: "print", takesValue: false },
+  { name: "help", short: "h", takesValue: false },
+] as const;
+
+/** Options that only `serve` takes and that name a directory to resolve. */
+const pathOptions = new Set(["workspace-root", "private-root"]);
+
+/** The serve arguments to register, with relative paths made absolute; or why they are refused. */
+const serveArguments = (
+  options: ReadonlyMap<string, ReadonlyArray<string>>,
+  host: Host,
+): Either.Either<ReadonlyArray<string>, string> => {
+  const args: Array<string> = ["serve"];
+  for (const spec of runtimeOptions) {
+    for (const value of options.get(spec.name) ?? []) {
+      if (!spec.takesValue) {
+        args.push(`--${spec.name}`);
+        continue;
+      }
+      let given = value;
+      if (pathOptions.has(spec.name) && value !== "")
+        given = resolveHostPath(value, host.cwd, host.homeDirectory);
+      if (spec.name === "store" && value.startsWith("file:")) {
+        const parsed = parseStoreSpec(value, (dir) =>
+          resolveHostPath(dir, host.cwd, host.homeDirectory),
+        );
+        if (Either.isRight(parsed) && parsed.right.kind === "file")
+          given = `file:${parsed.right.root}`;
+      }
+      args.push(`--${spec.name}=${given}`);
+    }
+  }
+  // The same checks serve itself makes, so a client never gets a server that will not start.
+  const checked = parseInvocation(args, host);
+  return Either.isLeft(checked) ? Either.left(checked.left.message) : Either.right(args);
+};
+
+/** The entry's current value in `text`. */
+const readEntry = (target: Target, text: string): Either.Either<unknown, EntryProblem> =>
+  target.format === "json"
+    ? readJsonEntry(text, target.entryPath)
+    : readTomlEntry(text, target.entryPath);
+
+const setEntry = (
+  target: Target,
+  text: string,
+  value: Record<string, unknown>,
+): Either.Either<string, EntryProblem> => {
+  if (target.format === "json") return setJsonEntry(text, target.entryPath, value);
+  const table: Record<string, string | ReadonlyArray<string>> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item === "string") table[key] = item;
+    else if (Array.isArray(item)) table[key] = item.map(String);
+  }
+  return setTomlEntry(text, target.entryPath, table);
+};
+
+const removeEntry = (target: Target, text: string): Either.Either<string, EntryProblem> =>
+  target.format === "json"
+    ? removeJsonEntry(text, target.entryPath)
+    : removeTomlEntry(text, target.entryPath);
+
+/** `- old` / `+ new` lines of what differs between the two texts (common lines at both ends left out). */
+const changeLines = (before: string, after: string): string => {
+  const a = before === "" ? [] : before.replace(/\n$/, "").split("\n");
+  const b = after === "" ? [] : after.replace(/\n$/, "").split("\n");
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head += 1;
+  let tail = 0;
+  while (
+    tail < a.length - head &&
+    tail < b.length - head &&
+    a[a.length - 1 - tail] === b[b.length - 1 - tail]
+  )
+    tail += 1;
+  return [
+    ...a.slice(head, a.length - tail).map((line) => `- ${line}`),
+    ...b.slice(head, b.length - tail).map((line) => `+ ${line}`),
+  ]
+    .map((line) => `${line}\n`)
+    .join("");
+};
+
+const describeError = (error: ConfigFileError): string => `quire mcp: ${error.message}\n`;
+
+/** The arguments of an entry as one line, for reports. */
+const entryLine = (value: unknown): string => {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value);
+  const command = "command" in value ? value.command : undefined;
+  const args = "args" in value && Array.isArray(value.args) ? value.args : [];
+  return [command, ...args].map((part) => String(part)).join(" ");
+};
+
+interface Parsed {
+  readonly action: "install" | "uninstall" | "status";
+  readonly client?: Client;
+  readonly scope?: Scope;
+  readonly print: boolean;
+  readonly serveArgs: ReadonlyArray<string>;
+}
+
+const parse = (argv: ReadonlyArray<string>, host: Host): Either.Either<Parsed | "help", string> => {
+  const split = splitArgv(argv, mcpOptions);
+  if (Either.isLeft(split)) return Either.left(split.left.message);
+  const { positionals, options } = split.right;
+  if (options.has("help")) return Either.right("help");
+  const [action, name, ...extra] = positionals;
+  if (action === undefined)
+    return Either.left("quire mcp needs install, uninstall or status (try quire mcp -h)");
+  if (action !== "install" && action !== "uninstall" && action !== "status")
+    return Either.left(`unknown mcp command ${JSON.stringify(action)} (try quire mcp -h)`);
+  if (extra.length > 0) return Either.left(`unexpected argument ${JSON.stringify(extra[0])}`);
+  const client = name === undefined ? undefined : clientNamed(name);
+  if (name !== undefined && client === undefined)
+    return Either.left(
+      `unknown client ${JSON.stringify(name)}; the clients are ${clientNames.join(", ")}`,
+    );
+  if (action !== "status" && client === undefined)
+    return Either.left(`quire mcp ${action} needs a CLIENT: ${clientNames.join(", ")}`);
+  const scopes = options.get("scope") ?? [];
+  const scopeValue = scopes[scopes.length - 1];
+  if (scopeValue !== undefined && scopeValue !== "user" && scopeValue !== "project")
+    return Either.left("--scope must be user or project");
+  if (scopeValue !== undefined && client !== undefined && !client.scopes.includes(scopeValue))
+    return Either.left(
+      `${client.label} has no ${scopeValue} scope (only ${client.scopes.join(", ")})`,
+    );
+  const print = options.has("print");
+  const passed = [...options.keys()].filter((key) => key !== "scope" && key !== "print");
+  if (action !== "install" && passed.length > 0)
+    return Either.left(`quire mcp ${action} takes no serve options (--${passed[0]})`);
+  if (action === "status" && (print || scopeValue !== undefined))
+    return Either.left("quire mcp status takes no --scope or --print: it shows every scope");
+  const serveArgs = action === "install" ? serveArguments(options, host) : Either.right([]);
+  if (Either.isLeft(serveArgs))
+    return Either.left(`the serve options are invalid: ${serveArgs.left}`);
+  return Either.right({
+    action,
+    ...(client === undefined ? {} : { client }),
+    ...(scopeValue === undefined ? {} : { scope: scopeValue }),
+    print,
+    serveArgs: serveArgs.right,
+  });
+};
+
+const placeOf = (context: McpContext): Place => ({
+  platform: context.platform,
+  home: context.host.homeDirectory,
+  cwd: context.host.cwd,
+  env: context.host.env,
+});
+
+/** Installs or uninstalls in one client's file: the report on `out`, problems on `err`. */
+const edit = (
+  parsed: Parsed & { readonly client: Client },
+  context: McpContext,
+  output: McpOutput,
+): Effect.Effect<number, never, ConfigFiles> =>
+  Effect.gen(function* () {
+    const files = yield* ConfigFiles;
+    const client = parsed.client;
+    const scope = parsed.scope ?? client.scopes[0] ?? "user";
+    const target = client.target(scope, placeOf(context));
+    const where = `${client.label} (${scope} scope): ${target.path}`;
+    const read = yield* Effect.either(files.read(target.path));
+    if (Either.isLeft(read)) {
+      output.err(describeError(read.left));
+      return refused;
+    }
+    const before = read.right;
+    let after: Either.Either<string, EntryProblem>;
+    if (parsed.action === "install") {
+      if (context.launcher === undefined) {
+        output.err("quire mcp: cannot find this installation's launcher (bin/quire.js)\n");
+        return refused;
+      }
+      after = setEntry(target, before ?? "", client.entry(context.launcher, parsed.serveArgs));
+    } else {
+      after = removeEntry(target, before ?? "");
+    }
+    if (Either.isLeft(after)) {
+      output.err(
+        `quire mcp: refused to edit ${target.path}: ${after.left.message}; nothing was written\n`,
+      );
+      return refused;
+    }
+    const text = after.right;
+    if (text === (before ?? "")) {
+      output.out(
+        parsed.action === "install"
+          ? `quire is already registered with these options in ${where}\n`
+          : `quire is not registered in ${where}: nothing to remove\n`,
+      );
+      return ok;
+    }
+    if (parsed.print) {
+      output.out(
+        `would change ${target.path} (${client.label}, ${scope} scope):\n${changeLines(before ?? "", text)}nothing written (--print)\n`,
+      );
+      return ok;
+    }
+    const backupPath = `${target.path}.quire.bak`;
+    const written = yield* Effect.either(
+      files.replace(target.path, text, { expected: before, backupPath }),
+    );
+    if (Either.isLeft(written)) {
+      output.err(describeError(written.left));
+      return refused;
+    }
+    const backup = before === undefined ? "" : `  the previous file is kept as ${backupPath}\n`;
+    output.out(
+      parsed.action === "install"
+        ? `registered quire in ${where}\n  ${entryLine(client.entry(context.launcher ?? "", parsed.serveArgs))}\n${backup}`
+        : `removed quire from ${where}\n${backup}`,
+    );
+    return ok;
+  });
+
+/** One line per client and scope: where its file is and what quire's entry says. */
+const status = (
+  only: Client | undefined,
+  context: McpContext,
+  output: McpOutput,
+): Effect.Effect<number, never, ConfigFiles> =>
+  Effect.gen(function* () {
+    const files = yield* ConfigFiles;
+    for (const client of only === undefined ? clients : [only]) {
+      for (const scope of client.scopes) {
+        const target = client.target(scope, placeOf(context));
+        const read = yield* Effect.either(files.read(target.path));
+        let state: string;
+        if (Either.isLeft(read)) state = `unreadable: ${read.left.message}`;
+        else if (read.right === undefined) state = "not registered (no file)";
+        else {
+          const entry = readEntry(target, read.right);
+          if (Either.isLeft(entry)) state = `cannot parse the file: ${entry.left.message}`;
+          else if (entry.right === undefined) state = "not registered";
+          else {
+            const command =
+              typeof entry.right === "object" && entry.right !== null && "command" in entry.right
+                ? String(entry.right.command)
+                : "";
+            const found = command !== "" && (yield* files.isFile(command));
+            state = `registered: ${entryLine(entry.right)}${found ? "" : " (the command does not exist)"}`;
+          }
+        }
+        output.out(`${client.name} ${scope}: ${target.path}\n  ${state}\n`);
+      }
+    }
+    return ok;
+  });
+
+/** Runs `quire mcp …` (`argv` without `mcp`) and returns the exit status. Never fails. */
+export const runMcpCommand = (
+  argv: ReadonlyArray<string>,
+  context: McpContext,
+  output: McpOutput,
+): Effect.Effect<number, never, ConfigFiles> =>
+  Effect.suspend(() => {
+    const parsed = parse(argv, context.host);
+    if (Either.isLeft(parsed)) {
+      output.err(`quire mcp: ${parsed.left}\n`);
+      return Effect.succeed(usage);
+    }
+    if (parsed.right === "help") {
+      output.out(mcpHelp);
+      return Effect.succeed(ok);
+    }
+    const request = parsed.right;
+    if (request.action === "status") return status(request.client, context, output);
+    const client = request.client;
+    return client === undefined
+      ? Effect.succeed(usage)
+      : edit({ ...request, client }, context, output);
+  });

@@ -1,0 +1,262 @@
+/**
+ * One entry of a JSON (or JSON-with-comments) client configuration, read, set and
+ * removed by splicing the file's text: every byte outside the entry stays as it was
+ * (comments, order, formatting, trailing commas); only the separator our entry needs
+ * (one comma) is added or taken away. The file is parsed with jsonc-parser, which
+ * accepts comments and trailing commas (VS Code's own format) and gives each value's
+ * exact offsets; a file it cannot parse is refused, never rewritten.
+ */
+import { Either } from "effect";
+import {
+  type Node,
+  type ParseError,
+  getNodeValue,
+  parseTree,
+  printParseErrorCode,
+} from "jsonc-parser";
+
+/** Why a configuration file cannot be read or edited; `message` is for the person. */
+export interface EntryProblem {
+  readonly message: string;
+}
+
+const problem = (message: string): Either.Either<never, EntryProblem> => Either.left({ message });
+
+/** Line and column (1-based) of `offset` in `text`. */
+const position = (text: string, offset: number): string => {
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  return `line ${line}, column ${offset - before.lastIndexOf("\n")}`;
+};
+
+/** The parsed root object, or why the text is not a JSON object. Empty text has no root. */
+const parseRoot = (text: string): Either.Either<Node | undefined, EntryProblem> => {
+  if (text.trim() === "") return Either.right(undefined);
+  const errors: Array<ParseError> = [];
+  const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const [first] = errors;
+  if (first !== undefined)
+    return problem(
+      `not valid JSON: ${printParseErrorCode(first.error)} at ${position(text, first.offset)}`,
+    );
+  if (root === undefined || root.type !== "object")
+    return problem("not a JSON object at the top level");
+  return Either.right(root);
+};
+
+/** The property node named `key` of object node `object`, if any (the last one wins, as in JSON.parse). */
+const propertyOf = (object: Node, key: string): Node | undefined =>
+  (object.children ?? []).filter((property) => property.children?.[0]?.value === key).at(-1);
+
+/** Walks `path` from the root: the object nodes found along it and the entry's property node. */
+const locate = (
+  root: Node,
+  path: ReadonlyArray<string>,
+): Either.Either<
+  { readonly parents: ReadonlyArray<Node>; readonly entry?: Node },
+  EntryProblem
+> => {
+  const parents: Array<Node> = [root];
+  for (const [index, key] of path.entries()) {
+    const current = parents[parents.length - 1];
+    const property = current === undefined ? undefined : propertyOf(current, key);
+    if (property === undefined) return Either.right({ parents });
+    if (index === path.length - 1) return Either.right({ parents, entry: property });
+    const value = property.children?.[1];
+    if (value?.type !== "object")
+      return problem(`"${path.slice(0, index + 1).join(".")}" is not an object`);
+    parents.push(value);
+  }
+  return Either.right({ parents });
+};
+
+/** The value at `path` (`undefined` when absent), or why the text cannot be read. */
+export const readJsonEntry = (
+  text: string,
+  path: ReadonlyArray<string>,
+): Either.Either<unknown, EntryProblem> =>
+  Either.flatMap(parseRoot(text), (root) =>
+    root === undefined
+      ? Either.right(undefined)
+      : Either.map(locate(root, path), ({ entry }) => {
+          const value = entry?.children?.[1];
+          const read: unknown = value === undefined ? undefined : getNodeValue(value);
+          return read;
+        }),
+  );
+
+const lineStart = (text: string, offset: number): number => text.lastIndexOf("\n", offset - 1) + 1;
+
+/** The whitespace at the start of the line holding `offset`. */
+const indentAt = (text: string, offset: number): string =>
+  /^[ \t]*/.exec(text.slice(lineStart(text, offset)))?.[0] ?? "";
+
+/** The file's indentation unit: that of the top level's first member, else two spaces. */
+const indentUnit = (text: string, root: Node | undefined): string => {
+  const first = root?.children?.[0];
+  if (first === undefined || lineStart(text, first.offset) === lineStart(text, root?.offset ?? 0))
+    return "  ";
+  const unit = indentAt(text, first.offset).slice(indentAt(text, root?.offset ?? 0).length);
+  return unit === "" ? "  " : unit;
+};
+
+const eolOf = (text: string): string => (text.includes("\r\n") ? "\r\n" : "\n");
+
+/** `"key": value` with the value's lines after the first indented by `indent`. */
+const member = (key: string, value: unknown, indent: string, unit: string, eol: string): string =>
+  `${JSON.stringify(key)}: ${JSON.stringify(value, null, unit).split("\n").join(`${eol}${indent}`)}`;
+
+/** Skips spaces and tabs (not newlines) from `offset`. */
+const skipBlanks = (text: string, offset: number): number => {
+  let at = offset;
+  while (text[at] === " " || text[at] === "\t") at += 1;
+  return at;
+};
+
+/** The offset just before the line break ending the line of `offset` (or the text's end). */
+const lineEnd = (text: string, offset: number): number => {
+  const newline = text.indexOf("\n", offset);
+  const end = newline === -1 ? text.length : newline;
+  return text[end - 1] === "\r" ? end - 1 : end;
+};
+
+/** Whether only a line comment (or nothing) follows `offset` on its line. */
+const restIsComment = (text: string, offset: number): boolean => {
+  const rest = text.slice(skipBlanks(text, offset), lineEnd(text, offset));
+  return rest === "" || rest.startsWith("//");
+};
+
+/** Inserts `"key": value` as the last member of object node `object`. */
+const insertMember = (
+  text: string,
+  object: Node,
+  key: string,
+  value: unknown,
+  unit: string,
+  eol: string,
+): string => {
+  const members = object.children ?? [];
+  const last = members[members.length - 1];
+  const close = object.offset + object.length - 1;
+  if (last === undefined) {
+    const outer = indentAt(text, object.offset);
+    const inner = `${outer}${unit}`;
+    const body = member(key, value, inner, unit, eol);
+    const sameLine = !text.slice(object.offset, close).includes("\n");
+    const insertion = sameLine ? `${eol}${inner}${body}${eol}${outer}` : `${eol}${inner}${body}`;
+    return text.slice(0, object.offset + 1) + insertion + text.slice(object.offset + 1);
+  }
+  const lastEnd = last.offset + last.length;
+  const afterLast = skipBlanks(text, lastEnd);
+  const hasComma = text[afterLast] === ",";
+  const compact = lineStart(text, last.offset) === lineStart(text, object.offset);
+  if (compact) {
+    // `{"a": 1}`: stay on the line.
+    const body = `${JSON.stringify(key)}: ${JSON.stringify(value)}`;
+    return hasComma
+      ? `${text.slice(0, afterLast + 1)} ${body},${text.slice(afterLast + 1)}`
+      : `${text.slice(0, lastEnd)}, ${body}${text.slice(lastEnd)}`;
+  }
+  const indent = indentAt(text, last.offset);
+  const body = member(key, value, indent, unit, eol);
+  // After the last member's line (and its trailing comment), in the file's comma style.
+  const commaEnd = hasComma ? afterLast + 1 : lastEnd;
+  if (!restIsComment(text, commaEnd)) {
+    // Something else shares the line (`"a": 1 }`): insert right after the member.
+    return hasComma
+      ? `${text.slice(0, commaEnd)} ${body},${text.slice(commaEnd)}`
+      : `${text.slice(0, lastEnd)}, ${body}${text.slice(lastEnd)}`;
+  }
+  const end = lineEnd(text, commaEnd);
+  const withComma = hasComma ? text : `${text.slice(0, lastEnd)},${text.slice(lastEnd)}`;
+  const shifted = hasComma ? end : end + 1;
+  return `${withComma.slice(0, shifted)}${eol}${indent}${body}${hasComma ? "," : ""}${withComma.slice(shifted)}`;
+};
+
+/**
+ * The text with the entry at `path` set to `value`: an existing entry's value is
+ * replaced in place; a missing one is added as the last member of its object, creating
+ * the missing parent objects. Fails (the text unchanged) when it is not a JSON object or
+ * a parent on `path` is not an object.
+ */
+export const setJsonEntry = (
+  text: string,
+  path: ReadonlyArray<string>,
+  value: unknown,
+): Either.Either<string, EntryProblem> =>
+  Either.flatMap(parseRoot(text), (root) => {
+    const eol = eolOf(text);
+    const unit = indentUnit(text, root);
+    if (root === undefined) {
+      const nested = path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value);
+      return Either.right(`${JSON.stringify(nested, null, 2).split("\n").join(eol)}${eol}`);
+    }
+    return Either.map(locate(root, path), ({ parents, entry }) => {
+      const existing = entry?.children?.[1];
+      if (existing !== undefined) {
+        const indent = indentAt(text, entry?.offset ?? existing.offset);
+        const rendered = JSON.stringify(value, null, unit).split("\n").join(`${eol}${indent}`);
+        return (
+          text.slice(0, existing.offset) + rendered + text.slice(existing.offset + existing.length)
+        );
+      }
+      const parent = parents[parents.length - 1] ?? root;
+      const missing = path.slice(parents.length - 1);
+      const [key, ...below] = missing;
+      const nested = below.reduceRight<unknown>((inner, name) => ({ [name]: inner }), value);
+      return insertMember(text, parent, key ?? "", nested, unit, eol);
+    });
+  });
+
+/**
+ * The text without the entry at `path` (and the comma that separated it); the same text
+ * when there is none. A member on lines of its own takes those lines with it. Fails when
+ * the text is not a JSON object or a parent on `path` is not an object.
+ */
+export const removeJsonEntry = (
+  text: string,
+  path: ReadonlyArray<string>,
+): Either.Either<string, EntryProblem> =>
+  Either.flatMap(parseRoot(text), (root) => {
+    if (root === undefined) return Either.right(text);
+    return Either.map(locate(root, path), ({ entry }) => {
+      const object = entry?.parent;
+      if (entry === undefined || object === undefined) return text;
+      const members = object.children ?? [];
+      const index = members.indexOf(entry);
+      const previous = index > 0 ? members[index - 1] : undefined;
+      const start = entry.offset;
+      const end = entry.offset + entry.length;
+      const afterEntry = skipBlanks(text, end);
+      const hasComma = text[afterEntry] === ",";
+      const through = hasComma ? afterEntry + 1 : end;
+      const ownLines =
+        text.slice(lineStart(text, start), start).trim() === "" &&
+        text.slice(through, lineEnd(text, through)).trim() === "";
+      let from = ownLines ? lineStart(text, start) : start;
+      let to = ownLines
+        ? Math.min(text.length, lineEnd(text, through) + eolOf(text).length)
+        : through;
+      if (!ownLines && !hasComma && previous !== undefined) {
+        // `"a": 1, "quire": {…}` on one line: take the comma and blanks before it too.
+        from = previous.offset + previous.length;
+      } else if (!ownLines && hasComma) {
+        to = skipBlanks(text, to);
+      }
+      let result = text.slice(0, from) + text.slice(to);
+      if (members.length === 1) {
+        // The object is empty now: `{}`, as such an object is usually written.
+        const open = object.offset;
+        const close = result.indexOf("}", open);
+        if (close !== -1 && result.slice(open + 1, close).trim() === "")
+          return result.slice(0, open + 1) + result.slice(close);
+      }
+      if (ownLines && !hasComma && previous !== undefined) {
+        // The entry was last without a trailing comma: the comma before it goes too.
+        const previousEnd = previous.offset + previous.length;
+        const comma = skipBlanks(result, previousEnd);
+        if (result[comma] === ",") result = result.slice(0, comma) + result.slice(comma + 1);
+      }
+      return result;
+    });
+  });

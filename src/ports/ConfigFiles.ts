@@ -1,0 +1,49 @@
+/**
+ * The ConfigFiles port: reading and atomically replacing the small configuration files
+ * of other programs (MCP clients), which `quire mcp install` edits. Not notebook state:
+ * no merging, no working-copy rules, just careful whole-file replacement.
+ */
+import { Context, Data, type Effect } from "effect";
+
+/** Why a configuration file could not be read or written; nothing was written. */
+export class ConfigFileError extends Data.TaggedError("ConfigFileError")<{
+  /** `CHANGED`: the file changed while we edited it; `IO`: the system refused. */
+  readonly reason: "IO" | "CHANGED";
+  readonly path: string;
+  readonly message: string;
+}> {}
+
+/** How to replace a file. */
+export interface ReplaceOptions {
+  /** The content the edit was computed from (`undefined`: the file did not exist). */
+  readonly expected: string | undefined;
+  /** Where the previous content is copied first (only when the file existed). */
+  readonly backupPath: string;
+}
+
+/** File access for client configuration files. */
+export interface ConfigFilesService {
+  /** The file's UTF-8 text, or `undefined` when it does not exist. */
+  readonly read: (path: string) => Effect.Effect<string | undefined, ConfigFileError>;
+  /**
+   * Replaces `path` with `text`: fails with `CHANGED` (writing nothing) unless the file
+   * still holds `expected`; copies the previous content to `backupPath`; writes a
+   * temporary file next to the target, flushes it and renames it over the target, so a
+   * reader sees the old or the new file, never a part. A symlinked path is followed (the
+   * link stays, its target is replaced); the target keeps its permission bits, and a new
+   * file (with missing parent directories) gets 0600.
+   */
+  readonly replace: (
+    path: string,
+    text: string,
+    options: ReplaceOptions,
+  ) => Effect.Effect<void, ConfigFileError>;
+  /** Whether `path` names an existing regular file (following symlinks). */
+  readonly isFile: (path: string) => Effect.Effect<boolean>;
+}
+
+/** The ConfigFiles service tag. */
+export class ConfigFiles extends Context.Tag("quire/ConfigFiles")<
+  ConfigFiles,
+  ConfigFilesService
+>() {}

@@ -1,0 +1,380 @@
+/**
+ * `quire mcp install|uninstall|status` through real `quire` processes, for every client,
+ * on fixture configuration files with comments and unrelated entries: the entry is the
+ * absolute launcher with `serve` and the given flags, everything else stays byte for
+ * byte (uninstall gives the fixture back exactly), the previous file is kept as a
+ * backup, the file keeps its permissions, `--print` writes nothing, and a file that does
+ * not parse is refused with nothing written.
+ */
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  chmodSync,
+  existsSync,
+} from "node:fs";
+import * as path from "node:path";
+import { Either } from "effect";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readJsonEntry } from "../../src/app/mcpSetup/jsonEntry.js";
+import { readTomlEntry } from "../../src/app/mcpSetup/tomlEntry.js";
+import { binPath, makeSandbox, runQuire, type Sandbox } from "../cli/quireProcess.js";
+import { assertBuilt } from "../helpers/cli.js";
+
+let box: Sandbox;
+let project: string;
+beforeEach(() => {
+  assertBuilt();
+  box = makeSandbox();
+  project = path.join(box.root, "project");
+  mkdirSync(project);
+});
+afterEach(() => box.cleanup());
+
+const home = () => box.env["HOME"] ?? "";
+const quire = (...args: ReadonlyArray<string>) =>
+  runQuire(["mcp", ...args], { cwd: project, env: box.env });
+
+const jsonc = `{
+  // written by hand
+  "theme": "dark", /* keep me */
+  "mcpServers": {
+    "github": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"] }, // mine
+  },
+}
+`;
+const strictJson = `{
+  "numStartups": 12,
+  "projects": {
+    "/home/me/work": { "mcpServers": {}, "allowedTools": [] }
+  },
+  "mcpServers": {
+    "other": {
+      "type": "stdio",
+      "command": "other-server",
+      "args": []
+    }
+  }
+}
+`;
+const vscodeJson = `{
+  // VS Code keeps servers under "servers"
+  "inputs": [],
+  "servers": {
+    "playwright": { "type": "stdio", "command": "npx", "args": ["@playwright/mcp"] }
+  }
+}
+`;
+const toml = `# Codex settings
+model = "o4-mini" # my model
+
+[mcp_servers.github]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-github"]
+
+[profiles.fast]
+model = "mini"
+`;
+
+interface Case {
+  readonly client: string;
+  readonly scope: "user" | "project";
+  readonly file: () => string;
+  readonly fixture: string;
+  readonly entryPath: ReadonlyArray<string>;
+  readonly typed: boolean;
+}
+
+const cases: ReadonlyArray<Case> = [
+  {
+    client: "claude-code",
+    scope: "user",
+    file: () => path.join(home(), ".claude.json"),
+    fixture: strictJson,
+    entryPath: ["mcpServers", "quire"],
+    typed: true,
+  },
+  {
+    client: "claude-code",
+    scope: "project",
+    file: () => path.join(project, ".mcp.json"),
+    fixture: jsonc,
+    entryPath: ["mcpServers", "quire"],
+    typed: true,
+  },
+  {
+    client: "codex",
+    scope: "user",
+    file: () => path.join(home(), ".codex", "config.toml"),
+    fixture: toml,
+    entryPath: ["mcp_servers", "quire"],
+    typed: false,
+  },
+  {
+    client: "codex",
+    scope: "project",
+    file: () => path.join(project, ".codex", "config.toml"),
+    fixture: toml,
+    entryPath: ["mcp_servers", "quire"],
+    typed: false,
+  },
+  {
+    client: "gemini",
+    scope: "user",
+    file: () => path.join(home(), ".gemini", "settings.json"),
+    fixture: jsonc,
+    entryPath: ["mcpServers", "quire"],
+    typed: false,
+  },
+  {
+    client: "gemini",
+    scope: "project",
+    file: () => path.join(project, ".gemini", "settings.json"),
+    fixture: jsonc,
+    entryPath: ["mcpServers", "quire"],
+    typed: false,
+  },
+  {
+    client: "cursor",
+    scope: "user",
+    file: () => path.join(home(), ".cursor", "mcp.json"),
+    fixture: jsonc,
+    entryPath: ["mcpServers", "quire"],
+    typed: false,
+  },
+  {
+    client: "cursor",
+    scope: "project",
+    file: () => path.join(project, ".cursor", "mcp.json"),
+    fixture: jsonc,
+    entryPath: ["mcpServers", "quire"],
+    typed: false,
+  },
+  // The sandbox sets no XDG_CONFIG_HOME: ~/.config is Linux's default.
+  {
+    client: "vscode",
+    scope: "user",
+    file: () => path.join(home(), ".config", "Code", "User", "mcp.json"),
+    fixture: vscodeJson,
+    entryPath: ["servers", "quire"],
+    typed: true,
+  },
+  {
+    client: "vscode",
+    scope: "project",
+    file: () => path.join(project, ".vscode", "mcp.json"),
+    fixture: vscodeJson,
+    entryPath: ["servers", "quire"],
+    typed: true,
+  },
+  {
+    client: "claude-desktop",
+    scope: "user",
+    file: () => path.join(home(), ".config", "Claude", "claude_desktop_config.json"),
+    fixture: jsonc,
+    entryPath: ["mcpServers", "quire"],
+    typed: false,
+  },
+];
+
+const writeFixture = (file: string, text: string, mode = 0o640) => {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  chmodSync(file, mode);
+};
+
+const entryIn = (file: string, entryPath: ReadonlyArray<string>): unknown => {
+  const text = readFileSync(file, "utf8");
+  const read = file.endsWith(".toml")
+    ? readTomlEntry(text, entryPath)
+    : readJsonEntry(text, entryPath);
+  if (Either.isLeft(read)) throw new Error(read.left.message);
+  return read.right;
+};
+
+/** Temporary files quire left next to the configuration file (there must be none). */
+const strays = (file: string): ReadonlyArray<string> =>
+  readdirSync(path.dirname(file)).filter((name) => /\.quire-[0-9a-f]+\.tmp$/.test(name));
+
+describe.each(cases)(
+  "$client, $scope scope",
+  ({ client, scope, file, fixture, entryPath, typed }) => {
+    it("install writes only quire's entry; uninstall gives the file back byte for byte", async () => {
+      const target = file();
+      writeFixture(target, fixture);
+      const inode = statSync(target).ino;
+      const installed = await quire(
+        "install",
+        client,
+        "--scope",
+        scope,
+        "--store",
+        "file:../store",
+        "--workspace-root",
+        "~/notes",
+        "--writable",
+        "notes,inbox",
+      );
+      expect(installed.stderr).toBe("");
+      expect(installed.code).toBe(0);
+      expect(installed.stdout).toContain(`registered quire in`);
+      expect(installed.stdout).toContain(target);
+      const args = [
+        "serve",
+        `--store=file:${path.join(box.root, "store")}`,
+        `--workspace-root=${path.join(home(), "notes")}`,
+        "--writable=notes,inbox",
+      ];
+      expect(entryIn(target, entryPath)).toEqual(
+        typed ? { type: "stdio", command: binPath, args } : { command: binPath, args },
+      );
+      // The launcher is absolute and runs (no npx).
+      expect(path.isAbsolute(binPath)).toBe(true);
+      // Replaced by a rename (a new inode), with the old permissions, the old file as backup, no temporary file left.
+      expect(statSync(target).ino).not.toBe(inode);
+      expect(statSync(target).mode & 0o777).toBe(0o640);
+      expect(readFileSync(`${target}.quire.bak`, "utf8")).toBe(fixture);
+      expect(strays(target)).toEqual([]);
+      // Everything else is the fixture's own text.
+      const after = readFileSync(target, "utf8");
+      for (const line of fixture
+        .split("\n")
+        .filter((l) => l.trim() !== "" && !/^\s*[}\]],?$/.test(l)))
+        expect(
+          after.split("\n").some((l) => l === line || l.replace(/,(\s*(\/\/.*)?)$/, "$1") === line),
+        ).toBe(true);
+
+      const status = await quire("status", client);
+      expect(status.code).toBe(0);
+      expect(status.stdout).toContain(
+        `${client} ${scope}: ${target}\n  registered: ${binPath} ${args.join(" ")}\n`,
+      );
+
+      // Installing again with the same options changes nothing.
+      const again = await quire(
+        "install",
+        client,
+        "--scope",
+        scope,
+        "--store",
+        "file:../store",
+        "--workspace-root",
+        "~/notes",
+        "--writable",
+        "notes,inbox",
+      );
+      expect(again.stdout).toContain("already registered");
+      expect(readFileSync(target, "utf8")).toBe(after);
+
+      const removed = await quire("uninstall", client, "--scope", scope);
+      expect(removed.code).toBe(0);
+      expect(removed.stdout).toContain("removed quire from");
+      expect(readFileSync(target, "utf8")).toBe(fixture);
+      expect(readFileSync(`${target}.quire.bak`, "utf8")).toBe(after);
+      expect((await quire("status", client)).stdout).toContain(
+        `${client} ${scope}: ${target}\n  not registered\n`,
+      );
+    });
+
+    it("--print shows the change and writes nothing", async () => {
+      const target = file();
+      writeFixture(target, fixture);
+      const printed = await quire("install", client, "--scope", scope, "--print");
+      expect(printed.code).toBe(0);
+      expect(printed.stdout).toContain(`would change ${target}`);
+      expect(printed.stdout).toMatch(/^\+ .*quire/m);
+      expect(printed.stdout).toContain("nothing written (--print)");
+      expect(readFileSync(target, "utf8")).toBe(fixture);
+      expect(existsSync(`${target}.quire.bak`)).toBe(false);
+    });
+
+    it("refuses a file it cannot parse, writing nothing", async () => {
+      const target = file();
+      const broken = target.endsWith(".toml")
+        ? `${toml}[mcp_servers.x\ncommand = 1\n`
+        : `${fixture.slice(0, -3)}\n`;
+      writeFixture(target, broken);
+      const refused = await quire("install", client, "--scope", scope);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(
+        /refused to edit .*: not valid (JSON|TOML).*nothing was written/,
+      );
+      expect(readFileSync(target, "utf8")).toBe(broken);
+      expect(existsSync(`${target}.quire.bak`)).toBe(false);
+      expect(strays(target)).toEqual([]);
+      expect((await quire("uninstall", client, "--scope", scope)).code).toBe(1);
+      expect((await quire("status", client)).stdout).toMatch(/cannot parse the file: not valid/);
+    });
+
+    it("creates a missing file (and its directories) with mode 0600", async () => {
+      const target = file();
+      const created = await quire("install", client, "--scope", scope);
+      expect(created.code).toBe(0);
+      expect(statSync(target).mode & 0o777).toBe(0o600);
+      expect(entryIn(target, entryPath)).toMatchObject({ command: binPath, args: ["serve"] });
+      expect(existsSync(`${target}.quire.bak`)).toBe(false);
+    });
+  },
+);
+
+describe("the command line", () => {
+  it("a client with only a user scope refuses --scope project", async () => {
+    const result = await quire("install", "claude-desktop", "--scope", "project");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("Claude Desktop has no project scope");
+  });
+
+  it("an unknown client names the known ones", async () => {
+    const result = await quire("install", "claude");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'unknown client "claude"; the clients are claude-code, codex, gemini, cursor, vscode, claude-desktop',
+    );
+  });
+
+  it("invalid serve options are refused before anything is written", async () => {
+    const result = await quire("install", "gemini", "--store", "ftp://x");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("the serve options are invalid: --store must be");
+    expect(existsSync(path.join(home(), ".gemini"))).toBe(false);
+    const unknown = await quire("install", "gemini", "--stor", "file:/x");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown option "--stor"');
+  });
+
+  it("follows a symlinked configuration file, keeping the link", async () => {
+    const real = path.join(box.root, "dotfiles", "settings.json");
+    writeFixture(real, jsonc, 0o644);
+    const link = path.join(home(), ".gemini", "settings.json");
+    mkdirSync(path.dirname(link), { recursive: true });
+    symlinkSync(real, link);
+    expect((await quire("install", "gemini")).code).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(entryIn(real, ["mcpServers", "quire"])).toMatchObject({ command: binPath });
+  });
+
+  it("status lists every client and scope, and says when the registered command is gone", async () => {
+    writeFixture(
+      path.join(home(), ".cursor", "mcp.json"),
+      `{"mcpServers":{"quire":{"command":"/nowhere/quire","args":["serve"]}}}`,
+    );
+    const result = await quire("status");
+    expect(result.code).toBe(0);
+    for (const client of ["claude-code", "codex", "gemini", "cursor", "vscode", "claude-desktop"])
+      expect(result.stdout).toContain(`${client} user: `);
+    expect(result.stdout).toContain(
+      "registered: /nowhere/quire serve (the command does not exist)",
+    );
+    expect(result.stdout).not.toContain("claude-desktop project");
+  });
+
+  it("-h explains the command", async () => {
+    const result = await quire("-h");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Usage: quire mcp install CLIENT");
+  });
+});
