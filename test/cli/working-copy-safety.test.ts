@@ -186,6 +186,8 @@ describe("stores and state never alias notes", () => {
     const store = path.join(copy, ".store");
     const result = await runCli(w, ["pull", copy], { env: { QUIRE_STORE: `file:${store}` } });
     expect(errorHead(result.stderr)).toBe("INVALID_REQUEST · PATH_OVERLAPS_STATE");
+    expect(existsSync(store)).toBe(false);
+    expect(existsSync(copy)).toBe(false);
     const serve = await runCli(w, ["serve", "--workspace-root", w.ws], {
       env: { QUIRE_STORE: `file:${path.join(w.ws, "store")}` },
     });

@@ -11,7 +11,9 @@ import type { Invocation } from "../config.js";
 import { type Author, Notebook, type SyncReport } from "../Notebook.js";
 import * as NodePath from "node:path";
 import { FileSystem } from "../../ports/FileSystem.js";
+import * as IdGeneratorAdapter from "../../adapters/idGenerator.js";
 import { withNotebook, type Workspace } from "../layers.js";
+import { overlapsStore, storeOverlapError } from "../usecases/openCopy.js";
 import { defaultGraceMs } from "../mcp/grace.js";
 import { type Terminal, exitCodes } from "./terminal.js";
 
@@ -155,8 +157,30 @@ export const runCommand = (
   author: Author,
   terminal: Terminal,
   settings: ServeSettings,
-) =>
-  withNotebook(
+) => {
+  // A PATH overlapping the file store is refused before any layer creates the store's
+  // directory or the probe writes into it (SPEC §4.1); symlinks are checked again per call.
+  const store = invocation.config.store;
+  if (
+    invocation._tag !== "Serve" &&
+    store.kind === "file" &&
+    overlapsStore(NodePath.resolve(invocation.path), NodePath.resolve(store.root))
+  )
+    return IdGeneratorAdapter.make().diagnosticId.pipe(
+      Effect.map((diagnosticId) => {
+        terminal.err(
+          renderCliError(
+            storeOverlapError(),
+            diagnosticId,
+            invocation.config.pathSets,
+            { color: terminal.errColor },
+            settings.redaction,
+          ),
+        );
+        return exitCodes.reported;
+      }),
+    );
+  return withNotebook(
     invocation.config,
     (workspace) =>
       invocation._tag === "Serve"
@@ -187,3 +211,4 @@ export const runCommand = (
     // Whether it shares is the configuration's (`config.share`: serve only, see canShare).
     { release: settings.version, graceMs: defaultGraceMs },
   );
+};

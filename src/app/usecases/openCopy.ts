@@ -232,6 +232,17 @@ const removeCreated = (
     { discard: true },
   ).pipe(Effect.ignore);
 
+/** Whether a working copy at `copy` and a file store at `store` overlap (either inside the other). */
+export const overlapsStore = (copy: string, store: string): boolean =>
+  isAtOrBelow(store, copy) || isAtOrBelow(copy, store);
+
+/** INVALID_REQUEST/PATH_OVERLAPS_STATE for a working copy overlapping the file store. */
+export const storeOverlapError = (): DomainError =>
+  invalidPath(
+    "PATH_OVERLAPS_STATE",
+    "The path overlaps the file store's directory (--store); choose a working copy outside it.",
+  );
+
 /** The canonical form of a directory that may not exist yet (itself when missing). */
 const canonicalOrAsIs = (
   fs: FileSystemService,
@@ -269,11 +280,5 @@ const refuseOverlaps = (
       );
     if (settings.storeDirectory === undefined) return;
     const store = yield* canonicalOrAsIs(fs, settings.storeDirectory, "the file store");
-    if (isAtOrBelow(store, canonical) || isAtOrBelow(canonical, store))
-      return yield* Effect.fail(
-        invalidPath(
-          "PATH_OVERLAPS_STATE",
-          "The path overlaps the file store's directory (--store); choose a working copy outside it.",
-        ),
-      );
+    if (overlapsStore(canonical, store)) return yield* Effect.fail(storeOverlapError());
   });
