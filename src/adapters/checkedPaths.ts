@@ -84,6 +84,7 @@ export const openCheckedPaths = (lstat: (path: string) => StatsLike, root: strin
   };
 
   return {
+    handles: false,
     open,
     path: reach,
     entry: (directory, name) => `${reach(directory)}/${name}`,

@@ -100,6 +100,7 @@ export const openDirectoryHandles = (root: string): Directories | undefined => {
   };
 
   return {
+    handles: true,
     open: (directory) => {
       open(directory);
     },

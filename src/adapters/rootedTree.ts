@@ -36,7 +36,7 @@ import {
   type WalkEntry,
 } from "../ports/FileSystem.js";
 import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
-import { toPathInfo, type StatsLike } from "./fsStats.js";
+import { kindOf, toPathInfo, type StatsLike } from "./fsStats.js";
 import { asideNameFor, tempNameFor } from "./tempNames.js";
 
 /** The open(2) flags the tree uses (node's and memfs's constants agree). */
@@ -95,6 +95,12 @@ export interface SyncCalls {
  * checked path. Methods throw {@link FsError}.
  */
 export interface Directories {
+  /**
+   * Whether directories are held by handle: an operation then always reaches the
+   * directory opened, wherever it is now, so a check after it can take a new file back;
+   * a checked path reaches nothing once its directory moved, so it is checked before.
+   */
+  readonly handles: boolean;
   /** Makes `directory` reachable (its parents first): `NotFound`, `NotADirectory` otherwise. */
   readonly open: (directory: string) => void;
   /** The host path that names `directory` itself now (after {@link Directories.open}). */
@@ -293,10 +299,11 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
     name: string,
     temp: string,
     tempDescriptor: number,
+    removeTemp: () => void,
   ): GuardedOutcome => {
     const target = dirs.entry(directory, name);
     if (!linkNew(temp, target)) return changed;
-    tolerate(["ENOENT"], () => calls.unlink(temp));
+    removeTemp();
     if (!inPlace(directory)) {
       unlinkIfOurs(target, tempDescriptor);
       return changed;
@@ -378,6 +385,7 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
     temp: string,
     tempDescriptor: number,
     expected: Extract<Expectation, { _tag: "File" }>,
+    removeTemp: () => void,
   ): GuardedOutcome => {
     const held = setAside(directory, name, expected);
     if (held === undefined) return changed;
@@ -395,7 +403,7 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
         return changed;
       }
       calls.unlink(held.aside);
-      tolerate(["ENOENT"], () => calls.unlink(temp));
+      removeTemp();
       const info = Option.some(toPathInfo(calls.fstat(tempDescriptor)));
       return changedSince(held.descriptor, held.first, expected)
         ? { _tag: "Overtaken", bytes: readAll(held.descriptor), info }
@@ -429,17 +437,26 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
   const replaceFile = (path: string, bytes: Uint8Array, expected: Expectation, mode: number) =>
     run(full(path), (): GuardedOutcome => {
       const [directory, name] = split(full(path));
-      if (!reachable(directory) || !inPlace(directory)) return changed;
+      // A new file is checked once it is linked (and taken back if its directory moved):
+      // checking before as well would only shorten a window the check after closes.
+      const checkFirst = expected._tag === "File" || !dirs.handles;
+      if (!reachable(directory) || (checkFirst && !inPlace(directory))) return changed;
       const temp = dirs.entry(directory, tempNameFor(name));
       const descriptor = calls.open(temp, createFlags, mode);
+      // The temp name goes once the file is linked; on any other way out, here.
+      let tempGone = false;
+      const removeTemp = () => {
+        tolerate(["ENOENT"], () => calls.unlink(temp));
+        tempGone = true;
+      };
       try {
         writeAll(descriptor, bytes);
         return expected._tag === "Absent"
-          ? placeNew(directory, name, temp, descriptor)
-          : swapIn(directory, name, temp, descriptor, expected);
+          ? placeNew(directory, name, temp, descriptor, removeTemp)
+          : swapIn(directory, name, temp, descriptor, expected, removeTemp);
       } finally {
         calls.close(descriptor);
-        tolerate(["ENOENT"], () => calls.unlink(temp));
+        if (!tempGone) removeTemp();
       }
     });
 
@@ -516,9 +533,16 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
           const relativePath = joinRelative(relative, name);
           const stats = lstatOrUndefined(dirs.entry(directory, name));
           if (stats === undefined) continue;
-          const info = toPathInfo(stats);
-          entries.push({ relativePath, ...info });
-          if (info.kind === "directory" && !skipNames.has(name))
+          const kind = kindOf(stats);
+          entries.push({
+            relativePath,
+            kind,
+            size: kind === "file" ? stats.size : 0,
+            mtimeMs: stats.mtimeMs,
+            ctimeMs: stats.ctimeMs,
+            ino: stats.ino,
+          });
+          if (kind === "directory" && !skipNames.has(name))
             pending.push({ relative: relativePath, at: entries.length - 1 });
         }
       }

@@ -124,6 +124,7 @@ const restoreSetAside = (
     let present: Set<string> | undefined;
     let restored = false;
     for (const entry of entries) {
+      if (!entry.relativePath.includes(ours)) continue;
       const match = setAsideName.exec(nameOf(entry.relativePath));
       if (match === null || match[2] !== "aside" || match[1] === undefined) continue;
       if (entry.kind !== "file" && entry.kind !== "directory") continue;
@@ -149,9 +150,15 @@ const restoreSetAside = (
     return restored;
   });
 
+/**
+ * Every name of our own making contains this: a cheap test before the patterns, since
+ * a scan of 10,000 notes otherwise spends more on them than on anything but `lstat`.
+ */
+const ours = ".quire-";
+
 /** Whether `path` is (or lies below) a set-aside entry of ours that could not be put back. */
 const belowSetAside = (path: string): boolean =>
-  path.split("/").some((segment) => setAsideName.test(segment));
+  path.includes(ours) && path.split("/").some((segment) => setAsideName.test(segment));
 
 /**
  * Scans and validates every file of the working copy open as `tree`. Reads only files
@@ -189,7 +196,7 @@ export const scanWorkingCopy = (
         continue;
       }
       if (entry.kind === "directory") continue;
-      if (leftoverTempName.test(nameOf(entry.relativePath))) {
+      if (entry.relativePath.includes(ours) && leftoverTempName.test(nameOf(entry.relativePath))) {
         // A temp file of an atomic write that a killed process never renamed: the scan
         // runs under the copy's lock, so no write of ours is in flight; tidy it away.
         if (entry.kind === "file") litter.push(entry.relativePath);
