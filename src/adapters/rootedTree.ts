@@ -294,11 +294,23 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
     return true;
   };
 
+  /**
+   * The stats of the file just written, once it has its name: only if nobody wrote into
+   * it since (same size and mtime as right after our write); `None` otherwise, so that
+   * no stat cache ever vouches for content a later writer changed.
+   */
+  const writtenInfo = (descriptor: number, written: StatsLike): Option.Option<PathInfo> => {
+    const now = calls.fstat(descriptor);
+    return now.size === written.size && now.mtimeMs === written.mtimeMs
+      ? Option.some(toPathInfo(now))
+      : Option.none();
+  };
+
   const placeNew = (
     directory: string,
     name: string,
     temp: string,
-    tempDescriptor: number,
+    { descriptor: tempDescriptor, written }: { descriptor: number; written: StatsLike },
     removeTemp: () => void,
   ): GuardedOutcome => {
     const target = dirs.entry(directory, name);
@@ -308,7 +320,7 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
       unlinkIfOurs(target, tempDescriptor);
       return changed;
     }
-    return { _tag: "Done", info: Option.some(toPathInfo(calls.fstat(tempDescriptor))) };
+    return { _tag: "Done", info: writtenInfo(tempDescriptor, written) };
   };
 
   /** Opens a set-aside entry to check it; `undefined` when it is no regular file (then put back). */
@@ -383,7 +395,7 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
     directory: string,
     name: string,
     temp: string,
-    tempDescriptor: number,
+    { descriptor: tempDescriptor, written }: { descriptor: number; written: StatsLike },
     expected: Extract<Expectation, { _tag: "File" }>,
     removeTemp: () => void,
   ): GuardedOutcome => {
@@ -404,7 +416,7 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
       }
       calls.unlink(held.aside);
       removeTemp();
-      const info = Option.some(toPathInfo(calls.fstat(tempDescriptor)));
+      const info = writtenInfo(tempDescriptor, written);
       return changedSince(held.descriptor, held.first, expected)
         ? { _tag: "Overtaken", bytes: readAll(held.descriptor), info }
         : { _tag: "Done", info };
@@ -425,6 +437,11 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
     const held = setAside(directory, name, expected);
     if (held === undefined) return changed;
     try {
+      // Moved out of the tree while it was set aside: put back, remove nothing there.
+      if (!inPlace(directory)) {
+        putBack(held.aside, dirs.entry(directory, name));
+        return changed;
+      }
       calls.unlink(held.aside);
       return changedSince(held.descriptor, held.first, expected)
         ? { _tag: "Overtaken", bytes: readAll(held.descriptor), info: Option.none() }
@@ -451,9 +468,10 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
       };
       try {
         writeAll(descriptor, bytes);
+        const written = calls.fstat(descriptor);
         return expected._tag === "Absent"
-          ? placeNew(directory, name, temp, descriptor, removeTemp)
-          : swapIn(directory, name, temp, descriptor, expected, removeTemp);
+          ? placeNew(directory, name, temp, { descriptor, written }, removeTemp)
+          : swapIn(directory, name, temp, { descriptor, written }, expected, removeTemp);
       } finally {
         calls.close(descriptor);
         if (!tempGone) removeTemp();

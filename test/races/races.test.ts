@@ -86,10 +86,38 @@ const stopHelper = (child: ChildProcess) =>
 
 const markerLine = /^(<<<<<<< local|=======|>>>>>>> remote)\r?$/;
 
-/** Resolves conflicts as an agent would: keeps both sides, drops the marker lines. */
-const resolveMarkers = (dir: string): void => {
+/**
+ * Resolves conflicts as an agent would: keeps both sides, drops the marker lines. With
+ * `topLevelOnly` (the swapped copy, while the swapper runs) it never writes below a
+ * directory the swapper may have replaced by a symlink to outside: this test itself must
+ * not write there.
+ */
+const resolveMarkers = (dir: string, topLevelOnly = false): void =>
+  whileEditorWaits(dir, () => resolveMarkersNow(dir, topLevelOnly));
+
+/** The lock a copy's editor honours (fixtures/editor.mjs): one person, one hand at a time. */
+const editorLock = (dir: string): string => `${dir}.editing`;
+
+const whileEditorWaits = (dir: string, body: () => void): void => {
+  for (let tries = 0; ; tries++) {
+    try {
+      fs.mkdirSync(editorLock(dir));
+      break;
+    } catch {
+      if (tries > 100_000) throw new Error(`the editor of ${dir} never let go`);
+    }
+  }
+  try {
+    body();
+  } finally {
+    fs.rmdirSync(editorLock(dir));
+  }
+};
+
+const resolveMarkersNow = (dir: string, topLevelOnly: boolean): void => {
   for (const [name, value] of Object.entries(snapshot(dir))) {
     if (value === "<dir>" || !value.includes("<<<<<<< local")) continue;
+    if (topLevelOnly && name.includes("/")) continue;
     const file = path.join(dir, name);
     let text: string;
     try {
@@ -97,13 +125,20 @@ const resolveMarkers = (dir: string): void => {
     } catch {
       continue;
     }
-    fs.writeFileSync(
-      file,
-      text
-        .split("\n")
-        .filter((line) => !markerLine.test(line))
-        .join("\n"),
-    );
+    try {
+      const { O_WRONLY, O_TRUNC, O_NOFOLLOW } = fs.constants;
+      const descriptor = fs.openSync(file, O_WRONLY | O_TRUNC | O_NOFOLLOW);
+      fs.writeSync(
+        descriptor,
+        text
+          .split("\n")
+          .filter((line) => !markerLine.test(line))
+          .join("\n"),
+      );
+      fs.closeSync(descriptor);
+    } catch {
+      // Swapped for a directory (or a link) just now: resolved on a later round.
+    }
   }
 };
 
@@ -138,7 +173,10 @@ describe("working copies under concurrent editors and a hostile swapper", () => 
     "never touches anything outside the workspace root and never loses a saved edit",
     { timeout: 1_200_000 },
     async () => {
-      const env = { ...sandbox.env, LOG_LEVEL: "error" };
+      const env = {
+        ...sandbox.env,
+        LOG_LEVEL: process.env["QUIRE_RACE_DEBUG"] === undefined ? "error" : "notebook=debug,warn",
+      };
       const flags = (n: number) => [
         "--workspace-root",
         workspace,
@@ -204,6 +242,7 @@ describe("working copies under concurrent editors and a hostile swapper", () => 
         "e1",
         topFiles.join(","),
         "e1-",
+        editorLock(c1),
       ]);
       const editor2 = startHelper("editor.mjs", [
         c2,
@@ -211,6 +250,7 @@ describe("working copies under concurrent editors and a hostile swapper", () => 
         "e2",
         [...topFiles, ...swappedFiles, ...innerFiles].join(","),
         "s0/e2-",
+        editorLock(c2),
       ]);
 
       // Both copies pull and commit, side by side, while the others run.
@@ -221,7 +261,8 @@ describe("working copies under concurrent editors and a hostile swapper", () => 
             path: copy,
             message: `${label} ${round}`,
           });
-          if (committed.structured["code"] === "CONTENT_CONFLICT") resolveMarkers(copy);
+          if (committed.structured["code"] === "CONTENT_CONFLICT")
+            resolveMarkers(copy, copy === c1);
         }
       };
       await Promise.all([drive(one, c1, "one"), drive(two, c2, "two")]);
@@ -292,6 +333,8 @@ describe("working copies under concurrent editors and a hostile swapper", () => 
         fs.writeFileSync("/tmp/race-one.log", one.stderr());
         fs.writeFileSync("/tmp/race-two.log", two.stderr());
         fs.writeFileSync("/tmp/race-lost.json", JSON.stringify(lost));
+        fs.copyFileSync(path.join(reports, "editor1.json"), "/tmp/race-editor1.json");
+        fs.copyFileSync(path.join(reports, "editor2.json"), "/tmp/race-editor2.json");
         for (const [n, copy] of [
           ["c1", c1],
           ["c2", c2],
