@@ -236,21 +236,26 @@ const joined = (chunks: readonly Uint8Array[], total: number): Uint8Array =>
 const nextReadLength = (size: number, chunksRead: number): number =>
   chunksRead === 0 ? Math.max(size, 1) : 64 * 1024;
 
+/** Everything an open file holds from its start, through the thread pool (`size` from fstat). */
+const readToEnd = async (descriptor: number, size: number): Promise<Uint8Array> => {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (let round = 0; ; round++) {
+    const want = nextReadLength(size, round);
+    const { buffer, filled } = await readAt(descriptor, total, want);
+    if (filled > 0) chunks.push(filled === want ? buffer : buffer.subarray(0, filled));
+    total += filled;
+    if (filled < want) break;
+  }
+  return joined(chunks, total);
+};
+
 const readFileAsync = (path: string) =>
   Effect.tryPromise({
     try: async (): Promise<Uint8Array> => {
       const { descriptor, size } = await openRegular(path);
       try {
-        const chunks: Uint8Array[] = [];
-        let total = 0;
-        for (let round = 0; ; round++) {
-          const want = nextReadLength(size, round);
-          const { buffer, filled } = await readAt(descriptor, total, want);
-          if (filled > 0) chunks.push(filled === want ? buffer : buffer.subarray(0, filled));
-          total += filled;
-          if (filled < want) break;
-        }
-        return joined(chunks, total);
+        return await readToEnd(descriptor, size);
       } finally {
         await fd.close(descriptor);
       }
@@ -708,21 +713,7 @@ const treeCalls: SyncCalls = {
   rmdir: (path) => nodeFs.rmdirSync(path),
   flags: nodeFs.constants,
   // A large note is read through the thread pool so the event loop is not stalled.
-  readLarge: {
-    above: syncReadLimit,
-    read: async (descriptor, size) => {
-      const chunks: Uint8Array[] = [];
-      let total = 0;
-      for (let round = 0; ; round++) {
-        const want = nextReadLength(size, round);
-        const { buffer, filled } = await readAt(descriptor, total, want);
-        if (filled > 0) chunks.push(filled === want ? buffer : buffer.subarray(0, filled));
-        total += filled;
-        if (filled < want) break;
-      }
-      return joined(chunks, total);
-    },
-  },
+  readLarge: { above: syncReadLimit, read: readToEnd },
 };
 
 /** Options of {@link make}. */
