@@ -13,7 +13,7 @@ import * as NodePath from "node:path";
 import { FileSystem } from "../../ports/FileSystem.js";
 import * as IdGeneratorAdapter from "../../adapters/idGenerator.js";
 import { withNotebook, type Workspace } from "../layers.js";
-import { overlapsStore, storeOverlapError } from "../usecases/openCopy.js";
+import { isAtOrBelow, overlapsStore, storeOverlapError } from "../usecases/openCopy.js";
 import { defaultGraceMs } from "../mcp/grace.js";
 import { type Terminal, exitCodes } from "./terminal.js";
 
@@ -160,11 +160,16 @@ export const runCommand = (
 ) => {
   // A PATH overlapping the file store is refused before any layer creates the store's
   // directory or the probe writes into it (SPEC §4.1); symlinks are checked again per call.
+  // (A PATH outside the workspace root gets its own reason first, as it does per call.)
   const store = invocation.config.store;
+  const workspace = invocation.config.workspace;
+  const copy = invocation._tag === "Serve" ? undefined : NodePath.resolve(invocation.path);
   if (
-    invocation._tag !== "Serve" &&
+    copy !== undefined &&
     store.kind === "file" &&
-    overlapsStore(NodePath.resolve(invocation.path), NodePath.resolve(store.root))
+    workspace.kind === "root" &&
+    isAtOrBelow(copy, NodePath.resolve(workspace.root)) &&
+    overlapsStore(copy, NodePath.resolve(store.root))
   )
     return IdGeneratorAdapter.make().diagnosticId.pipe(
       Effect.map((diagnosticId) => {

@@ -47,7 +47,8 @@ type PathReason =
 const invalidPath = (reason: PathReason, message: string): DomainError =>
   domainError({ code: "INVALID_REQUEST", reason, message });
 
-const isAtOrBelow = (path: string, root: string): boolean =>
+/** Whether the absolute path `path` is `root` or lies below it (lexically). */
+export const isAtOrBelow = (path: string, root: string): boolean =>
   path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 
 const outsideRoot = (root: string, how: string): DomainError =>
