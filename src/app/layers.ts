@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import * as NodePath from "node:path";
 import { fileURLToPath } from "node:url";
-import { Data, Effect, Layer, Option } from "effect";
+import { Data, Effect, Layer, Option, type Scope } from "effect";
 import * as FaultyObjectStore from "../adapters/faultyObjectStore.js";
 import * as FileObjectStore from "../adapters/fileObjectStore.js";
 import * as IdGeneratorAdapter from "../adapters/idGenerator.js";
@@ -26,6 +26,7 @@ import { sharedNotebook } from "./share/share.js";
 import { probeStore } from "./usecases/probe.js";
 import { tidyUpsDone } from "./usecases/afterAnswer.js";
 import { withStoreLogging } from "./storeLogging.js";
+import { abandonSession, claimSession } from "./sessions.js";
 
 /**
  * Why the process could not start. `config`: the configuration names something
@@ -90,31 +91,51 @@ export interface Workspace {
   readonly workspaceRoot: string;
   readonly notebookDirectory: string;
   readonly privateRoot: string;
+  /** The id of the session directory this process made and claimed (sessions.ts). */
+  readonly sessionId?: string;
 }
 
 const ioFailure = (what: string) => (error: FsError) =>
   new StartupError({ kind: "io", message: `cannot ${what}: ${error.reason}: ${error.message}` });
 
 /**
- * Prepares the directories: a `session` workspace creates
- * `<tmp>/quire-<random>/notebook` (parent 0700) and uses it as workspace root and
- * notebook directory; a `root` workspace must be an existing directory and is its own
- * notebook directory. The private root is created (0700) and, once both are canonical,
- * must not be at or below the workspace root (a symlink could hide that from the
- * lexical check of the parser). Fails with {@link StartupError}.
+ * Prepares the directories. The private root is created (0700) first. A `session`
+ * workspace is claimed in the private root for the life of the scope (sessions.ts:
+ * its record names the directory before it exists, so that whatever becomes of this
+ * process, a later start can remove what it leaves), then
+ * `<tmp>/quire-<random>/notebook` is created (parent 0700) and is the workspace root
+ * and notebook directory; a `root` workspace must be an existing directory and is its
+ * own notebook directory. Once both are canonical, the private root must not be at or
+ * below the workspace root (a symlink could hide that from the lexical check of the
+ * parser). Fails with {@link StartupError}.
  */
 export const prepareWorkspace = (
   config: RuntimeConfig,
-): Effect.Effect<Workspace, StartupError, FileSystem> =>
+): Effect.Effect<Workspace, StartupError, FileSystem | ObjectStore | Scope.Scope> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem;
+    yield* fs
+      .makeDirectory(config.privateRoot, 0o700)
+      .pipe(Effect.mapError(ioFailure("create the private root")));
+    const privateRoot = yield* fs
+      .realPath(config.privateRoot)
+      .pipe(Effect.mapError(ioFailure("resolve the private root")));
     let workspaceRoot: string;
+    let sessionId: string | undefined;
     if (config.workspace.kind === "session") {
-      const parent = NodePath.join(
-        config.workspace.tmpDirectory,
-        `quire-${randomBytes(8).toString("hex")}`,
-      );
+      yield* fs
+        .makeDirectory(config.workspace.tmpDirectory, 0o700)
+        .pipe(Effect.mapError(ioFailure("create the session directory")));
+      const tmp = yield* fs
+        .realPath(config.workspace.tmpDirectory)
+        .pipe(Effect.mapError(ioFailure("resolve the temporary directory")));
+      sessionId = randomBytes(8).toString("hex");
+      const parent = NodePath.join(tmp, `quire-${sessionId}`);
       const notebook = NodePath.join(parent, "notebook");
+      const store = yield* ObjectStore;
+      yield* claimSession(fs, privateRoot, sessionId, notebook, store.identity).pipe(
+        Effect.mapError(ioFailure("record the session")),
+      );
       yield* fs
         .makeDirectory(parent, 0o700)
         .pipe(Effect.mapError(ioFailure("create the session directory")));
@@ -124,6 +145,11 @@ export const prepareWorkspace = (
       workspaceRoot = yield* fs
         .realPath(notebook)
         .pipe(Effect.mapError(ioFailure("resolve the session directory")));
+      if (workspaceRoot !== notebook)
+        return yield* new StartupError({
+          kind: "io",
+          message: `the session directory ${notebook} resolves to ${workspaceRoot}`,
+        });
     } else {
       const root = config.workspace.root;
       const notADirectory = new StartupError({
@@ -145,12 +171,6 @@ export const prepareWorkspace = (
       if (info._tag === "None" || info.value.kind !== "directory") return yield* notADirectory;
     }
 
-    yield* fs
-      .makeDirectory(config.privateRoot, 0o700)
-      .pipe(Effect.mapError(ioFailure("create the private root")));
-    const privateRoot = yield* fs
-      .realPath(config.privateRoot)
-      .pipe(Effect.mapError(ioFailure("resolve the private root")));
     const checked = config.workspace.kind === "session" || config.workspace.explicit;
     if (checked && isAtOrBelow(privateRoot, workspaceRoot)) {
       return yield* new StartupError({
@@ -158,7 +178,12 @@ export const prepareWorkspace = (
         message: `the private root (--private-root) is at or below the workspace root ${workspaceRoot}`,
       });
     }
-    return { workspaceRoot, notebookDirectory: workspaceRoot, privateRoot };
+    return {
+      workspaceRoot,
+      notebookDirectory: workspaceRoot,
+      privateRoot,
+      ...(sessionId === undefined ? {} : { sessionId }),
+    };
   });
 
 /** The use cases' settings for a prepared workspace. */
@@ -256,7 +281,17 @@ export const withNotebook = <A, E>(
 ): Effect.Effect<A, E | StartupError> =>
   Effect.gen(function* () {
     const workspace = yield* prepareWorkspace(config);
-    yield* probe;
+    const sessionId = workspace.sessionId;
+    // A session that never served leaves nothing: its directories are still empty.
+    yield* probe.pipe(
+      Effect.tapError(() =>
+        sessionId === undefined
+          ? Effect.void
+          : Effect.flatMap(FileSystem, (fs) =>
+              abandonSession(fs, workspace.privateRoot, sessionId, workspace.notebookDirectory),
+            ),
+      ),
+    );
     const options = notebookOptions(config, workspace);
     return yield* program(workspace).pipe(
       Effect.provide(
@@ -265,4 +300,4 @@ export const withNotebook = <A, E>(
           : notebookLayer(options),
       ),
     );
-  }).pipe(Effect.provide(portsLayer(config)));
+  }).pipe(Effect.scoped, Effect.provide(portsLayer(config)));
