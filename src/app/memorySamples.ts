@@ -70,8 +70,8 @@ const logSample: Effect.Effect<void> = Effect.timeout(
   Effect.flatMap((sample) =>
     Effect.logDebug("memory after gc").pipe(Effect.annotateLogs({ ...sample })),
   ),
-  Effect.locally(FiberRef.currentLogAnnotations, HashMap.empty()),
   Effect.annotateLogs("module", "memory"),
+  Effect.locally(FiberRef.currentLogAnnotations, HashMap.empty()),
 );
 
 /**

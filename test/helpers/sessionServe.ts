@@ -47,8 +47,8 @@ export interface SessionServe {
   /** Its session's notebook directory (after the first pull). */
   readonly notebook: () => string;
   readonly stderr: () => string;
-  /** Resolves once stderr contains `needle` (rejects if the process ends first). */
-  readonly waitForStderr: (needle: string) => Promise<void>;
+  /** Resolves once stderr contains `needle` `times` times (rejects if the process ends first). */
+  readonly waitForStderr: (needle: string, times?: number) => Promise<void>;
   /** Stops it `how` and resolves with its exit status (or the killing signal's name). */
   readonly stop: (how: StopHow) => Promise<number | string>;
   readonly exited: Promise<number | string>;
@@ -116,7 +116,7 @@ export const startSessionServe = async (
     clientInfo: { name: "session-test", version: "1" },
   });
   child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
-  const call = async (tool: string, args: object = {}) => {
+  const call = async (tool: string, args: object = {}): Promise<Record<string, unknown>> => {
     const response = await request("tools/call", { name: tool, arguments: args });
     const result = response["result"];
     if (typeof result !== "object" || result === null || !("structuredContent" in result))
@@ -158,7 +158,8 @@ export const startSessionServe = async (
     call,
     notebook: () => notebook,
     stderr: () => stderr,
-    waitForStderr: (needle) => until(() => stderr.includes(needle), `logging ${needle}`),
+    waitForStderr: (needle, times = 1) =>
+      until(() => stderr.split(needle).length > times, `logging ${needle}`),
     stop,
     exited,
   };
