@@ -163,6 +163,18 @@ const reapEndedSessions = (
   });
 
 /**
+ * Once `serve` has stopped serving, the process only ends its session and releases what
+ * it holds (locks, the session's record), then exits: a SIGINT/SIGTERM from then on
+ * (hosts close stdin and signal at once) must not cut that short, so they are ignored
+ * until the exit. Installed while serveStdio's own handlers are still there.
+ */
+const absorbLateSignals: Effect.Effect<void> = Effect.sync(() => {
+  const ignore = () => undefined;
+  process.on("SIGINT", ignore);
+  process.on("SIGTERM", ignore);
+});
+
+/**
  * `quire serve`: reaps ended sessions alongside, serves MCP on stdio until stopped, then
  * ends its own session directory, if it made one.
  */
@@ -188,7 +200,10 @@ const serve = (
       yield* serveStdio(
         { version: settings.version, pathSets: config.pathSets, redaction: settings.redaction },
         defaultGraceMs,
-        sessionId === undefined ? Effect.void : endSession(workspace, sessionId),
+        Effect.zipRight(
+          absorbLateSignals,
+          sessionId === undefined ? Effect.void : endSession(workspace, sessionId),
+        ),
       );
       return exitCodes.ok;
     }),
