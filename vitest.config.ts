@@ -7,7 +7,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/s3/**", "test/torture/**"],
+          exclude: ["test/s3/**", "test/torture/**", "test/sessions/**"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -17,6 +17,14 @@ export default defineConfig({
           name: "torture",
           include: ["test/torture/**/*.test.ts"],
           testTimeout: 600_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: "sessions",
+          include: ["test/sessions/**/*.test.ts"],
+          testTimeout: 1_800_000,
           hookTimeout: 120_000,
         },
       },
