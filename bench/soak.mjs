@@ -71,7 +71,11 @@ const startServe = async (dir, w) => {
         continue;
       }
       const field = (name) => Number(new RegExp(` ${name}=(\\d+)`).exec(line)?.[1]);
-      samples.push({ heap: field("heapUsedBytes"), rss: field("rssBytes") });
+      samples.push({
+        heap: field("heapUsedBytes"),
+        code: field("codeBytes"),
+        rss: field("rssBytes"),
+      });
       waiting.shift()?.();
     }
   });
@@ -88,7 +92,7 @@ const startServe = async (dir, w) => {
     process.kill(pid, "SIGUSR2");
     await seen;
     const sample = samples.at(-1);
-    return { heap: sample.heap, rss: sample.rss, fds: openFds(pid) };
+    return { heap: sample.heap, code: sample.code, rss: sample.rss, fds: openFds(pid) };
   };
   return { notebook: pulled.path, call, client, pid, memory };
 };
@@ -129,7 +133,7 @@ const driveAndSample = async (writers, total, sample, log, label) => {
     samples.push({ commits: at, ...measured });
     const rate = at / ((performance.now() - t0) / 1000);
     log(
-      `${label}: ${at} commits, heap ${(measured.heap / MB).toFixed(2)} MB, RSS ${(measured.rss / MB).toFixed(1)} MB, ${measured.fds} fds (${rate.toFixed(1)} commits/s)`,
+      `${label}: ${at} commits, heap ${(measured.heap / MB).toFixed(2)} MB (code ${(measured.code / MB).toFixed(2)} MB), RSS ${(measured.rss / MB).toFixed(1)} MB, ${measured.fds} fds (${rate.toFixed(1)} commits/s)`,
     );
     while (nextSample <= done) nextSample += EVERY;
     paused = null;
@@ -164,11 +168,18 @@ const analyse = (samples) => {
     first,
     last,
     heapGrowthMb: (last.heap - first.heap) / MB,
+    codeGrowthMb: (last.code - first.code) / MB,
+    dataGrowthMb: (last.heap - last.code - (first.heap - first.code)) / MB,
     rssRatio: last.rss / first.rss,
     heapSlopeKb:
       slope(
         xs,
         samples.map((s) => s.heap),
+      ) / 1024,
+    dataSlopeKb:
+      slope(
+        xs,
+        samples.map((s) => s.heap - s.code),
       ) / 1024,
     rssSlopeKb:
       slope(
@@ -247,17 +258,17 @@ export const run = async ({ quick, log }) => {
     "## Soak: a long-lived server's memory and descriptors",
     "",
     `Real \`quire serve\` processes on one file store, each in its own session directory, commit back to back for ${total.toLocaleString("en")} commits per side: **single serve** — one server, its MCP client appending one line to one of ${NOTES} notes per commit; **sharing serve** — one server running the calls of ${SHARED_WRITERS} other \`serve\` processes (app/share), their ${SHARED_WRITERS} clients committing concurrently (lines to notes of their own), the sharing one sampled. ` +
-      `Every ${EVERY.toLocaleString("en")} commits every writer pauses, the calls in flight end, and the server is sampled: the JS heap used right after a full garbage collection and RSS, from the server's own opt-in probe (\`QUIRE_MEMORY_SAMPLES=1\`, then SIGUSR2: a \`memory after gc\` debug record — no \`--inspect\`; [logging.md](logging.md#memory-samples)), and its open file descriptors (\`/proc/<pid>/fd\`). ` +
+      `Every ${EVERY.toLocaleString("en")} commits every writer pauses, the calls in flight end, and the server is sampled: the JS heap used right after a full garbage collection (and the part of it that is compiled code and bytecode, which grows while V8 compiles and optimises more of quire over the first few thousand commits, then stays) and RSS, from the server's own opt-in probe (\`QUIRE_MEMORY_SAMPLES=1\`, then SIGUSR2: a \`memory after gc\` debug record — no \`--inspect\`; [logging.md](logging.md#memory-samples)), and its open file descriptors (\`/proc/<pid>/fd\`). ` +
       `Slopes are least-squares fits over the samples from ${EVERY.toLocaleString("en")} commits on, per ${EVERY.toLocaleString("en")} commits. ` +
-      `Goals (issue 26): heap growth from the first sample to the last ≤ ${HEAP_GOAL_MB} MB; RSS at the last ≤ ${RSS_GOAL_RATIO}× RSS at the first; open descriptors equal at both. The CI check of the same kind is test/app/retainedHeap.test.ts (in-process, on the file store).`,
+      `Goals (issue 26): heap growth from the first sample to the last ≤ ${HEAP_GOAL_MB} MB; RSS at the last ≤ ${RSS_GOAL_RATIO}× RSS at the first; open descriptors equal at both. "Data" is the heap less its code: what the server keeps. The CI check of the same kind is test/app/retainedHeap.test.ts (in-process, on the file store).`,
     "",
-    "| side | commits | commits/s | heap at first → last | heap slope per 1,000 | RSS at first → last | RSS slope per 1,000 | fds first → last |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| side | commits | commits/s | heap at first → last | of which code | data growth | heap slope per 1,000 | data slope per 1,000 | RSS at first → last | RSS slope per 1,000 | fds first → last |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const [label, id, result] of sides) {
     const a = analyse(result.samples);
     log(
-      `${label}: heap ${fmtMb(a.first.heap)} → ${fmtMb(a.last.heap)} (${a.heapSlopeKb.toFixed(1)} KB per 1,000), RSS ${fmtMb(a.first.rss)} → ${fmtMb(a.last.rss)} (${a.rssSlopeKb.toFixed(0)} KB per 1,000), fds ${a.first.fds} → ${a.last.fds}`,
+      `${label}: heap ${fmtMb(a.first.heap)} → ${fmtMb(a.last.heap)} (${a.heapSlopeKb.toFixed(1)} KB per 1,000; code ${fmtMb(a.first.code)} → ${fmtMb(a.last.code)}, data ${a.dataSlopeKb.toFixed(1)} KB per 1,000), RSS ${fmtMb(a.first.rss)} → ${fmtMb(a.last.rss)} (${a.rssSlopeKb.toFixed(0)} KB per 1,000), fds ${a.first.fds} → ${a.last.fds}`,
     );
     const last = a.last.commits.toLocaleString("en");
     const first = a.first.commits.toLocaleString("en");
@@ -269,6 +280,12 @@ export const run = async ({ quick, log }) => {
         quire: single(a.heapGrowthMb),
         goal: `≤ ${HEAP_GOAL_MB} MB`,
         met: a.heapGrowthMb <= HEAP_GOAL_MB,
+      }),
+      row({
+        id: `soak-${id}-data`,
+        workload: `soak, ${label}: heap after GC less compiled code, growth ${first} → ${last} commits`,
+        unit: "MiB",
+        quire: single(a.dataGrowthMb),
       }),
       row({
         id: `soak-${id}-rss`,
@@ -288,19 +305,20 @@ export const run = async ({ quick, log }) => {
       }),
     );
     details.push(
-      `| ${label} | ${last} | ${(a.last.commits / result.seconds).toFixed(1)} | ${fmtMb(a.first.heap)} → ${fmtMb(a.last.heap)} | ${a.heapSlopeKb.toFixed(1)} KB | ${fmtMb(a.first.rss)} → ${fmtMb(a.last.rss)} | ${a.rssSlopeKb.toFixed(0)} KB | ${a.first.fds} → ${a.last.fds} |`,
+      `| ${label} | ${last} | ${(a.last.commits / result.seconds).toFixed(1)} | ${fmtMb(a.first.heap)} → ${fmtMb(a.last.heap)} | ${fmtMb(a.first.code)} → ${fmtMb(a.last.code)} | ${a.dataGrowthMb.toFixed(2)} MB | ${a.heapSlopeKb.toFixed(1)} KB | ${a.dataSlopeKb.toFixed(1)} KB | ${fmtMb(a.first.rss)} → ${fmtMb(a.last.rss)} | ${a.rssSlopeKb.toFixed(0)} KB | ${a.first.fds} → ${a.last.fds} |`,
     );
   }
   details.push("");
   details.push("Samples (every 5,000 commits, and the last):");
   details.push("");
-  details.push("| commits | single: heap / RSS / fds | sharing: heap / RSS / fds |");
+  details.push("| commits | single: heap (code) / RSS / fds | sharing: heap (code) / RSS / fds |");
   details.push("| --- | --- | --- |");
   const pick = (samples) =>
     samples.filter((s, i) => i === samples.length - 1 || i === 0 || s.commits % 5000 < EVERY);
   const [single_, shared_] = sides.map(([, , r]) => pick(r.samples));
   for (let i = 0; i < Math.max(single_.length, shared_.length); i++) {
-    const cell = (s) => (s === undefined ? "—" : `${fmtMb(s.heap)} / ${fmtMb(s.rss)} / ${s.fds}`);
+    const cell = (s) =>
+      s === undefined ? "—" : `${fmtMb(s.heap)} (${fmtMb(s.code)}) / ${fmtMb(s.rss)} / ${s.fds}`;
     const commits = single_[i]?.commits ?? shared_[i]?.commits;
     details.push(
       `| ${commits?.toLocaleString("en")} | ${cell(single_[i])} | ${cell(shared_[i])} |`,

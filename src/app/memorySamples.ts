@@ -2,13 +2,14 @@
  * An opt-in memory probe for long-running processes (the soak benchmark, bench/soak.mjs;
  * a field report of a server that grows): with `QUIRE_MEMORY_SAMPLES=1`, `serve`
  * answers SIGUSR2 with a full garbage collection and one debug record of module
- * `memory`, `memory after gc`, carrying `heapUsedBytes` (the live JS heap), `rssBytes`,
+ * `memory`, `memory after gc`, carrying `heapUsedBytes` (the live JS heap), `codeBytes`
+ * (the part of it that is compiled code and bytecode), `rssBytes`,
  * `externalBytes` and `arrayBuffersBytes` as `process.memoryUsage()` reports them right
  * after the collection. Without the switch nothing is installed, and SIGUSR2 keeps
  * Node's default (it ends the process). Needs no `--inspect` and no `--expose-gc`.
  */
 import { runInNewContext } from "node:vm";
-import { setFlagsFromString } from "node:v8";
+import { getHeapCodeStatistics, setFlagsFromString } from "node:v8";
 import { Duration, Effect, FiberRef, HashMap, Runtime, type Scope } from "effect";
 import { tidyUpsDone } from "./usecases/afterAnswer.js";
 
@@ -39,6 +40,12 @@ export const collectGarbage = (): void => {
 /** What one sample measured, in bytes, right after a full collection. */
 export interface MemorySample {
   readonly heapUsedBytes: number;
+  /**
+   * The part of `heapUsedBytes` that is compiled code, bytecode and their metadata: what
+   * the engine compiles as more of quire gets hot (it grows for thousands of calls, then
+   * stays), not data a call kept.
+   */
+  readonly codeBytes: number;
   readonly rssBytes: number;
   readonly externalBytes: number;
   readonly arrayBuffersBytes: number;
@@ -48,8 +55,10 @@ export interface MemorySample {
 export const sampleMemory = (): MemorySample => {
   collectGarbage();
   const usage = process.memoryUsage();
+  const code = getHeapCodeStatistics();
   return {
     heapUsedBytes: usage.heapUsed,
+    codeBytes: code.code_and_metadata_size + code.bytecode_and_metadata_size,
     rssBytes: usage.rss,
     externalBytes: usage.external,
     arrayBuffersBytes: usage.arrayBuffers,

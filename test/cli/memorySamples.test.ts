@@ -37,6 +37,8 @@ it("SIGUSR2 logs the heap after a full collection, and the server keeps serving"
       expect(record).toMatch(/level=debug module=memory /);
       const field = (name: string) => Number(new RegExp(` ${name}=(\\d+)`).exec(record)?.[1]);
       expect(field("heapUsedBytes")).toBeGreaterThan(1_000_000);
+      expect(field("codeBytes")).toBeGreaterThan(0);
+      expect(field("codeBytes")).toBeLessThan(field("heapUsedBytes"));
       expect(field("rssBytes")).toBeGreaterThan(field("heapUsedBytes"));
       expect(field("externalBytes")).toBeGreaterThan(0);
       expect(field("arrayBuffersBytes")).toBeGreaterThanOrEqual(0);
