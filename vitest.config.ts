@@ -19,6 +19,7 @@ export default defineConfig({
             "test/clients/**",
             "test/races/**",
             "test/fuzz/**",
+            "test/sessions/**",
           ],
           testTimeout: 60_000,
           hookTimeout: 60_000,
@@ -39,6 +40,15 @@ export default defineConfig({
           setupFiles,
           include: ["test/races/**/*.test.ts"],
           testTimeout: 1_200_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: "sessions",
+          setupFiles,
+          include: ["test/sessions/**/*.test.ts"],
+          testTimeout: 1_800_000,
           hookTimeout: 120_000,
         },
       },

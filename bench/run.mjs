@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The benchmark suite (issue 6): quire and git on the same work, in the same run.
 //
-//   node bench/run.mjs [merge] [contended] [tree] [roundtrips] [s3] [--quick] [--no-write] [--no-profile]
+//   node bench/run.mjs [merge] [contended] [tree] [roundtrips] [s3] [soak] [--quick] [--no-write] [--no-profile]
 //
 // No section names = all. `tree` is the cold pull and warm no-op workloads (they
 // share the 10,000-file notebook). `s3` runs only with an S3 server's environment
@@ -11,6 +11,8 @@
 // appends the profile summary to its details (`--no-profile` skips that). Requires
 // `npm run build` first (`npm run bench` does it). A run of some sections replaces
 // only those sections in docs/benchmarks.json and regenerates docs/benchmarks.md.
+// `soak` (50,000 commits through real serve processes, about an hour) also runs alone:
+// `npm run bench:soak`.
 // Scratch directories are set aside and deleted after the last section, never between
 // measurements (see `cleanup` in lib/quire.mjs).
 import { loadavg } from "node:os";
@@ -19,7 +21,7 @@ import { execFileSync } from "node:child_process";
 import { machine, readPrevious, fmtSummary, writeDocs } from "./lib/report.mjs";
 import { emptyTrash, repoRoot } from "./lib/quire.mjs";
 
-const ORDER = ["merge", "contended", "tree", "roundtrips", "s3"];
+const ORDER = ["merge", "contended", "tree", "roundtrips", "s3", "soak"];
 const ALIASES = {
   cold: "tree",
   warm: "tree",

@@ -20,6 +20,12 @@ export const fmt = (value, unit) => {
       return `${value.toFixed(0)} MB`;
     case "round trips":
       return value.toFixed(value % 1 === 0 ? 0 : 2);
+    case "MiB":
+      return `${value.toFixed(2)} MB`;
+    case "×":
+      return `${value.toFixed(2)}×`;
+    case "count":
+      return String(value);
     default:
       return value.toFixed(2);
   }

@@ -80,6 +80,11 @@ export interface RuntimeConfig {
   readonly share: boolean;
   /** Hidden test switch `QUIRE_FAULT_INJECTION`: wrap the store in the fault injector. */
   readonly faultInjection?: FaultyObjectStoreOptions;
+  /**
+   * Hidden diagnostic switch `QUIRE_MEMORY_SAMPLES=1`: `serve` answers SIGUSR2 with a
+   * memory sample after a full garbage collection (app/memorySamples.ts).
+   */
+  readonly memorySamples?: true;
   readonly pathSets: PathSets;
   /** Secret environment values (AWS keys, tokens) every diagnostic is scrubbed of. */
   readonly secretValues: ReadonlyArray<string>;
@@ -401,6 +406,7 @@ const parseRuntimeConfig = (
             parseFaultSpec(faultSpec.value),
             (problem) => new ConfigError({ message: `QUIRE_FAULT_INJECTION: ${problem}` }),
           );
+    const memorySamples = yield* parseSwitch(false, fromEnv(host, "QUIRE_MEMORY_SAMPLES"));
     const pathSets = yield* parsePathSets(options, host);
 
     return {
@@ -415,6 +421,7 @@ const parseRuntimeConfig = (
       ...(allowMassDelete ? { allowMassDelete } : {}),
       share: command === "serve" && !noShare,
       ...(faultInjection === undefined ? {} : { faultInjection }),
+      ...(memorySamples && command === "serve" ? { memorySamples: true } : {}),
       pathSets,
       secretValues: secretValuesOf(host.env),
     };

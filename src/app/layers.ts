@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import * as NodePath from "node:path";
 import { fileURLToPath } from "node:url";
-import { Data, Effect, Layer, Option } from "effect";
+import { Data, Effect, Layer, Option, type Scope } from "effect";
 import * as FaultyObjectStore from "../adapters/faultyObjectStore.js";
 import * as FileObjectStore from "../adapters/fileObjectStore.js";
 import * as IdGeneratorAdapter from "../adapters/idGenerator.js";
@@ -26,6 +26,7 @@ import { sharedNotebook } from "./share/share.js";
 import { probeStore } from "./usecases/probe.js";
 import { tidyUpsDone } from "./usecases/afterAnswer.js";
 import { withStoreLogging } from "./storeLogging.js";
+import { abandonSession, claimSession } from "./sessions.js";
 
 /**
  * Why the process could not start. `config`: the configuration names something
@@ -92,34 +93,53 @@ export interface Workspace {
   readonly privateRoot: string;
   /** The file store's directory (canonical when it exists), when the store is one. */
   readonly storeDirectory?: string;
+  /** The id of the session directory this process made and claimed (sessions.ts). */
+  readonly sessionId?: string;
 }
 
 const ioFailure = (what: string) => (error: FsError) =>
   new StartupError({ kind: "io", message: `cannot ${what}: ${error.reason}: ${error.message}` });
 
 /**
- * Prepares the directories: a `session` workspace creates
- * `<tmp>/quire-<random>/notebook` (parent 0700) and uses it as workspace root and
- * notebook directory; a `root` workspace must be an existing directory and is its own
- * notebook directory. The private root is created (0700) and, once both are canonical,
- * must not be at or below the workspace root (a symlink could hide that from the
- * lexical check of the parser), nor the workspace root below it; nor may a file store's
- * directory overlap the workspace root either way (its objects would be published as
- * notes, and a pull could write old manifest versions into it: SPEC §4.1). Both are
- * checked before anything is read or written. Fails with {@link StartupError}.
+ * Prepares the directories. The private root is created (0700) first. A `session`
+ * workspace is claimed in the private root for the life of the scope (sessions.ts:
+ * its record names the directory before it exists, so that whatever becomes of this
+ * process, a later start can remove what it leaves), then
+ * `<tmp>/quire-<random>/notebook` is created (parent 0700) and is the workspace root
+ * and notebook directory; a `root` workspace must be an existing directory and is its
+ * own notebook directory. Once both are canonical, the private root must not be at or
+ * below the workspace root (a symlink could hide that from the lexical check of the
+ * parser), nor the workspace root below it; nor may a file store's directory overlap
+ * the workspace root either way (its objects would be published as notes, and a pull
+ * could write old manifest versions into it: SPEC §4.1). Fails with {@link StartupError}.
  */
 export const prepareWorkspace = (
   config: RuntimeConfig,
-): Effect.Effect<Workspace, StartupError, FileSystem> =>
+): Effect.Effect<Workspace, StartupError, FileSystem | ObjectStore | Scope.Scope> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem;
+    yield* fs
+      .makeDirectory(config.privateRoot, 0o700)
+      .pipe(Effect.mapError(ioFailure("create the private root")));
+    const privateRoot = yield* fs
+      .realPath(config.privateRoot)
+      .pipe(Effect.mapError(ioFailure("resolve the private root")));
     let workspaceRoot: string;
+    let sessionId: string | undefined;
     if (config.workspace.kind === "session") {
-      const parent = NodePath.join(
-        config.workspace.tmpDirectory,
-        `quire-${randomBytes(8).toString("hex")}`,
-      );
+      yield* fs
+        .makeDirectory(config.workspace.tmpDirectory, 0o700)
+        .pipe(Effect.mapError(ioFailure("create the session directory")));
+      const tmp = yield* fs
+        .realPath(config.workspace.tmpDirectory)
+        .pipe(Effect.mapError(ioFailure("resolve the temporary directory")));
+      sessionId = randomBytes(8).toString("hex");
+      const parent = NodePath.join(tmp, `quire-${sessionId}`);
       const notebook = NodePath.join(parent, "notebook");
+      const store = yield* ObjectStore;
+      yield* claimSession(fs, privateRoot, sessionId, notebook, store.identity).pipe(
+        Effect.mapError(ioFailure("record the session")),
+      );
       yield* fs
         .makeDirectory(parent, 0o700)
         .pipe(Effect.mapError(ioFailure("create the session directory")));
@@ -129,6 +149,11 @@ export const prepareWorkspace = (
       workspaceRoot = yield* fs
         .realPath(notebook)
         .pipe(Effect.mapError(ioFailure("resolve the session directory")));
+      if (workspaceRoot !== notebook)
+        return yield* new StartupError({
+          kind: "io",
+          message: `the session directory ${notebook} resolves to ${workspaceRoot}`,
+        });
     } else {
       const root = config.workspace.root;
       const notADirectory = new StartupError({
@@ -150,12 +175,6 @@ export const prepareWorkspace = (
       if (info._tag === "None" || info.value.kind !== "directory") return yield* notADirectory;
     }
 
-    yield* fs
-      .makeDirectory(config.privateRoot, 0o700)
-      .pipe(Effect.mapError(ioFailure("create the private root")));
-    const privateRoot = yield* fs
-      .realPath(config.privateRoot)
-      .pipe(Effect.mapError(ioFailure("resolve the private root")));
     const checked = config.workspace.kind === "session" || config.workspace.explicit;
     const overlaps = (a: string, b: string) => isAtOrBelow(a, b) || isAtOrBelow(b, a);
     if (checked && overlaps(privateRoot, workspaceRoot)) {
@@ -194,6 +213,7 @@ export const prepareWorkspace = (
       notebookDirectory: workspaceRoot,
       privateRoot,
       ...(storeDirectory === undefined ? {} : { storeDirectory }),
+      ...(sessionId === undefined ? {} : { sessionId }),
     };
   });
 
@@ -293,7 +313,17 @@ export const withNotebook = <A, E>(
 ): Effect.Effect<A, E | StartupError> =>
   Effect.gen(function* () {
     const workspace = yield* prepareWorkspace(config);
-    yield* probe;
+    const sessionId = workspace.sessionId;
+    // A session that never served leaves nothing: its directories are still empty.
+    yield* probe.pipe(
+      Effect.tapError(() =>
+        sessionId === undefined
+          ? Effect.void
+          : Effect.flatMap(FileSystem, (fs) =>
+              abandonSession(fs, workspace.privateRoot, sessionId, workspace.notebookDirectory),
+            ),
+      ),
+    );
     const options = notebookOptions(config, workspace);
     return yield* program(workspace).pipe(
       Effect.provide(
@@ -302,4 +332,4 @@ export const withNotebook = <A, E>(
           : notebookLayer(options),
       ),
     );
-  }).pipe(Effect.provide(portsLayer(config)));
+  }).pipe(Effect.scoped, Effect.provide(portsLayer(config)));

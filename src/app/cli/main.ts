@@ -47,6 +47,10 @@ const runConfigured = async (
   invocation: Extract<Invocation, { readonly _tag: "Serve" | "Pull" | "Commit" }>,
 ): Promise<number> => {
   const config = invocation.config;
+  // A host that went away (its end of the pipe closed, as when it stops `serve` with a
+  // signal and exits) makes every later log write fail with EPIPE; unhandled, that
+  // would end the process before it cleans up. Logs are best effort.
+  process.stderr.on("error", () => undefined);
   const redaction = { privatePaths: [config.privateRoot], secretValues: config.secretValues };
   const logLevel = parseLogLevel(process.env["LOG_LEVEL"]);
   const logging = loggerLayer(

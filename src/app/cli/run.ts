@@ -2,17 +2,20 @@
  * The CLI commands as Effects over the configured services, returning the exit status.
  * All behaviour lives in the use cases; this only renders their result.
  */
-import { Cause, Clock, Effect } from "effect";
+import { Cause, Clock, Effect, LogLevel, type Scope } from "effect";
 import { renderCliError, renderCliSuccess, renderIncoming } from "../../domain/cliReport.js";
 import { type DomainError, domainError } from "../../domain/errors.js";
 import type { RedactOptions } from "../../domain/redact.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
-import type { Invocation } from "../config.js";
+import type { Invocation, RuntimeConfig } from "../config.js";
+import { ObjectStore } from "../../ports/ObjectStore.js";
+import { memorySamplesOnSignal } from "../memorySamples.js";
+import { forgetSession, reapSessions } from "../sessions.js";
 import { type Author, Notebook, type SyncReport } from "../Notebook.js";
 import * as NodePath from "node:path";
 import { FileSystem } from "../../ports/FileSystem.js";
 import * as IdGeneratorAdapter from "../../adapters/idGenerator.js";
-import { withNotebook, type Workspace } from "../layers.js";
+import { notebookOptions, withNotebook, type Workspace } from "../layers.js";
 import { isAtOrBelow, overlapsStore, storeOverlapError } from "../usecases/openCopy.js";
 import { defaultGraceMs } from "../mcp/grace.js";
 import { type Terminal, exitCodes } from "./terminal.js";
@@ -120,10 +123,14 @@ export interface ServeSettings {
 
 /**
  * After `serve` stopped: removes its own session directory (and the copy's private
- * state) when everything in it is published, and otherwise keeps it and says where it
- * is, so an agent's unpublished notes are never deleted. Never fails.
+ * state, and the session's record, sessions.ts) when everything in it is published, and
+ * otherwise keeps it and says where it is, so an agent's unpublished notes are never
+ * deleted. Never fails.
  */
-const endSession = (workspace: Workspace): Effect.Effect<void, never, Notebook | FileSystem> =>
+const endSession = (
+  workspace: Workspace,
+  sessionId: string,
+): Effect.Effect<void, never, Notebook | FileSystem> =>
   Effect.gen(function* () {
     const notebook = yield* Notebook;
     const fs = yield* FileSystem;
@@ -141,11 +148,89 @@ const endSession = (workspace: Workspace): Effect.Effect<void, never, Notebook |
       : Effect.logWarning("kept the session directory: it holds notes that are not published");
     yield* log.pipe(Effect.annotateLogs("notebookDirectory", workspace.notebookDirectory));
     // The notebook directory's parent is the session's own `quire-<random>` directory.
-    if (removed)
+    if (removed) {
       yield* fs
         .removeEmptyDirectory(NodePath.dirname(workspace.notebookDirectory))
         .pipe(Effect.ignore);
+      yield* forgetSession(fs, workspace.privateRoot, sessionId);
+    }
   }).pipe(Effect.annotateLogs("module", "cli"));
+
+/**
+ * Removes, in the background, what ended sessions of this private root left behind
+ * (sessions.ts), logging what it did when it did anything. Ends with the scope.
+ */
+const reapEndedSessions = (
+  config: RuntimeConfig,
+  workspace: Workspace,
+): Effect.Effect<void, never, Scope.Scope | ObjectStore | FileSystem | IdGenerator> =>
+  Effect.gen(function* () {
+    const services = {
+      store: yield* ObjectStore,
+      fs: yield* FileSystem,
+      ids: yield* IdGenerator,
+      options: notebookOptions(config, workspace),
+    };
+    yield* Effect.forkScoped(
+      reapSessions(services, workspace.sessionId).pipe(
+        // Info only when it changed something or failed; sessions kept or alive are routine.
+        Effect.flatMap((report) =>
+          Effect.logWithLevel(
+            report.removed + report.failed > 0 ? LogLevel.Info : LogLevel.Debug,
+            "reaped ended sessions",
+          ).pipe(Effect.annotateLogs({ ...report })),
+        ),
+        Effect.annotateLogs("module", "cli"),
+      ),
+    );
+  });
+
+/**
+ * Once `serve` has stopped serving, the process only ends its session and releases what
+ * it holds (locks, the session's record), then exits: a SIGINT/SIGTERM from then on
+ * (hosts close stdin and signal at once) must not cut that short, so they are ignored
+ * until the exit. Installed while serveStdio's own handlers are still there.
+ */
+const absorbLateSignals: Effect.Effect<void> = Effect.sync(() => {
+  const ignore = () => undefined;
+  process.on("SIGINT", ignore);
+  process.on("SIGTERM", ignore);
+});
+
+/**
+ * `quire serve`: reaps ended sessions alongside, serves MCP on stdio until stopped, then
+ * ends its own session directory, if it made one.
+ */
+const serve = (
+  config: RuntimeConfig,
+  workspace: Workspace,
+  settings: ServeSettings,
+): Effect.Effect<number, never, Notebook | ObjectStore | FileSystem | IdGenerator> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      yield* Effect.logInfo("quire serve starting").pipe(
+        Effect.annotateLogs({
+          module: "cli",
+          version: settings.version,
+          notebookDirectory: workspace.notebookDirectory,
+        }),
+      );
+      if (config.memorySamples === true) yield* memorySamplesOnSignal;
+      yield* reapEndedSessions(config, workspace);
+      // The MCP SDK (and zod) load only for `serve`: pull and commit start faster.
+      const { serveStdio } = yield* Effect.promise(() => import("../mcp/stdio.js"));
+      const sessionId = workspace.sessionId;
+      yield* serveStdio(
+        { version: settings.version, pathSets: config.pathSets, redaction: settings.redaction },
+        defaultGraceMs,
+        Effect.zipRight(
+          absorbLateSignals,
+          sessionId === undefined ? Effect.void : endSession(workspace, sessionId),
+        ),
+      );
+      return exitCodes.ok;
+    }),
+  );
 
 /**
  * `quire serve` / `quire pull` / `quire commit` over the services the configuration
@@ -189,29 +274,7 @@ export const runCommand = (
     invocation.config,
     (workspace) =>
       invocation._tag === "Serve"
-        ? Effect.logInfo("quire serve starting").pipe(
-            Effect.annotateLogs({
-              module: "cli",
-              version: settings.version,
-              notebookDirectory: workspace.notebookDirectory,
-            }),
-            // The MCP SDK (and zod) load only for `serve`: pull and commit start faster.
-            Effect.zipRight(
-              Effect.promise(() => import("../mcp/stdio.js")).pipe(
-                Effect.flatMap(({ serveStdio }) =>
-                  serveStdio({
-                    version: settings.version,
-                    pathSets: invocation.config.pathSets,
-                    redaction: settings.redaction,
-                  }),
-                ),
-              ),
-            ),
-            Effect.zipRight(
-              invocation.config.workspace.kind === "session" ? endSession(workspace) : Effect.void,
-            ),
-            Effect.as(exitCodes.ok),
-          )
+        ? serve(invocation.config, workspace, settings)
         : runOnce(invocation, author, terminal, settings.redaction),
     // Whether it shares is the configuration's (`config.share`: serve only, see canShare).
     { release: settings.version, graceMs: defaultGraceMs },

@@ -15,21 +15,33 @@ import { StdioLineTransport } from "./stdioTransport.js";
  * SIGTERM, end of stdin, stdout failure or transport close: stop taking calls (also other
  * serve processes' calls, when this one runs them), let the calls in flight finish for
  * up to `graceMs` (then interrupt them; the use cases keep their critical sections
- * uninterruptible), close the server and succeed. A second
- * SIGINT/SIGTERM during that wait exits at once with 130/143.
+ * uninterruptible), close the server, run `afterStop` and succeed. A second signal
+ * (SIGINT/SIGTERM after a SIGINT/SIGTERM) during that wait exits at once with 130/143;
+ * a signal that follows another cause (hosts often close stdin and signal together) or
+ * arrives while `afterStop` runs does not interrupt anything: the process still ends
+ * with `afterStop` done (it must be short: the session directory's check).
  */
-export const serveStdio = (
+export const serveStdio = <R = never>(
   settings: McpServerSettings,
   graceMs: number = defaultGraceMs,
-): Effect.Effect<void, never, Notebook | IdGenerator> =>
+  afterStop: Effect.Effect<void, never, R> = Effect.void,
+): Effect.Effect<void, never, Notebook | IdGenerator | R> =>
   Effect.scoped(
     Effect.gen(function* () {
       const { server, connect, drain } = yield* makeMcpServer(settings);
       const stop = yield* Deferred.make<string>();
       const requestStop = (why: string) => Effect.runSync(Deferred.succeed(stop, why));
 
-      const onSigint = () => requestStop("SIGINT");
-      const onSigterm = () => requestStop("SIGTERM");
+      // `draining`: waiting for calls in flight, when a second signal forces the exit.
+      let stage: "serving" | "draining" | "ending" = "serving";
+      let signals = 0;
+      const onSignal = (name: "SIGINT" | "SIGTERM", code: number) => () => {
+        signals += 1;
+        if (signals > 1 && stage === "draining") process.exit(code);
+        requestStop(name);
+      };
+      const onSigint = onSignal("SIGINT", 130);
+      const onSigterm = onSignal("SIGTERM", 143);
       const onStdinEnd = () => requestStop("stdin closed");
       const onStdoutError = () => requestStop("stdout failed");
       yield* Effect.acquireRelease(
@@ -53,28 +65,19 @@ export const serveStdio = (
       yield* Effect.logInfo("serving MCP on stdio").pipe(Effect.annotateLogs({ module: "mcp" }));
 
       const why = yield* Deferred.await(stop);
+      stage = "draining";
       yield* Effect.logInfo("stopping").pipe(Effect.annotateLogs({ module: "mcp", why }));
-      const forceExit = (code: number) => () => process.exit(code);
-      const forceOnSigint = forceExit(130);
-      const forceOnSigterm = forceExit(143);
-      yield* Effect.acquireRelease(
-        Effect.sync(() => {
-          process.once("SIGINT", forceOnSigint);
-          process.once("SIGTERM", forceOnSigterm);
-        }),
-        () =>
-          Effect.sync(() => {
-            process.off("SIGINT", forceOnSigint);
-            process.off("SIGTERM", forceOnSigterm);
-          }),
-      );
       // Calls this process runs for other serve processes (app/share) stop alongside.
       const notebook = yield* Notebook;
       yield* Effect.all([drain(graceMs), notebook.stopSharing ?? Effect.void], {
         concurrency: 2,
         discard: true,
       });
+      stage = "ending";
       server.onclose = () => undefined;
       yield* Effect.promise(() => server.close());
+      // Still inside the scope: the handlers above keep a late signal from killing the
+      // process before `afterStop` is done.
+      yield* afterStop;
     }),
   );

@@ -13,6 +13,7 @@
  */
 import { Option } from "effect";
 import type { Manifest } from "../../domain/manifest.js";
+import { makeRecentMap } from "./recentMap.js";
 
 /** A manifest this process wrote, with the ETag the store gave it. */
 export interface Written {
@@ -23,14 +24,24 @@ export interface Written {
 /** How long after a miss commits on that store read `current` first. */
 const readFirstAfterMissMs = 5_000;
 
-const written = new Map<string, Written>();
-const readFirstUntil = new Map<string, number>();
+/**
+ * How many stores this process remembers a manifest for. A process publishes to one
+ * store or a few; one that opens store after store (a library host, a test run) keeps
+ * the most recently used, not a manifest of every store it ever wrote to. A forgotten
+ * store's next commit just reads `current` first.
+ */
+const maxStores = 16;
+
+const written = makeRecentMap<Written>(maxStores);
+const readFirstUntil = makeRecentMap<number>(maxStores);
 
 /** What to start a commit on `storeIdentity` from, if anything (`nowMs`: the clock). */
-export const lastWritten = (storeIdentity: string, nowMs: number): Option.Option<Written> =>
-  (readFirstUntil.get(storeIdentity) ?? 0) > nowMs
-    ? Option.none()
-    : Option.fromNullable(written.get(storeIdentity));
+export const lastWritten = (storeIdentity: string, nowMs: number): Option.Option<Written> => {
+  const until = readFirstUntil.get(storeIdentity);
+  if (until !== undefined && until > nowMs) return Option.none();
+  if (until !== undefined) readFirstUntil.delete(storeIdentity);
+  return Option.fromNullable(written.get(storeIdentity));
+};
 
 /** Records what this process just wrote to `current` (`None`: unknown, forget it). */
 export const rememberWritten = (storeIdentity: string, next: Option.Option<Written>): void => {

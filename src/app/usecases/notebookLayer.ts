@@ -78,16 +78,28 @@ export const copyLockWaitMs: FiberRef.FiberRef<number> = FiberRef.unsafeMake(loc
 export const makeNotebook = (services: Services): Effect.Effect<NotebookService> =>
   Effect.gen(function* () {
     const { fs, store, options } = services;
-    // One permit per private directory: calls on one copy queue, different copies run in parallel.
-    const permits = new Map<string, Effect.Semaphore>();
+    // One permit per private directory: calls on one copy queue, different copies run in
+    // parallel. A permit is kept only while a call holds or awaits it (`users`), so a
+    // long-lived server does not keep one for every copy it ever served.
+    const permits = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>();
     const memo = makePrivateStateMemo();
     const permitFor = (copyDir: string): Effect.Effect<Effect.Semaphore> =>
-      Effect.suspend(() => {
+      Effect.sync(() => {
         const existing = permits.get(copyDir);
-        if (existing !== undefined) return Effect.succeed(existing);
-        return Effect.makeSemaphore(1).pipe(
-          Effect.tap((semaphore) => Effect.sync(() => permits.set(copyDir, semaphore))),
-        );
+        if (existing !== undefined) {
+          existing.users += 1;
+          return existing.semaphore;
+        }
+        const semaphore = Effect.unsafeMakeSemaphore(1);
+        permits.set(copyDir, { semaphore, users: 1 });
+        return semaphore;
+      });
+    const permitDone = (copyDir: string): Effect.Effect<void> =>
+      Effect.sync(() => {
+        const entry = permits.get(copyDir);
+        if (entry === undefined) return;
+        entry.users -= 1;
+        if (entry.users === 0) permits.delete(copyDir);
       });
 
     /**
@@ -166,15 +178,17 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
     ): Effect.Effect<{ readonly path: string; readonly value: A }, DomainError> =>
       Effect.gen(function* () {
         const copyDir = copyDirectory(options.privateRoot, resolved.path, store.identity);
-        const permit = yield* permitFor(copyDir);
         const cacheWrites = makePendingWrites();
         // Keyed: a later step under the same key replaces an earlier one (context.ts).
         const housekeeping = new Map<string, Effect.Effect<void>>();
         const value = yield* Effect.uninterruptibleMask((restore) =>
           Effect.gen(function* () {
-            yield* restore(permit.take(1));
+            const permit = yield* permitFor(copyDir);
+            yield* restore(permit.take(1)).pipe(Effect.onError(() => permitDone(copyDir)));
             // Not restored: lockCopy lets only its wait be interrupted (see takeLock).
-            const release = yield* lockCopy(copyDir).pipe(Effect.onError(() => permit.release(1)));
+            const release = yield* lockCopy(copyDir).pipe(
+              Effect.onError(() => Effect.zipRight(permit.release(1), permitDone(copyDir))),
+            );
             const outcome = yield* restore(
               Effect.gen(function* () {
                 const state = yield* loadState(fs, copyDir, memo);
@@ -206,6 +220,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
               Effect.zipRight(cacheWrites.drain),
               Effect.ensuring(release),
               Effect.ensuring(permit.release(1)),
+              Effect.ensuring(permitDone(copyDir)),
             );
             yield* tidyFirst ? tidy : tidyAfterAnswer(tidy);
             return yield* outcome;

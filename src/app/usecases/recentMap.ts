@@ -1,8 +1,10 @@
 /**
- * A map that keeps only its most recently used entries within a total weight: the one
- * bounded memory behind the memo of decoded private state (privateState.ts, weight 1
- * per copy), the process's recent packs (recentPacks.ts, weight = bytes) and the
- * notebooks a sharing process keeps for other processes' settings (share/share.ts).
+ * A map that keeps only its most recently used entries within a total weight (and, if
+ * asked, a count): the one bounded memory behind the memo of decoded private state
+ * (privateState.ts, weight 1 per copy), the process's recent packs (recentPacks.ts,
+ * weight = bytes, and a count), what the process last wrote per store (lastWritten.ts)
+ * and the notebooks a sharing process keeps for other processes' settings
+ * (share/share.ts).
  */
 
 /** A map that forgets its least recently used entries beyond its bound. */
@@ -11,7 +13,8 @@ export interface RecentMap<V> {
   readonly get: (key: string) => V | undefined;
   /**
    * Remembers `value` (replacing any entry of `key`) as the most recently used, then
-   * forgets the least recently used entries until the total weight is within the bound.
+   * forgets the least recently used entries until the total weight and the number of
+   * entries are within their bounds.
    */
   readonly set: (key: string, value: V) => void;
   readonly delete: (key: string) => void;
@@ -19,10 +22,14 @@ export interface RecentMap<V> {
   readonly size: () => number;
 }
 
-/** An empty {@link RecentMap} of at most `maxWeight` in total (default weight: 1 each). */
+/**
+ * An empty {@link RecentMap} of at most `maxWeight` in total (default weight: 1 each)
+ * and at most `maxEntries` entries (default: no bound on the count beyond the weight).
+ */
 export const makeRecentMap = <V>(
   maxWeight: number,
   weightOf: (value: V) => number = () => 1,
+  maxEntries: number = Number.POSITIVE_INFINITY,
 ): RecentMap<V> => {
   // A Map iterates in insertion order: re-inserting on use keeps the oldest first.
   const entries = new Map<string, V>();
@@ -47,7 +54,7 @@ export const makeRecentMap = <V>(
       entries.set(key, value);
       total += weightOf(value);
       for (const oldest of entries.keys()) {
-        if (total <= maxWeight) break;
+        if (total <= maxWeight && entries.size <= maxEntries) break;
         remove(oldest);
       }
     },

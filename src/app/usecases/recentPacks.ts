@@ -48,9 +48,9 @@ export interface RecentPacks {
   readonly cachedAt: (storeIdentity: string, sha: string, file: string) => void;
 }
 
-/** A {@link RecentPacks} holding at most `maxBytes` of packs. */
-export const makeRecentPacks = (maxBytes: number): RecentPacks => {
-  const packs = makeRecentMap<RecentPack>(maxBytes, (pack) => pack.bytes.length);
+/** A {@link RecentPacks} holding at most `maxBytes` of packs and at most `maxPacks` packs. */
+export const makeRecentPacks = (maxBytes: number, maxPacks: number): RecentPacks => {
+  const packs = makeRecentMap<RecentPack>(maxBytes, (pack) => pack.bytes.length, maxPacks);
   const keyOf = (storeIdentity: string, sha: string) => `${sha} ${storeIdentity}`;
   return {
     get: (storeIdentity, sha) => packs.get(keyOf(storeIdentity, sha)),
@@ -67,5 +67,16 @@ export const makeRecentPacks = (maxBytes: number): RecentPacks => {
   };
 };
 
-/** The process-wide memory (32 MiB), shared like the batches of publishBatch.ts. */
-export const recentPacks: RecentPacks = makeRecentPacks(32 * 1024 * 1024);
+/**
+ * The process-wide memory, shared like the batches of publishBatch.ts: at most 32 MiB
+ * of pack bytes and at most 256 packs.
+ *
+ * Why a count too: an increment of a one-line commit is a few hundred bytes, while what
+ * remembering it costs (its key, the record, the cache file's path) is about as much
+ * again, so a bound on bytes alone let a server committing small changes keep some
+ * 45,000 of them — about 1.6 KB of heap for every commit of its first day (issue 26).
+ * A commit needs only what was published since its copy last caught up: the members
+ * before it in its batch (at most 31, publishBatch.ts) and the batches in between. 256
+ * covers that for every copy of a busy process; an older pack is downloaded instead.
+ */
+export const recentPacks: RecentPacks = makeRecentPacks(32 * 1024 * 1024, 256);

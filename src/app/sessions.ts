@@ -1,0 +1,243 @@
+/**
+ * The sessions of `serve` processes that made their own session directory (SPEC §9:
+ * `$TMPDIR/quire-<id>/notebook`), recorded in the private root so that what a session
+ * leaves behind is removed even when its process could not do it (SIGKILL, a crash, a
+ * host that kills it before it cleans up), and never while the process lives.
+ *
+ * `<privateRoot>/sessions/` holds, per session `<id>` (the 16 hex digits of its directory):
+ * - `<id>.lock` — held by the session's process for its whole life, with the FileSystem
+ *   port's lock (its file names the holder's pid, host, boot id and a random token, and
+ *   a holder on this host and boot whose pid is gone is dead however it died);
+ * - `<id>.json` — the session's notebook directory and store identity, written once the
+ *   lock is held and before the directory is created, removed when the directory is.
+ *
+ * A `serve` start reaps, in the background, every recorded session whose lock it can
+ * take (its process is gone): the notebook directory and the copy's private state are
+ * removed when everything in it is published, exactly as the session's own end would
+ * have done (usecases/sessionEnd.ts); a directory that is gone (a cleaned temp directory,
+ * a reboot) leaves only its private state, which is removed; a directory holding
+ * anything unpublished is kept with its private state and its record, and looked at
+ * again by later starts. A live process's session is never touched, however idle: its
+ * lock is held. A pid reused by an unrelated process keeps the dead session's lock
+ * looking held until that process ends (safe: it is only reaped later).
+ */
+import { basename, dirname, join } from "node:path";
+import { Effect, Either, Option, Schema, type Scope } from "effect";
+import type { DomainError } from "../domain/errors.js";
+import { parseStrictJson } from "../domain/strictJson.js";
+import { encodeText } from "../domain/content.js";
+import type { FileSystemService, FsError } from "../ports/FileSystem.js";
+import { StoreError, type ObjectStoreService } from "../ports/ObjectStore.js";
+import type { Services } from "./usecases/context.js";
+import { makeNotebook } from "./usecases/notebookLayer.js";
+import { copyDirectory } from "./usecases/privateState.js";
+
+/** A session id: the random part of its directory's name. */
+export const sessionIdPattern = /^[0-9a-f]{16}$/;
+
+const SessionRecord = Schema.Struct({
+  version: Schema.Literal(1),
+  notebookDirectory: Schema.String,
+  storeIdentity: Schema.String,
+});
+type SessionRecord = typeof SessionRecord.Type;
+const decodeRecord = Schema.decodeUnknownOption(SessionRecord, { onExcessProperty: "error" });
+
+/** `<privateRoot>/sessions`. */
+export const sessionsDirectory = (privateRoot: string): string => join(privateRoot, "sessions");
+
+const recordFile = (privateRoot: string, id: string) =>
+  join(sessionsDirectory(privateRoot), `${id}.json`);
+const lockFileOf = (privateRoot: string, id: string) =>
+  join(sessionsDirectory(privateRoot), `${id}.lock`);
+
+/**
+ * Claims session `id` for as long as the scope lasts: takes its lock (held until the
+ * scope closes, or the process dies), then writes its record naming
+ * `notebookDirectory` (canonical, not created yet) and the store. Fails with the file
+ * system's error; nothing is claimed then.
+ */
+export const claimSession = (
+  fs: FileSystemService,
+  privateRoot: string,
+  id: string,
+  notebookDirectory: string,
+  storeIdentity: string,
+): Effect.Effect<void, FsError, Scope.Scope> =>
+  Effect.gen(function* () {
+    yield* fs.makeDirectory(sessionsDirectory(privateRoot), 0o700);
+    // A fresh random id: nobody else holds it, so no wait.
+    const release = yield* fs.lock(lockFileOf(privateRoot, id), 0);
+    yield* Effect.addFinalizer(() => release);
+    const record: SessionRecord = { version: 1, notebookDirectory, storeIdentity };
+    yield* fs.writeFileAtomic(recordFile(privateRoot, id), encodeText(JSON.stringify(record)), {
+      mode: 0o600,
+      durable: true,
+    });
+  });
+
+/**
+ * Forgets session `id` once its directory is gone: removes its record (its lock goes
+ * when its holder releases it). Never fails: a record left behind is reaped later.
+ */
+export const forgetSession = (
+  fs: FileSystemService,
+  privateRoot: string,
+  id: string,
+): Effect.Effect<void> => fs.removeFile(recordFile(privateRoot, id)).pipe(Effect.ignore);
+
+/**
+ * Undoes a claimed session whose process did not start (its directories are still
+ * empty): removes them and the record. What is not empty is left, with its record, to
+ * be reaped. Never fails.
+ */
+export const abandonSession = (
+  fs: FileSystemService,
+  privateRoot: string,
+  id: string,
+  notebookDirectory: string,
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    yield* fs.removeEmptyDirectory(notebookDirectory);
+    yield* fs.removeEmptyDirectory(dirname(notebookDirectory));
+    if (Option.isNone(yield* fs.info(dirname(notebookDirectory))))
+      yield* forgetSession(fs, privateRoot, id);
+  }).pipe(Effect.ignore);
+
+/** A store for reaping: the reaper decides from the working copy and its private state only. */
+const storeNotUsed = (identity: string): ObjectStoreService => {
+  const refused = Effect.fail(
+    new StoreError({ reason: "Unavailable", message: "reaping a session never uses the store" }),
+  );
+  return {
+    identity,
+    get: () => refused,
+    head: () => refused,
+    put: () => refused,
+    putAfter: () => refused,
+    delete: () => refused,
+    list: () => refused,
+  };
+};
+
+/** What became of one ended session. */
+type Reaped = "removed" | "kept" | "live";
+
+/**
+ * Reaps one session whose lock this process now holds (see the module comment). Fails
+ * only when the record or the directory cannot be read or removed.
+ */
+const reapDead = (
+  services: Services,
+  id: string,
+  record: SessionRecord,
+): Effect.Effect<Reaped, DomainError | FsError> =>
+  Effect.gen(function* () {
+    const { fs, options } = services;
+    const privateRoot = options.privateRoot;
+    const notebookDirectory = record.notebookDirectory;
+    const sessionDirectory = dirname(notebookDirectory);
+    // Only ever the directory this session made (the record is this user's own file).
+    if (basename(notebookDirectory) !== "notebook" || basename(sessionDirectory) !== `quire-${id}`)
+      return "kept";
+    const info = yield* fs.info(notebookDirectory);
+    if (Option.isNone(info)) {
+      // The working copy is gone: its private state has nothing left to serve.
+      yield* fs.removeTree(copyDirectory(privateRoot, notebookDirectory, record.storeIdentity));
+    } else {
+      const notebook = yield* makeNotebook({
+        ...services,
+        store: storeNotUsed(record.storeIdentity),
+        options: { ...options, workspaceRoot: notebookDirectory, notebookDirectory },
+      });
+      if (!(yield* notebook.discardIfPublished())) return "kept";
+    }
+    // The session's own `quire-<id>` directory, if nothing else is in it.
+    yield* fs.removeEmptyDirectory(sessionDirectory);
+    yield* forgetSession(fs, privateRoot, id);
+    return "removed";
+  });
+
+/** Takes session `id`'s lock if its holder is gone and reaps it; `live` if it is held. */
+const reapOne = (
+  services: Services,
+  id: string,
+  hasRecord: boolean,
+): Effect.Effect<Reaped, DomainError | FsError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const { fs, options } = services;
+      const taken = yield* fs.lock(lockFileOf(options.privateRoot, id), 0).pipe(
+        Effect.map(Option.some),
+        Effect.catchIf(
+          (error) => error.reason === "Busy",
+          () => Effect.succeedNone,
+        ),
+      );
+      if (Option.isNone(taken)) return "live";
+      yield* Effect.addFinalizer(() => taken.value);
+      // A lock without a record: its process died between the two; nothing else exists.
+      if (!hasRecord) return "removed";
+      const text = yield* fs.readFile(recordFile(options.privateRoot, id));
+      const parsed = parseStrictJson(new TextDecoder().decode(text));
+      const record = parsed.ok ? decodeRecord(parsed.value) : Option.none();
+      if (Option.isNone(record)) return "kept";
+      return yield* reapDead(services, id, record.value);
+    }),
+  );
+
+/** What {@link reapSessions} did. */
+export interface ReapReport {
+  readonly removed: number;
+  readonly kept: number;
+  readonly live: number;
+  readonly failed: number;
+}
+
+/**
+ * Reaps the ended sessions recorded under `services.options.privateRoot` (see the module
+ * comment) but `ownId` (this process's own), one at a time; `services` are this
+ * process's (only the file system and the settings are used). Each session's reaping is
+ * uninterruptible; the loop stops between sessions when interrupted. Never fails: a
+ * session that cannot be reaped is logged and counted as failed.
+ */
+export const reapSessions = (
+  services: Services,
+  ownId: string | undefined,
+): Effect.Effect<ReapReport> =>
+  Effect.gen(function* () {
+    const { fs, options } = services;
+    const entries = yield* fs
+      .walk(sessionsDirectory(options.privateRoot))
+      .pipe(
+        Effect.catchAll((error) =>
+          error.reason === "NotFound"
+            ? Effect.succeed([])
+            : Effect.logWarning("cannot list ended sessions").pipe(
+                Effect.annotateLogs("reason", error.reason),
+                Effect.as([]),
+              ),
+        ),
+      );
+    const records = new Set<string>();
+    const locks = new Set<string>();
+    for (const entry of entries) {
+      const match = /^([0-9a-f]{16})\.(json|lock)$/.exec(entry.relativePath);
+      if (entry.kind !== "file" || match?.[1] === undefined || match[1] === ownId) continue;
+      (match[2] === "json" ? records : locks).add(match[1]);
+    }
+    const counts = { removed: 0, kept: 0, live: 0, failed: 0 };
+    for (const id of new Set([...records, ...locks])) {
+      const outcome = yield* Effect.uninterruptible(
+        Effect.either(reapOne(services, id, records.has(id))),
+      );
+      if (Either.isRight(outcome)) counts[outcome.right] += 1;
+      else {
+        counts.failed += 1;
+        yield* Effect.logWarning("could not reap an ended session").pipe(
+          Effect.annotateLogs({ session: id, reason: outcome.left.reason }),
+        );
+      }
+    }
+    return counts;
+  }).pipe(Effect.annotateLogs("module", "cli"));

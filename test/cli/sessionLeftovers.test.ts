@@ -1,0 +1,160 @@
+/**
+ * What ended `serve` sessions leave behind (docs/logging.md "Shutdown and signals",
+ * app/sessions.ts): every way a host stops a server ends with its session directory
+ * removed when everything in it is published, and a server that could not clean up
+ * (SIGKILL) is cleaned up after by a later start — never a live one, and never
+ * unpublished work. Real processes, real files; the 100-start version of this is
+ * `npm run test:sessions`.
+ */
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import * as path from "node:path";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { assertBuilt, makeSandbox, runQuire, type Sandbox } from "./quireProcess.js";
+import {
+  privateLeftovers,
+  type ServeSandbox,
+  type SessionServe,
+  sessionDirectories,
+  startSessionServe,
+  stopWays,
+} from "../helpers/sessionServe.js";
+
+let sandbox: Sandbox;
+let serving: ServeSandbox;
+let servers: Array<SessionServe> = [];
+beforeAll(assertBuilt);
+beforeEach(() => {
+  sandbox = makeSandbox();
+  serving = {
+    env: sandbox.env,
+    store: sandbox.store,
+    privateRoot: sandbox.privateRoot,
+    tmp: path.join(sandbox.root, "tmp"),
+  };
+});
+afterEach(async () => {
+  for (const server of servers) if (server.child.exitCode === null) server.child.kill("SIGKILL");
+  await Promise.all(servers.map((server) => server.exited));
+  servers = [];
+  sandbox.cleanup();
+});
+
+/** A server with the reaper's records visible. */
+const start = async () => {
+  const server = await startSessionServe(serving, { LOG_LEVEL: "cli=debug,info" });
+  servers.push(server);
+  return server;
+};
+
+/** The reaper's record of this start (it runs in the background). */
+const reaped = async (server: SessionServe): Promise<Record<string, number>> => {
+  await server.waitForStderr('msg="reaped ended sessions"');
+  const line = server
+    .stderr()
+    .split("\n")
+    .find((l) => l.includes('msg="reaped ended sessions"'));
+  const counts: Record<string, number> = {};
+  for (const [, key, value] of (line ?? "").matchAll(/ (removed|kept|live|failed)=(\d+)/g))
+    if (key !== undefined) counts[key] = Number(value);
+  return counts;
+};
+
+const commitNote = async (server: SessionServe, name: string, text: string) => {
+  writeFileSync(path.join(server.notebook(), name), text);
+  expect(await server.call("notes_commit", { message: name })).toMatchObject({ code: "OK" });
+};
+
+const sessionOf = (server: SessionServe) => path.basename(path.dirname(server.notebook()));
+
+describe("ended sessions leave nothing behind", () => {
+  it("every way a host stops serve but SIGKILL removes the published session directory, its private state and record", async () => {
+    for (const how of stopWays.filter((way) => way !== "SIGKILL")) {
+      const server = await start();
+      await commitNote(server, `${how}.md`, `stopped by ${how}\n`);
+      expect(await server.stop(how), how).toBe(0);
+      expect(sessionDirectories(serving.tmp), how).toEqual([]);
+      expect(privateLeftovers(serving.privateRoot), how).toEqual({ copies: [], sessions: [] });
+    }
+  });
+
+  it("after a SIGKILL, the next start reaps the session; a live, idle session is never reaped", async () => {
+    const killed = await start();
+    await commitNote(killed, "a.md", "published\n");
+    expect(await killed.stop("SIGKILL")).toBe("SIGKILL");
+    expect(sessionDirectories(serving.tmp)).toEqual([sessionOf(killed)]);
+
+    const idle = await start();
+    expect(await reaped(idle)).toMatchObject({ removed: 1, kept: 0, failed: 0 });
+    expect(sessionDirectories(serving.tmp)).toEqual([sessionOf(idle)]);
+    expect(privateLeftovers(serving.privateRoot).copies).toHaveLength(1); // idle's own copy
+
+    // Another start while `idle` lives and does nothing: its session is left alone.
+    const other = await start();
+    expect(await reaped(other)).toMatchObject({ removed: 0, live: 1 });
+    expect(sessionDirectories(serving.tmp)).toEqual([sessionOf(idle), sessionOf(other)].sort());
+    await commitNote(idle, "b.md", "still served\n");
+
+    for (const server of [idle, other]) expect(await server.stop("stdin")).toBe(0);
+    expect(sessionDirectories(serving.tmp)).toEqual([]);
+    expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], sessions: [] });
+  });
+
+  it("a killed session holding an unpublished note is kept across starts, and reaped once the note is published", async () => {
+    const killed = await start();
+    writeFileSync(path.join(killed.notebook(), "draft.md"), "not committed\n");
+    await killed.stop("SIGKILL");
+
+    const first = await start();
+    expect(await reaped(first)).toMatchObject({ removed: 0, kept: 1 });
+    expect(readFileSync(path.join(killed.notebook(), "draft.md"), "utf8")).toBe("not committed\n");
+    expect(await first.stop("SIGTERM")).toBe(0);
+    expect(sessionDirectories(serving.tmp)).toEqual([sessionOf(killed)]);
+    // Its private state stays: the CLI can still commit from it.
+    expect(privateLeftovers(serving.privateRoot).copies).toHaveLength(1);
+
+    const committed = await runQuire(
+      ["commit", killed.notebook(), "-m", "the draft", "--private-root", sandbox.privateRoot],
+      {
+        cwd: killed.notebook(),
+        env: { ...sandbox.env, QUIRE_STORE: `file:${sandbox.store}` },
+      },
+    );
+    expect(committed.code, committed.stderr).toBe(0);
+
+    const second = await start();
+    expect(await reaped(second)).toMatchObject({ removed: 1, kept: 0 });
+    expect(await second.stop("stdin")).toBe(0);
+    expect(sessionDirectories(serving.tmp)).toEqual([]);
+    expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], sessions: [] });
+  });
+
+  it("a session whose pid now belongs to a live process is not reaped; one whose directory vanished leaves no private state", async () => {
+    const reused = await start();
+    await commitNote(reused, "a.md", "a\n");
+    await reused.stop("SIGKILL");
+    // `reused`'s pid is taken by a live process (this test's own): its lock looks held.
+    const lock = path.join(sandbox.privateRoot, "sessions", `${sessionOf(reused).slice(6)}.lock`);
+    const owner = JSON.parse(readFileSync(lock, "utf8")) as Record<string, unknown>;
+    writeFileSync(lock, JSON.stringify({ ...owner, pid: process.pid, host: hostname() }));
+
+    const vanished = await start();
+    expect(await reaped(vanished)).toMatchObject({ removed: 0, live: 1 });
+    await commitNote(vanished, "b.md", "b\n");
+    await vanished.stop("SIGKILL");
+    // `vanished`'s directory is gone (a temp cleaner, a reboot), its private state is not.
+    rmSync(path.dirname(vanished.notebook()), { recursive: true });
+
+    const next = await start();
+    expect(await reaped(next)).toMatchObject({ removed: 1, live: 1, failed: 0 });
+    expect(sessionDirectories(serving.tmp)).toEqual([sessionOf(reused), sessionOf(next)].sort());
+    expect(readFileSync(path.join(reused.notebook(), "a.md"), "utf8")).toBe("a\n");
+    expect(await next.stop("stdin")).toBe(0);
+    // Left: `reused`'s copy and record (its lock is "held"), nothing of `vanished`.
+    expect(privateLeftovers(serving.privateRoot).copies).toHaveLength(1);
+    expect(privateLeftovers(serving.privateRoot).sessions).toEqual([
+      `${sessionOf(reused).slice(6)}.json`,
+      `${sessionOf(reused).slice(6)}.lock`,
+    ]);
+  });
+});
