@@ -20,6 +20,7 @@ export default defineConfig({
             "test/races/**",
             "test/fuzz/**",
             "test/sessions/**",
+            "test/disk/**",
           ],
           testTimeout: 60_000,
           hookTimeout: 60_000,
@@ -41,6 +42,16 @@ export default defineConfig({
           include: ["test/races/**/*.test.ts"],
           testTimeout: 1_200_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          // Needs root: it mounts a small tmpfs (npm run test:disk, run by CI).
+          name: "disk",
+          setupFiles,
+          include: ["test/disk/**/*.test.ts"],
+          testTimeout: 600_000,
+          hookTimeout: 60_000,
         },
       },
       {

@@ -9,7 +9,8 @@
  * - any other answer means nothing was published;
  * and once space is free again, the next call settles the copy and nothing is lost.
  *
- * Needs root (it mounts a tmpfs): run the unit suite as root, as CI does.
+ * Needs root (it mounts a tmpfs), so it is not part of `npm test`: `npm run test:disk`,
+ * run by CI as root.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
