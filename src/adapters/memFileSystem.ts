@@ -298,6 +298,11 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
     fstat: (descriptor) => fs.fstatSync(descriptor),
     lstat: (path) => fs.lstatSync(path),
     readdir: (path) => readdirNames(path),
+    readdirKinds: (path) =>
+      readdirNames(path).map((name) => ({
+        name,
+        directory: lstatOrUndefined(`${path}/${name}`)?.isDirectory() === true,
+      })),
     readdirRaw: (path) =>
       fs
         .readdirSync(path, { encoding: "buffer" })

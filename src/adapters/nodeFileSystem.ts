@@ -701,6 +701,10 @@ const treeCalls: SyncCalls = {
   fstat: (descriptor) => nodeFs.fstatSync(descriptor),
   lstat: (path) => nodeFs.lstatSync(path),
   readdir: (path) => nodeFs.readdirSync(path),
+  readdirKinds: (path) =>
+    nodeFs
+      .readdirSync(path, { withFileTypes: true })
+      .map((entry) => ({ name: entry.name, directory: entry.isDirectory() })),
   readdirRaw: (path) => nodeFs.readdirSync(path, { encoding: "buffer" }),
   read: (descriptor, buffer, offset, length, position) =>
     nodeFs.readSync(descriptor, buffer, offset, length, position),

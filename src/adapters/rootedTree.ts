@@ -59,6 +59,10 @@ export interface SyncCalls {
   readonly fstat: (descriptor: number) => StatsLike;
   readonly lstat: (path: string) => StatsLike;
   readonly readdir: (path: string) => ReadonlyArray<string>;
+  /** The names of a directory with whether each is a real directory (d_type, else lstat). */
+  readonly readdirKinds: (
+    path: string,
+  ) => ReadonlyArray<{ readonly name: string; readonly directory: boolean }>;
   /** The names of a directory as raw bytes (for names that are not UTF-8). */
   readonly readdirRaw: (path: string) => ReadonlyArray<Uint8Array>;
   readonly read: (
@@ -567,6 +571,32 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
       return { entries, undecodable };
     });
 
+  const listDirectories = (skipNames: ReadonlySet<string> = new Set()) =>
+    run(prefix, () => {
+      const found: string[] = [];
+      const pending: string[] = [""];
+      for (let relative = pending.pop(); relative !== undefined; relative = pending.pop()) {
+        const directory = full(relative);
+        let names: ReadonlyArray<{ readonly name: string; readonly directory: boolean }>;
+        try {
+          dirs.open(directory);
+          names = calls.readdirKinds(dirs.path(directory));
+        } catch (error) {
+          if (relative === "") throw error;
+          const reason = mapError(error, display(directory)).reason;
+          if (reason === "NotFound" || reason === "NotADirectory") continue; // swapped meanwhile
+          throw error;
+        }
+        for (const { name, directory: isDirectory } of names) {
+          if (!isDirectory || skipNames.has(name) || name.includes("\uFFFD")) continue;
+          const child = joinRelative(relative, name);
+          found.push(child);
+          pending.push(child);
+        }
+      }
+      return found;
+    });
+
   const info = (path: string) =>
     run(full(path), (): Option.Option<PathInfo> => {
       const [directory, name] = split(full(path));
@@ -700,6 +730,7 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
   return {
     root: display(prefix),
     walk,
+    listDirectories,
     info,
     readFile,
     replaceFile,

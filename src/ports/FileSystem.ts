@@ -141,6 +141,15 @@ export interface RootedTree {
     },
     FsError
   >;
+  /**
+   * Every real directory below the root (relative paths; symlinks are not directories),
+   * leaving out (neither listed nor entered) directories named in `skipNames` or whose
+   * name is not UTF-8:
+   * a walk that never looks at a file (one directory listing per directory, no `lstat`).
+   */
+  readonly listDirectories: (
+    skipNames?: ReadonlySet<string>,
+  ) => Effect.Effect<ReadonlyArray<string>, FsError>;
   /** `lstat` of one path; `None` if it (or a directory on the way) does not exist. */
   readonly info: (path: string) => Effect.Effect<Option.Option<PathInfo>, FsError>;
   /**

@@ -104,6 +104,22 @@ export const runRootedTreeContract = (name: string, make: () => Promise<TreeFixt
       ),
     );
 
+    it.effect(
+      "lists only real directories, never a file or a symlink, skipping the names asked",
+      () =>
+        withTree((f, tree) =>
+          Effect.gen(function* () {
+            f.host.mkdir(`${f.base}/tree/d/e`);
+            f.host.mkdir(`${f.base}/tree/.git/objects`);
+            f.host.write(`${f.base}/tree/d/a.md`, "a");
+            f.host.mkdir(`${f.base}/outside/deep`);
+            f.host.symlink(`${f.base}/outside`, `${f.base}/tree/link`);
+            const listed = yield* tree.listDirectories(new Set([".git"]));
+            expect([...listed].sort()).toEqual(["d", "d/e"]);
+          }),
+        ),
+    );
+
     it.effect("reports names that are not UTF-8 apart, lossily, without descending into them", () =>
       withTree((f, tree) =>
         Effect.gen(function* () {

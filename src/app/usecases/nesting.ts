@@ -52,15 +52,15 @@ export const refuseNestedCopies = (
         );
       }
     }
-    const { entries } = yield* tree
-      .walk(new Set([".git"]))
+    // Only directories can be copies: listed without looking at any file.
+    const directories = yield* tree
+      .listDirectories(new Set([".git"]))
       .pipe(Effect.mapError((error) => localFailure(error, "checking for nested working copies")));
-    for (const entry of entries) {
-      if (entry.kind !== "directory") continue;
-      if (yield* isCopy(fs, privateRoot, join(dir, ...entry.relativePath.split("/")), store)) {
+    for (const relativePath of directories) {
+      if (yield* isCopy(fs, privateRoot, join(dir, ...relativePath.split("/")), store)) {
         return yield* Effect.fail(
           nested(
-            `This directory contains another working copy of the same notebook (${entry.relativePath}); pull a directory that does not overlap it.`,
+            `This directory contains another working copy of the same notebook (${relativePath}); pull a directory that does not overlap it.`,
           ),
         );
       }
