@@ -18,7 +18,8 @@ const directoryFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 /**
  * How many directory descriptors one tree keeps open; beyond it, those not on the way to
  * the directory being opened are closed (and opened again through their parents when
- * needed), so a tree of many directories never runs the process out of descriptors.
+ * needed), so a tree of many directories never runs the process out of descriptors. (The
+ * directories on the way stay open: a path one level deeper than this keeps its depth.)
  */
 const maxOpen = 256;
 
@@ -62,6 +63,7 @@ export const openDirectoryHandles = (root: string): Directories | undefined => {
     directory === "" ? base : base === "/" ? `/${directory}` : `${base}/${directory}`;
   const display = hostPathOf;
   let closed = false;
+  let trimAbove = maxOpen;
 
   const parentOf = (directory: string): string => {
     const at = directory.lastIndexOf("/");
@@ -95,7 +97,12 @@ export const openDirectoryHandles = (root: string): Directories | undefined => {
       throw openFailure(error, display(directory));
     }
     descriptors.set(directory, descriptor);
-    if (descriptors.size > maxOpen) trim(directory);
+    if (descriptors.size > trimAbove) {
+      trim(directory);
+      // A deep chain keeps all its ancestors open, so a trim may free nothing: the next
+      // one waits until as many more are open, or every open would scan them all again.
+      trimAbove = Math.max(maxOpen, 2 * descriptors.size);
+    }
     return descriptor;
   };
 
