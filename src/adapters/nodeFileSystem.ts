@@ -727,6 +727,11 @@ export interface NodeFileSystemOptions {
    * `false` forces checked paths, the fallback of hosts without `/proc/self/fd` (tests).
    */
   readonly directoryHandles?: boolean;
+  /**
+   * Wraps the synchronous calls rooted trees make (tests: to act between two of them, as
+   * a racing process would); the identity by default.
+   */
+  readonly interpose?: (calls: SyncCalls) => SyncCalls;
 }
 
 const openTreeWith = (options: NodeFileSystemOptions) => (root: string) =>
@@ -736,7 +741,8 @@ const openTreeWith = (options: NodeFileSystemOptions) => (root: string) =>
         const handles = options.directoryHandles === false ? undefined : openDirectoryHandles(root);
         const directories = handles ?? openCheckedPaths((path) => nodeFs.lstatSync(path), root);
         directories.open("");
-        return { directories, tree: makeRootedTree(treeCalls, directories, root) };
+        const calls = options.interpose === undefined ? treeCalls : options.interpose(treeCalls);
+        return { directories, tree: makeRootedTree(calls, directories, root) };
       },
       catch: (error) => mapError(error, root),
     }),

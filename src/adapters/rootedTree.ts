@@ -19,8 +19,9 @@
  * temp file; the file at the path is renamed aside, checked against what the caller
  * expects (inode, size, mtime; content when asked), and the temp file is hard-linked to
  * the path — a link never replaces anything, so a file an editor saved at the path in
- * between is kept. The aside file is then removed, and checked once more through its
- * open descriptor: an in-place write that reached it meanwhile is handed back to the
+ * between is kept. The aside file is then removed (moved first, with directory handles,
+ * into the copy's top directory, so the last check of its directory is also the last
+ * moment a change there can happen), and checked once more through its open descriptor: an in-place write that reached it meanwhile is handed back to the
  * caller. A process killed mid-replace leaves the aside file (`.<name>.quire-<id>.aside`),
  * which the next scan puts back (ports/FileSystem.ts `setAsideName`).
  */
@@ -395,6 +396,48 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
     return undefined;
   };
 
+  /**
+   * With directory handles, moves a set-aside file from `directory` into the copy's top
+   * directory, under a temp name (a later scan tidies it away), before the directory's
+   * last check: what is finally unlinked is then never in a directory that moved out of
+   * the tree just after that check (a preempted call can sit there for milliseconds).
+   * `undefined` when it stays: the top directory itself, checked paths (where moving it
+   * back through a path could follow a swapped component), or another file system.
+   */
+  const toDiscard = (directory: string, aside: string, name: string): string | undefined => {
+    if (!dirs.handles || directory === prefix) return undefined;
+    const discard = dirs.entry(prefix, tempNameFor(name));
+    try {
+      calls.rename(aside, discard);
+      return discard;
+    } catch (error) {
+      if (codeOf(error) === "EXDEV") return undefined;
+      throw error;
+    }
+  };
+
+  /**
+   * Removes the set-aside file `aside` (of `name` in `directory`) for good, unless the
+   * directory moved: then `undo` runs, the file goes back under its name (or stays aside
+   * if the name was taken) and the answer is `false`.
+   */
+  const discardAside = (
+    directory: string,
+    name: string,
+    aside: string,
+    undo: () => void,
+  ): boolean => {
+    const discard = toDiscard(directory, aside, name);
+    if (!inPlace(directory)) {
+      undo();
+      if (discard !== undefined) calls.rename(discard, aside);
+      putBack(aside, dirs.entry(directory, name));
+      return false;
+    }
+    calls.unlink(discard ?? aside);
+    return true;
+  };
+
   const swapIn = (
     directory: string,
     name: string,
@@ -410,15 +453,11 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
       if (!linkNew(temp, target)) {
         // A file was saved at the name after ours was set aside: it is newer than what was
         // expected, so the set-aside one (exactly what was expected) may go.
-        calls.unlink(held.aside);
+        discardAside(directory, name, held.aside, () => undefined);
         return changed;
       }
-      if (!inPlace(directory)) {
-        unlinkIfOurs(target, tempDescriptor);
-        putBack(held.aside, target);
-        return changed;
-      }
-      calls.unlink(held.aside);
+      const undo = () => unlinkIfOurs(target, tempDescriptor);
+      if (!discardAside(directory, name, held.aside, undo)) return changed;
       removeTemp();
       const info = writtenInfo(tempDescriptor, written);
       return changedSince(held.descriptor, held.first, expected)
@@ -442,11 +481,7 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
     if (held === undefined) return changed;
     try {
       // Moved out of the tree while it was set aside: put back, remove nothing there.
-      if (!inPlace(directory)) {
-        putBack(held.aside, dirs.entry(directory, name));
-        return changed;
-      }
-      calls.unlink(held.aside);
+      if (!discardAside(directory, name, held.aside, () => undefined)) return changed;
       return changedSince(held.descriptor, held.first, expected)
         ? { _tag: "Overtaken", bytes: readAll(held.descriptor), info: Option.none() }
         : { _tag: "Done", info: Option.none() };
@@ -669,7 +704,20 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
         const [parent, name] = split(current);
         dirs.open(parent);
         dirs.verify(parent);
-        tolerate(["EEXIST"], () => calls.mkdir(dirs.entry(parent, name), mode));
+        let made = true;
+        try {
+          calls.mkdir(dirs.entry(parent, name), mode);
+        } catch (error) {
+          if (codeOf(error) !== "EEXIST") throw error;
+          made = false;
+        }
+        // Made in a directory that moved out meanwhile: taken back out (it is still empty).
+        if (made && !inPlace(parent)) {
+          tolerate(["ENOENT", "ENOTEMPTY", "EEXIST", "ENOTDIR"], () =>
+            calls.rmdir(dirs.entry(parent, name)),
+          );
+          dirs.verify(parent);
+        }
         // A symlink or file planted at the name meanwhile fails here: never followed.
         dirs.open(current);
       }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest";
 import { Effect, Option } from "effect";
+import { leftoverTempName, type Expectation, type RootedTree } from "../../src/ports/FileSystem.js";
 import { make, mapError } from "../../src/adapters/nodeFileSystem.js";
 import { runFileSystemContract, type LockHolder } from "../contract/fileSystemContract.js";
 import { runRootedTreeContract, type TreeHost } from "../contract/rootedTreeContract.js";
@@ -301,4 +302,72 @@ describe("nodeFileSystem", () => {
       }),
     );
   });
+});
+
+describe("rooted tree with directory handles: a directory moved out right after its last check", () => {
+  /** Every file below `dir` with its text, sorted by path; our temp files are nothing yet. */
+  const contents = (dir: string): Record<string, string> =>
+    Object.fromEntries(
+      nodeFs
+        .readdirSync(dir)
+        .filter((name) => !leftoverTempName.test(name))
+        .sort()
+        .map((name) => [name, nodeFs.readFileSync(join(dir, name), "utf8")]),
+    );
+
+  // The unlink that ends a guarded replace or remove comes after the directory's last
+  // check; a racing process that moves the directory out of the tree just then must find
+  // it unchanged afterwards: what is unlinked by then lies in the copy's top directory.
+  const raceAtUnlink = (
+    change: (tree: RootedTree, expected: Expectation) => Effect.Effect<unknown, unknown>,
+  ) =>
+    Effect.gen(function* () {
+      const root = freshRoot();
+      nodeFs.mkdirSync(join(root, "tree", "copy", "d"), { recursive: true });
+      nodeFs.mkdirSync(join(root, "outside"));
+      nodeFs.writeFileSync(join(root, "tree", "copy", "d", "a.md"), "old\n");
+      const moved = join(root, "outside", "d");
+      let armed = false;
+      let atMove: Record<string, string> | undefined;
+      const fs = make({
+        interpose: (calls) => ({
+          ...calls,
+          unlink: (path) => {
+            if (armed) {
+              armed = false;
+              nodeFs.renameSync(join(root, "tree", "copy", "d"), moved);
+              atMove = contents(moved);
+            }
+            calls.unlink(path);
+          },
+        }),
+      });
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const top = yield* fs.openTree(join(root, "tree"));
+          const tree = yield* top.subtree("copy");
+          const info = Option.getOrThrow(yield* tree.info("d/a.md"));
+          armed = true;
+          yield* change(tree, {
+            _tag: "File",
+            ino: info.ino,
+            size: info.size,
+            mtimeMs: info.mtimeMs,
+          });
+        }),
+      );
+      expect(atMove).toBeDefined();
+      expect(contents(moved)).toEqual(atMove);
+      nodeFs.rmSync(root, { recursive: true, force: true });
+    });
+
+  it.effect("a guarded replace leaves it as it was when it left", () =>
+    raceAtUnlink((tree, expected) =>
+      tree.replaceFile("d/a.md", new TextEncoder().encode("new\n"), expected, 0o644),
+    ),
+  );
+
+  it.effect("a guarded remove leaves it as it was when it left", () =>
+    raceAtUnlink((tree, expected) => tree.removeFile("d/a.md", expected)),
+  );
 });
