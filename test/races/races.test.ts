@@ -289,7 +289,13 @@ describe("working copies under concurrent editors and a hostile swapper", () => 
       expect(fresh.isError).toBe(false);
 
       const swapped = JSON.parse(fs.readFileSync(path.join(reports, "swapper.json"), "utf8")) as {
-        counts: { swaps: number; escapes: number; movedOut: number };
+        counts: {
+          swaps: number;
+          escapes: number;
+          movedOut: number;
+          undone: number;
+          undoneLate: number;
+        };
         escapes: unknown[];
       };
       const edits = [1, 2].map(
@@ -320,7 +326,7 @@ describe("working copies under concurrent editors and a hostile swapper", () => 
       console.log(`outcomes: ${summary}`);
       for (const [key, example] of examples) console.log(`  ${key}: ${example}`);
       console.log(
-        `edits=${edits.reduce((n, e) => n + e.written.length, 0)} movedOut=${swapped.counts.movedOut}`,
+        `edits=${edits.reduce((n, e) => n + e.written.length, 0)} movedOut=${swapped.counts.movedOut} undone=${swapped.counts.undone} undoneLate=${swapped.counts.undoneLate}`,
       );
       console.log(
         `calls=${calls} swaps=${swapped.counts.swaps} escapes=${escapes} lost=${lost.length}`,
