@@ -371,3 +371,54 @@ describe("rooted tree with directory handles: a directory moved out right after 
     raceAtUnlink((tree, expected) => tree.removeFile("d/a.md", expected)),
   );
 });
+
+describe("rooted tree with directory handles: a walk while a directory is swapped", () => {
+  it.effect(
+    "lists the real entries (none looks deleted) and reads the real content, never the outside's",
+    () =>
+      Effect.gen(function* () {
+        const root = freshRoot();
+        const dir = join(root, "tree", "d");
+        nodeFs.mkdirSync(dir, { recursive: true });
+        nodeFs.mkdirSync(join(root, "outside"));
+        nodeFs.writeFileSync(join(dir, "a.md"), "inside a\n");
+        nodeFs.writeFileSync(join(dir, "b.md"), "inside b\n");
+        nodeFs.mkdirSync(join(dir, "sub"));
+        // Outside: a file where the copy has one, a file where it has a directory, and
+        // nothing where it has b.md.
+        nodeFs.writeFileSync(join(root, "outside", "a.md"), "outside a, longer\n");
+        nodeFs.writeFileSync(join(root, "outside", "sub"), "outside sub\n");
+        let swapped = false;
+        const fs = make({
+          interpose: (calls) => ({
+            ...calls,
+            // Right after `d` is listed through its handle, it is swapped for a symlink.
+            readdirKinds: (path) => {
+              const listed = calls.readdirKinds(path);
+              if (!swapped && listed.some(({ name }) => name === "b.md")) {
+                swapped = true;
+                nodeFs.renameSync(dir, join(root, "tree", "d-real"));
+                nodeFs.symlinkSync(join(root, "outside"), dir);
+              }
+              return listed;
+            },
+          }),
+        });
+        const [entries, text] = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const tree = yield* fs.openTree(join(root, "tree"));
+            const { entries } = yield* tree.walk();
+            const read = yield* tree.readFile("d/a.md");
+            return [entries, new TextDecoder().decode(read.bytes)] as const;
+          }),
+        );
+        expect(swapped).toBe(true);
+        const kinds = Object.fromEntries(entries.map((e) => [e.relativePath, e.kind]));
+        expect(kinds["d/a.md"]).toBe("file");
+        expect(kinds["d/b.md"]).toBe("file");
+        expect(kinds["d/sub"]).toBe("directory");
+        expect(text).toBe("inside a\n");
+        nodeFs.rmSync(root, { recursive: true, force: true });
+      }),
+  );
+});
