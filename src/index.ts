@@ -12,7 +12,8 @@ export {
   type PullRequest,
   type CommitRequest,
 } from "./app/Notebook.js";
-export { notebookLayer, makeNotebook, type NotebookOptions } from "./app/usecases/notebookLayer.js";
+export { notebookLayer, makeNotebook } from "./app/usecases/notebookLayer.js";
+export type { NotebookOptions } from "./app/usecases/notebookOptions.js";
 export { probeStore } from "./app/usecases/probe.js";
 export {
   openNotebook,

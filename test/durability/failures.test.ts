@@ -6,7 +6,7 @@
 import { Effect, Option } from "effect";
 import { describe, expect, it } from "vitest";
 import type { FailpointStage } from "../../src/app/usecases/failpoints.js";
-import type { NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
+import type { NotebookOptions } from "../../src/app/usecases/notebookOptions.js";
 import * as ids from "../../src/adapters/idGenerator.js";
 import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
 import { copyDirectory } from "../../src/app/usecases/privateState.js";

@@ -20,7 +20,7 @@ import {
 import { encodePack } from "../../domain/pack.js";
 import type { CopyCall } from "./context.js";
 import { reach } from "./failpoints.js";
-import type { NotebookOptions } from "./notebookLayer.js";
+import type { NotebookOptions } from "./notebookOptions.js";
 import { rememberWritten } from "./lastWritten.js";
 import { publishManifest, readManifest, uploadPack, type RemoteView } from "./remote.js";
 

@@ -9,7 +9,7 @@ import type { ObjectStoreService } from "../../ports/ObjectStore.js";
 import type { BlobSource } from "./blobs.js";
 import type { PendingWrites } from "./pendingWrites.js";
 import type { CopyState, PrivateStateMemo } from "./privateState.js";
-import type { NotebookOptions } from "./notebookLayer.js";
+import type { NotebookOptions } from "./notebookOptions.js";
 
 /** The ports and settings a Notebook service was built with. */
 export interface Services {

@@ -5,7 +5,6 @@
  */
 import { Clock, Effect, Either, FiberRef, Layer, Option, Random, type Scope } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
-import type { PathSets } from "../../domain/pathSets.js";
 import { FileSystem, type RootedTree } from "../../ports/FileSystem.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
 import { ObjectStore } from "../../ports/ObjectStore.js";
@@ -15,7 +14,6 @@ import { makeBlobSource } from "./blobs.js";
 import { commit, validateMessage } from "./commit.js";
 import { holdsOnlyPublished } from "./sessionEnd.js";
 import type { CopyCall, Services } from "./context.js";
-import type { Failpoint } from "./failpoints.js";
 import { localFailure } from "./failures.js";
 import {
   copyDirectory,
@@ -28,37 +26,7 @@ import { refuseNestedCopies } from "./nesting.js";
 import { makePendingWrites } from "./pendingWrites.js";
 import { openWorkingCopy } from "./openCopy.js";
 import { pull } from "./pull.js";
-
-/** The settings the use cases need, already validated by configuration. */
-export interface NotebookOptions {
-  /** Absolute, canonical workspace root: every working copy is at or below it. */
-  readonly workspaceRoot: string;
-  /** Absolute notebook directory that an omitted/empty `path` means. */
-  readonly notebookDirectory: string;
-  /** Absolute private root (never at or below the workspace root). */
-  readonly privateRoot: string;
-  /** The file store's directory when the store is one: no working copy may overlap it. */
-  readonly storeDirectory?: string;
-  /** The user's home directory, for `~/` expansion. */
-  readonly homeDirectory: string;
-  /** Maximum CAS retries before REMOTE_BUSY (0..100). */
-  readonly commitRetries: number;
-  /** Increments after which a checkpoint is written. */
-  readonly checkpointPacks: number;
-  /** Previous checkpoint chains kept in the manifest (0..64). */
-  readonly retainedCheckpoints: number;
-  /** The writable and read-only path sets commits are confined to (none when omitted). */
-  readonly pathSets?: PathSets;
-  /**
-   * Tail bytes (sum of the active increments' sizes) beyond which a checkpoint is
-   * written even below `checkpointPacks`; default 64 MiB.
-   */
-  readonly checkpointBytes?: number;
-  /** Publish commits that delete most or all of the notebook (default false: MASS_DELETE). */
-  readonly allowMassDelete?: boolean;
-  /** Fault injection for tests: called at each failpoint stage; absent in production. */
-  readonly failpoint?: Failpoint;
-}
+import type { NotebookOptions } from "./notebookOptions.js";
 
 /** How long a call waits for another process holding the same working copy. */
 const lockTimeoutMs = 30_000;
