@@ -13,8 +13,8 @@ export {
   type CommitRequest,
 } from "./app/Notebook.js";
 export { notebookLayer, makeNotebook } from "./app/usecases/notebookLayer.js";
-export type { NotebookOptions } from "./app/usecases/notebookOptions.js";
-export { probeStore } from "./app/usecases/probe.js";
+export type { NotebookOptions } from "./app/usecases/shared/notebookOptions.js";
+export { probeStore } from "./app/usecases/commit/probe.js";
 export {
   openNotebook,
   type OpenNotebookOptions,

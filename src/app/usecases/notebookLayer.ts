@@ -9,24 +9,24 @@ import { FileSystem, type RootedTree } from "../../ports/FileSystem.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
 import { ObjectStore } from "../../ports/ObjectStore.js";
 import { Notebook, type NotebookService, type SyncReport } from "../Notebook.js";
-import { tidyAfterAnswer, tidyUpsDone } from "./afterAnswer.js";
-import { makeBlobSource } from "./blobs.js";
-import { commit, validateMessage } from "./commit.js";
-import { holdsOnlyPublished } from "./sessionEnd.js";
-import type { CopyCall, Services } from "./context.js";
-import { localFailure } from "./failures.js";
+import { tidyAfterAnswer, tidyUpsDone } from "./shared/afterAnswer.js";
+import { makeBlobSource } from "./workingCopy/blobs.js";
+import { commit, validateMessage } from "./commit/commit.js";
+import { holdsOnlyPublished } from "./workingCopy/sessionEnd.js";
+import type { CopyCall, Services } from "./shared/context.js";
+import { localFailure } from "./shared/failures.js";
 import {
   copyDirectory,
   ensureCopyDirectory,
   loadState,
   lockFile,
   makePrivateStateMemo,
-} from "./privateState.js";
-import { refuseNestedCopies } from "./nesting.js";
-import { makePendingWrites } from "./pendingWrites.js";
-import { openWorkingCopy } from "./openCopy.js";
-import { pull } from "./pull.js";
-import type { NotebookOptions } from "./notebookOptions.js";
+} from "./workingCopy/privateState.js";
+import { refuseNestedCopies } from "./workingCopy/nesting.js";
+import { makePendingWrites } from "./workingCopy/pendingWrites.js";
+import { openWorkingCopy } from "./workingCopy/openCopy.js";
+import { pull } from "./pull/pull.js";
+import type { NotebookOptions } from "./shared/notebookOptions.js";
 
 /** How long a call waits for another process holding the same working copy. */
 const lockTimeoutMs = 30_000;
