@@ -136,7 +136,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
     /**
      * Runs `body` holding the copy (its permit, then its lock). The call's housekeeping
      * (`afterAnswer`), the end of its cache writes and the release of the copy run after
-     * it has answered (afterAnswer.ts), or before it answers with `tidyFirst` (a caller
+     * it has answered (shared/afterAnswer.ts), or before it answers with `tidyFirst` (a caller
      * that removes the private directory once the lock is released).
      */
     const withCopy = <A>(
@@ -147,7 +147,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
       Effect.gen(function* () {
         const copyDir = copyDirectory(options.privateRoot, resolved.path, store.identity);
         const cacheWrites = makePendingWrites();
-        // Keyed: a later step under the same key replaces an earlier one (context.ts).
+        // Keyed: a later step under the same key replaces an earlier one (shared/context.ts).
         const housekeeping = new Map<string, Effect.Effect<void>>();
         const value = yield* Effect.uninterruptibleMask((restore) =>
           Effect.gen(function* () {
@@ -184,7 +184,8 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                 ),
               { discard: true },
             ).pipe(
-              // Cache writes of this call end before its lock is released (pendingWrites.ts).
+              // Cache writes of this call end before its lock is released
+              // (workingCopy/pendingWrites.ts).
               Effect.zipRight(cacheWrites.drain),
               Effect.ensuring(release),
               Effect.ensuring(permit.release(1)),
@@ -297,7 +298,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
 
 /**
  * The Notebook service built from the ports. Closing the layer waits for the
- * housekeeping of calls that have answered (afterAnswer.ts).
+ * housekeeping of calls that have answered (shared/afterAnswer.ts).
  */
 export const notebookLayer = (
   options: NotebookOptions,

@@ -459,7 +459,7 @@ export const commit = (
     }
     let state: CopyState = call.state.value;
     // A rewrite that was interrupted, or an earlier commit that may have been accepted
-    // without its copy being settled: resynchronise first (rewriteIntent.ts).
+    // without its copy being settled: resynchronise first (workingCopy/rewriteIntent.ts).
     const intent = yield* loadIntent(call, state);
     const unsettled = Option.isSome(intent) && intent.value.publication !== null;
     if (state.recoveryRequired || unsettled) {

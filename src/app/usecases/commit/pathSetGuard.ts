@@ -47,7 +47,8 @@ export const enforcePathSets = (
       const id = base.get(path);
       if (id !== undefined) target.set(path, id);
     }
-    // A file saved meanwhile is left as it was (rewrite.ts): the next commit refuses it again.
+    // A file saved meanwhile is left as it was (workingCopy/rewrite.ts): the next commit
+    // refuses it again.
     yield* materialise(call.tree, scan, target, paths, call.blobs);
     return yield* Effect.fail(
       domainError({

@@ -138,7 +138,8 @@ const fetchPack = (
           ),
         );
     const cacheFailure = (error: FsError) => localFailure(error, "caching a pack");
-    // Durable before any record names it, not before the call goes on (pendingWrites.ts).
+    // Durable before any record names it, not before the call goes on
+    // (workingCopy/pendingWrites.ts).
     const cacheInCopy = (bytes: Uint8Array) =>
       ctx.cacheWrites.start(write(bytes).pipe(Effect.mapError(cacheFailure)));
     // `source` holds `bytes` durably and is never changed in place: a link and one sync of
@@ -355,7 +356,7 @@ export const readRemote = (
  * the copy's cache or the store wait on I/O, so up to 8 are fetched at once; those the
  * process remembers take microseconds (bytes in memory, a cache write started in the
  * background), so they run one after another in this fiber, which costs less than a
- * fiber each (pooled.ts).
+ * fiber each (shared/pooled.ts).
  */
 const fetchPacks = (
   ctx: RemoteContext,

@@ -44,7 +44,8 @@ export const synchronise = (
   prune: "now" | "afterAnswer" = "now",
 ): Effect.Effect<Synchronised, DomainError> =>
   Effect.gen(function* () {
-    // The downloaded packs are cached once the working copy is written (pendingWrites.ts).
+    // The downloaded packs are cached once the working copy is written
+    // (workingCopy/pendingWrites.ts).
     const call: CopyCall = { ...given, cacheWrites: deferUntilAwaited(given.cacheWrites) };
     const known = knownView(call.state);
     // The merge base: the baseline, but for files a person saved during an earlier call.
@@ -55,7 +56,7 @@ export const synchronise = (
     const scan = yield* scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs);
     const remote = yield* readRemote(call, known);
     // A copy whose rewrite (or whose commit, after its swap) was interrupted is rolled
-    // forward and merged against the state it was settling on (see rewriteIntent.ts).
+    // forward and merged against the state it was settling on (see workingCopy/rewriteIntent.ts).
     const onDisk = scanTree(scan);
     const intent = Option.isSome(call.state)
       ? yield* loadIntent(call, call.state.value)

@@ -9,7 +9,7 @@
  * same copy (in this process: its permit; in another: its lock) still starts only
  * after it, exactly as before.
  *
- * Process-wide, like the batches of publishBatch.ts: whoever closes a Notebook waits
+ * Process-wide, like the batches of commit/publishBatch.ts: whoever closes a Notebook waits
  * for every tidy-up still running ({@link tidyUpsDone}), so a CLI run or a server
  * stopping does not exit with a lock file left behind.
  */

@@ -30,9 +30,9 @@ export interface CopyCall extends Services {
   readonly blobs: BlobSource;
   /** The private state as loaded at the start of the call (`None`: never pulled). */
   readonly state: Option.Option<CopyState>;
-  /** What this process remembers of decoded private state (see privateState.ts). */
+  /** What this process remembers of decoded private state (see workingCopy/privateState.ts). */
   readonly memo: PrivateStateMemo;
-  /** Cache writes of downloaded packs still in flight (see pendingWrites.ts). */
+  /** Cache writes of downloaded packs still in flight (see workingCopy/pendingWrites.ts). */
   readonly cacheWrites: PendingWrites;
   /**
    * Schedules housekeeping under `key` for after the call has answered, while the copy

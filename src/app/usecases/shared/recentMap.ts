@@ -1,10 +1,10 @@
 /**
  * A map that keeps only its most recently used entries within a total weight (and, if
  * asked, a count): the one bounded memory behind the memo of decoded private state
- * (privateState.ts, weight 1 per copy), the process's recent packs (recentPacks.ts,
- * weight = bytes, and a count), what the process last wrote per store (lastWritten.ts)
- * and the notebooks a sharing process keeps for other processes' settings
- * (share/share.ts).
+ * (workingCopy/privateState.ts, weight 1 per copy), the process's recent packs
+ * (commit/recentPacks.ts, weight = bytes, and a count), what the process last wrote per
+ * store (commit/lastWritten.ts) and the notebooks a sharing process keeps for other
+ * processes' settings (share/share.ts).
  */
 
 /** A map that forgets its least recently used entries beyond its bound. */

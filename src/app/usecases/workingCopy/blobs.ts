@@ -91,7 +91,7 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
             })
           : localFailure(error, "reading the object cache"),
       ),
-      // A cached pack may be the store's own file (remote.ts links it), so damage to
+      // A cached pack may be the store's own file (commit/remote.ts links it), so damage to
       // that one file reaches here: bytes that do not hash to their id are refused, never
       // merged as if they were the base.
       Effect.filterOrFail(

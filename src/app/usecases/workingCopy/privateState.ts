@@ -389,7 +389,7 @@ export const writeBaselineFile = (
  * `recoveryRequired` cleared), then removes every other baseline file and the cached
  * packs it does not refer to (best effort). The caller has made the packs it refers
  * to durable. The removal runs when `schedulePrune` runs it: at once by default; a
- * call may leave it for after its answer (afterAnswer.ts), since nothing it answers
+ * call may leave it for after its answer (shared/afterAnswer.ts), since nothing it answers
  * depends on it.
  */
 export const recordBaseline = (

@@ -99,7 +99,7 @@ export const diffStats = (
   });
 
 /**
- * Leaves `tidy` for after the call's answer (afterAnswer.ts), replacing what an earlier
+ * Leaves `tidy` for after the call's answer (shared/afterAnswer.ts), replacing what an earlier
  * settle of the same call left under `key`: only the last stat cache is worth writing.
  */
 const afterAnswer =
@@ -169,7 +169,7 @@ const heldBases = (
  * merged again is held, keeps the merge base it had (the state's `held`),
  * and is listed in the result.
  *
- * The stat cache is written after the call's answer (afterAnswer.ts). So is the prune
+ * The stat cache is written after the call's answer (shared/afterAnswer.ts). So is the prune
  * of baseline files and cached packs the new baseline no longer needs, when `prune` is
  * "afterAnswer": only for a call's last settle, since it keeps nothing the call writes
  * into private state after it (a commit's intent and packs, say).

@@ -34,7 +34,7 @@ export const maxFileBytes = 32 * 1024 * 1024;
 
 /**
  * Reading or writing the notes of a working copy: a note is small, so one worker does a
- * few of them faster than a fiber each would (pooled.ts); many still overlap, in up to
+ * few of them faster than a fiber each would (shared/pooled.ts); many still overlap, in up to
  * 16 workers (a pull's thousands of files when the journal is busy and writes wait).
  */
 export const noteIo: PoolShape = { workers: 16, itemsPerWorker: 8 };
