@@ -1,6 +1,14 @@
-/** Layer direction of the hexagon (SPEC §1): domain is pure, ports depend only on domain, adapters never on app. */
+/** Layer direction of the hexagon (SPEC §1): domain is pure, ports depend only on domain, adapters never on app; and no module imports itself through others. */
 module.exports = {
   forbidden: [
+    {
+      // A cycle makes a module's meaning depend on load order and hides which stage comes
+      // first; type-only imports count too (tsPreCompilationDeps), as they couple as much.
+      name: "no-circular",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
     {
       name: "domain-is-pure",
       severity: "error",

@@ -70,7 +70,7 @@ const drive = async (startWriter, k, warmupMs, measureMs, cpuSeconds) => {
 /** The debug record commit.ts writes for each lost compare-and-swap (counted in MCP mode). */
 const LOST_RACE_LOG = "lost the race for current; re-merging";
 const lostRaceLogged = () =>
-  readFileSync(path.join(repoRoot, "dist/src/app/usecases/commit.js"), "utf8").includes(
+  readFileSync(path.join(repoRoot, "dist/src/app/usecases/commit/commit.js"), "utf8").includes(
     LOST_RACE_LOG,
   );
 

@@ -12,8 +12,9 @@ export {
   type PullRequest,
   type CommitRequest,
 } from "./app/Notebook.js";
-export { notebookLayer, makeNotebook, type NotebookOptions } from "./app/usecases/notebookLayer.js";
-export { probeStore } from "./app/usecases/probe.js";
+export { notebookLayer, makeNotebook } from "./app/usecases/notebookLayer.js";
+export type { NotebookOptions } from "./app/usecases/shared/notebookOptions.js";
+export { probeStore } from "./app/usecases/commit/probe.js";
 export {
   openNotebook,
   type OpenNotebookOptions,

@@ -47,7 +47,7 @@ import { compareKeys } from "./keyOrder.js";
 /**
  * Runs `first` and `second` at once, each to its end, and gives both outcomes; one
  * fiber is forked (for `second`), where `Effect.all` forks two and coordinates them at
- * ~5× the CPU (app/usecases/pooled.ts) — a put runs two such pairs.
+ * ~5× the CPU (app/usecases/shared/pooled.ts) — a put runs two such pairs.
  */
 const bothOutcomes = <A, B, E1, E2>(
   first: Effect.Effect<A, E1>,

@@ -52,7 +52,7 @@ export interface NotebookService {
   /**
    * Removes the working copy at `path` (default: the notebook directory) and its private
    * state if it holds nothing unpublished (see `holdsOnlyPublished` in
-   * usecases/sessionEnd.ts): `true` when removed, `false` when kept untouched (also for
+   * usecases/workingCopy/sessionEnd.ts): `true` when removed, `false` when kept untouched (also for
    * a directory that does not exist). For `serve`'s own session directory at shutdown.
    * Fails only when the copy cannot be inspected or removing it failed part-way (then
    * only published notes were lost from the directory).

@@ -18,13 +18,14 @@ import { IdGenerator } from "../ports/IdGenerator.js";
 import { ObjectStore } from "../ports/ObjectStore.js";
 import type { RuntimeConfig, StoreConfig } from "./config.js";
 import { isAtOrBelow } from "./config/paths.js";
-import { type NotebookOptions, makeNotebook, notebookLayer } from "./usecases/notebookLayer.js";
+import { makeNotebook, notebookLayer } from "./usecases/notebookLayer.js";
+import type { NotebookOptions } from "./usecases/shared/notebookOptions.js";
 import * as UnixSocketChannel from "../adapters/unixSocketChannel.js";
 import { LocalChannel } from "../ports/LocalChannel.js";
 import { Notebook as NotebookTag } from "./Notebook.js";
 import { sharedNotebook } from "./share/share.js";
-import { probeStore } from "./usecases/probe.js";
-import { tidyUpsDone } from "./usecases/afterAnswer.js";
+import { probeStore } from "./usecases/commit/probe.js";
+import { tidyUpsDone } from "./usecases/shared/afterAnswer.js";
 import { withStoreLogging } from "./storeLogging.js";
 import { abandonSession, claimSession } from "./sessions.js";
 

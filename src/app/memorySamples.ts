@@ -11,7 +11,7 @@
 import { runInNewContext } from "node:vm";
 import { getHeapCodeStatistics, setFlagsFromString } from "node:v8";
 import { Duration, Effect, FiberRef, HashMap, Runtime, type Scope } from "effect";
-import { tidyUpsDone } from "./usecases/afterAnswer.js";
+import { tidyUpsDone } from "./usecases/shared/afterAnswer.js";
 
 /** How long a sample waits for the housekeeping of answered calls before it collects. */
 const tidyWaitMs = 1_000;

@@ -14,7 +14,7 @@
  * A `serve` start reaps, in the background, every recorded session whose lock it can
  * take (its process is gone): the notebook directory and the copy's private state are
  * removed when everything in it is published, exactly as the session's own end would
- * have done (usecases/sessionEnd.ts); a directory that is gone (a cleaned temp directory,
+ * have done (usecases/workingCopy/sessionEnd.ts); a directory that is gone (a cleaned temp directory,
  * a reboot) leaves only its private state, which is removed; a directory holding
  * anything unpublished is kept with its private state and its record, and looked at
  * again by later starts. A live process's session is never touched, however idle: its
@@ -28,9 +28,9 @@ import { parseStrictJson } from "../domain/strictJson.js";
 import { encodeText } from "../domain/content.js";
 import type { FileSystemService, FsError } from "../ports/FileSystem.js";
 import { StoreError, type ObjectStoreService } from "../ports/ObjectStore.js";
-import type { Services } from "./usecases/context.js";
+import type { Services } from "./usecases/shared/context.js";
 import { makeNotebook } from "./usecases/notebookLayer.js";
-import { copyDirectory } from "./usecases/privateState.js";
+import { copyDirectory } from "./usecases/workingCopy/privateState.js";
 
 /** A session id: the random part of its directory's name. */
 export const sessionIdPattern = /^[0-9a-f]{16}$/;

@@ -1,7 +1,7 @@
 import { Deferred, Effect, Fiber } from "effect";
 import { describe, expect, it } from "vitest";
-import { tidyAfterAnswer, tidyUpsDone } from "../../src/app/usecases/afterAnswer.js";
-import { copyDirectory } from "../../src/app/usecases/privateState.js";
+import { tidyAfterAnswer, tidyUpsDone } from "../../src/app/usecases/shared/afterAnswer.js";
+import { copyDirectory } from "../../src/app/usecases/workingCopy/privateState.js";
 import { memNotebook } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };

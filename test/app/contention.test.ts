@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { busyError, type Setback } from "../../src/app/usecases/contention.js";
+import { busyError, type Setback } from "../../src/app/usecases/commit/contention.js";
 
 const setbacks: ReadonlyArray<Setback> = ["lost", "aborted", "noPlace"];
 

@@ -11,7 +11,7 @@ import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import type { SyncReport } from "../../src/app/Notebook.js";
 import { copyLockWaitMs, makeNotebook } from "../../src/app/usecases/notebookLayer.js";
-import { copyDirectory, lockFile } from "../../src/app/usecases/privateState.js";
+import { copyDirectory, lockFile } from "../../src/app/usecases/workingCopy/privateState.js";
 import type { DomainError } from "../../src/domain/errors.js";
 import { baseOptions } from "./memNotebook.js";
 

@@ -7,7 +7,8 @@ import { Effect } from "effect";
 import * as ids from "../../src/adapters/idGenerator.js";
 import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
-import { makeNotebook, type NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
+import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
+import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOptions.js";
 import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
 
 /** The notebook options of the use-case and durability tests. */

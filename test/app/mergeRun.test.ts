@@ -5,8 +5,8 @@
  */
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
-import type { BlobSource } from "../../src/app/usecases/blobs.js";
-import { runMerge } from "../../src/app/usecases/mergeRun.js";
+import type { BlobSource } from "../../src/app/usecases/workingCopy/blobs.js";
+import { runMerge } from "../../src/app/usecases/pull/mergeRun.js";
 import { contentId, encodeText } from "../../src/domain/content.js";
 import type { Tree } from "../../src/domain/tree.js";
 

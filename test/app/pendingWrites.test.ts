@@ -1,7 +1,10 @@
 import { describe, expect, it } from "@effect/vitest";
 import { Deferred, Effect, Exit, Fiber } from "effect";
 import { domainError } from "../../src/domain/errors.js";
-import { deferUntilAwaited, makePendingWrites } from "../../src/app/usecases/pendingWrites.js";
+import {
+  deferUntilAwaited,
+  makePendingWrites,
+} from "../../src/app/usecases/workingCopy/pendingWrites.js";
 
 const failure = domainError({
   code: "ENGINE_FAILED",

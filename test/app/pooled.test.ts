@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest";
 import { Cause, Deferred, Effect, Exit, Fiber, FiberId, Option } from "effect";
-import { alongside, forEachPooled } from "../../src/app/usecases/pooled.js";
+import { alongside, forEachPooled } from "../../src/app/usecases/shared/pooled.js";
 
 /** Items that each wait for a turn of the scheduler, recording how many ran at once. */
 const tracked = () => {

@@ -11,7 +11,7 @@ import {
   saveBaseline,
   saveStats,
   type BlobRef,
-} from "../../src/app/usecases/privateState.js";
+} from "../../src/app/usecases/workingCopy/privateState.js";
 
 const sha = (c: string) => c.repeat(64);
 const ref = (id: string): BlobRef => ({ id: sha(id), pack: sha("c"), offset: 0, size: 1 });

@@ -4,7 +4,7 @@ import { Deferred, Effect, Exit, Fiber, Layer, Option } from "effect";
 import * as IdGeneratorAdapter from "../../src/adapters/idGenerator.js";
 import * as FaultyStore from "../../src/adapters/faultyObjectStore.js";
 import * as MemoryStore from "../../src/adapters/memoryObjectStore.js";
-import { probeStore } from "../../src/app/usecases/probe.js";
+import { probeStore } from "../../src/app/usecases/commit/probe.js";
 import type { DomainError } from "../../src/domain/errors.js";
 import {
   ObjectStore,

@@ -7,7 +7,7 @@ import {
   type BatchStart,
   type Prepared,
   type Swap,
-} from "../../src/app/usecases/publishBatch.js";
+} from "../../src/app/usecases/commit/publishBatch.js";
 
 /** A manifest standing for "what `current` would be": only its identity matters here. */
 const manifest = (generation: number, head: string): Manifest => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { makeRecentPacks } from "../../src/app/usecases/recentPacks.js";
+import { makeRecentPacks } from "../../src/app/usecases/commit/recentPacks.js";
 
 const bytes = (n: number) => new Uint8Array(n);
 

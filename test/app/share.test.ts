@@ -20,8 +20,9 @@ import {
   sharedNotebook,
   type ShareTiming,
 } from "../../src/app/share/share.js";
-import { copyDirectory, lockFile } from "../../src/app/usecases/privateState.js";
-import { makeNotebook, type NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
+import { copyDirectory, lockFile } from "../../src/app/usecases/workingCopy/privateState.js";
+import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
+import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOptions.js";
 import type { DomainError } from "../../src/domain/errors.js";
 import type { LocalChannelService } from "../../src/ports/LocalChannel.js";
 import { baseOptions } from "./memNotebook.js";

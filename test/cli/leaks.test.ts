@@ -141,7 +141,7 @@ describe("no leaks on error paths, with debug logging", () => {
   // the regular expressions of pack keys and ids), so the candid text is no longer one
   // line per element and its "message" is not human text. Source: decodeManifest in
   // src/domain/manifest.ts (`problem: ParseResult.TreeFormatter.formatIssueSync(...)`,
-  // surfaced by src/app/usecases/remote.ts as `The manifest is invalid: ${problem}`).
+  // surfaced by src/app/usecases/commit/remote.ts as `The manifest is invalid: ${problem}`).
   // pack.ts's header decoder does the same for PACK_INVALID.
   it("PRODUCT BUG: the MANIFEST_INVALID candid text is one line per element, without a schema dump", () => {
     if (manifestInvalid === undefined) throw new Error("the previous test did not run");

@@ -1,7 +1,7 @@
 import { Effect, Either } from "effect";
 import { describe, expect, it } from "vitest";
-import { checkpointDue, planCheckpoint } from "../../src/app/usecases/checkpoint.js";
-import type { NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
+import { checkpointDue, planCheckpoint } from "../../src/app/usecases/maintenance/checkpoint.js";
+import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOptions.js";
 import type { Manifest, PackDescriptor } from "../../src/domain/manifest.js";
 import { decodeManifest, encodeManifest } from "../../src/domain/manifest.js";
 import { commit, keysOf, manifestOf, pull, referencedKeys, world, type World } from "./harness.js";

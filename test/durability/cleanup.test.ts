@@ -2,7 +2,12 @@ import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import * as faulty from "../../src/adapters/faultyObjectStore.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
-import { cleanup, cutoffOf, deletable, packGeneration } from "../../src/app/usecases/cleanup.js";
+import {
+  cleanup,
+  cutoffOf,
+  deletable,
+  packGeneration,
+} from "../../src/app/usecases/maintenance/cleanup.js";
 import { encodeManifest, type Manifest, type PackDescriptor } from "../../src/domain/manifest.js";
 import { keysOf } from "./harness.js";
 

@@ -5,12 +5,12 @@
  */
 import { Effect, Option } from "effect";
 import { describe, expect, it } from "vitest";
-import type { FailpointStage } from "../../src/app/usecases/failpoints.js";
-import type { NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
+import type { FailpointStage } from "../../src/app/usecases/shared/failpoints.js";
+import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOptions.js";
 import * as ids from "../../src/adapters/idGenerator.js";
 import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
-import { copyDirectory } from "../../src/app/usecases/privateState.js";
-import { rememberWritten } from "../../src/app/usecases/lastWritten.js";
+import { copyDirectory } from "../../src/app/usecases/workingCopy/privateState.js";
+import { rememberWritten } from "../../src/app/usecases/commit/lastWritten.js";
 import type { FileSystemService } from "../../src/ports/FileSystem.js";
 import { encodeText } from "../../src/domain/content.js";
 import { domainError } from "../../src/domain/errors.js";

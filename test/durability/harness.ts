@@ -21,7 +21,7 @@ import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import * as S3Store from "../../src/adapters/s3ObjectStore.js";
 import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
-import type { NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
+import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOptions.js";
 import type { DomainError } from "../../src/domain/errors.js";
 import { allDescriptors, decodeManifest, type Manifest } from "../../src/domain/manifest.js";
 import { ObjectStore, type ObjectStoreService } from "../../src/ports/ObjectStore.js";

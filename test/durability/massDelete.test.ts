@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { massDeletion } from "../../src/app/usecases/massDelete.js";
+import { massDeletion } from "../../src/app/usecases/commit/massDelete.js";
 import { commit, commitFails, etagOf, pull, world } from "./harness.js";
 
 const tree = (n: number): Map<string, string> =>

@@ -17,10 +17,11 @@ import * as faultyStore from "../../src/adapters/faultyObjectStore.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import { callTool } from "../../src/app/mcp/server.js";
 import { Notebook, type NotebookService } from "../../src/app/Notebook.js";
-import type { FailpointStage } from "../../src/app/usecases/failpoints.js";
-import { makeNotebook, type NotebookOptions } from "../../src/app/usecases/notebookLayer.js";
-import { copyDirectory } from "../../src/app/usecases/privateState.js";
-import { probeStore } from "../../src/app/usecases/probe.js";
+import type { FailpointStage } from "../../src/app/usecases/shared/failpoints.js";
+import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
+import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOptions.js";
+import { copyDirectory } from "../../src/app/usecases/workingCopy/privateState.js";
+import { probeStore } from "../../src/app/usecases/commit/probe.js";
 import { encodeText } from "../../src/domain/content.js";
 import { errorEnvelope } from "../../src/domain/envelope.js";
 import {

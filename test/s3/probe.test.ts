@@ -10,7 +10,7 @@ import * as FaultyStore from "../../src/adapters/faultyObjectStore.js";
 import * as IdGeneratorAdapter from "../../src/adapters/idGenerator.js";
 import * as MinioStore from "../../src/adapters/minioObjectStore.js";
 import * as S3Store from "../../src/adapters/s3ObjectStore.js";
-import { probeStore } from "../../src/app/usecases/probe.js";
+import { probeStore } from "../../src/app/usecases/commit/probe.js";
 import type { DomainError } from "../../src/domain/errors.js";
 import { ObjectStore } from "../../src/ports/ObjectStore.js";
 import { freshPrefix, s3TestEnv, storeOptions, withEnv } from "./env.js";

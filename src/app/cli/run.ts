@@ -16,7 +16,7 @@ import * as NodePath from "node:path";
 import { FileSystem } from "../../ports/FileSystem.js";
 import * as IdGeneratorAdapter from "../../adapters/idGenerator.js";
 import { notebookOptions, withNotebook, type Workspace } from "../layers.js";
-import { isAtOrBelow, overlapsStore, storeOverlapError } from "../usecases/openCopy.js";
+import { isAtOrBelow, overlapsStore, storeOverlapError } from "../usecases/workingCopy/openCopy.js";
 import { defaultGraceMs } from "../mcp/grace.js";
 import { type Terminal, exitCodes } from "./terminal.js";
 

@@ -21,7 +21,7 @@ import {
   fileReasons,
 } from "../../domain/errors.js";
 import type { SyncReport } from "../Notebook.js";
-import type { NotebookOptions } from "../usecases/notebookLayer.js";
+import type { NotebookOptions } from "../usecases/shared/notebookOptions.js";
 
 /** Bumped whenever a frame's shape changes. */
 export const protocolVersion = 1;

@@ -1,6 +1,6 @@
 /**
  * Sharing one process among the `serve` processes of one file store on one host. Each
- * process's commits publish in batches (usecases/publishBatch.ts), but separate
+ * process's commits publish in batches (usecases/commit/publishBatch.ts), but separate
  * processes can only race each other for `current`, and every lost race repeats the
  * work. So the first `serve` process of a store listens on a local channel named for the
  * store and the release, and the others send it their calls, each with its own
@@ -37,9 +37,9 @@ import type { ChannelHandler, LocalChannelService } from "../../ports/LocalChann
 import { keyDigest } from "../keyDigest.js";
 import { callPrivatePaths } from "../logging.js";
 import type { NotebookService, SyncReport } from "../Notebook.js";
-import type { Services } from "../usecases/context.js";
+import type { Services } from "../usecases/shared/context.js";
 import { copyLockWaitMs, makeNotebook } from "../usecases/notebookLayer.js";
-import { makeRecentMap } from "../usecases/recentMap.js";
+import { makeRecentMap } from "../usecases/shared/recentMap.js";
 import {
   decodeAnswer,
   decodeRequest,

@@ -5,60 +5,28 @@
  */
 import { Clock, Effect, Either, FiberRef, Layer, Option, Random, type Scope } from "effect";
 import { domainError, type DomainError } from "../../domain/errors.js";
-import type { PathSets } from "../../domain/pathSets.js";
 import { FileSystem, type RootedTree } from "../../ports/FileSystem.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
 import { ObjectStore } from "../../ports/ObjectStore.js";
 import { Notebook, type NotebookService, type SyncReport } from "../Notebook.js";
-import { tidyAfterAnswer, tidyUpsDone } from "./afterAnswer.js";
-import { makeBlobSource } from "./blobs.js";
-import { commit, validateMessage } from "./commit.js";
-import { holdsOnlyPublished } from "./sessionEnd.js";
-import type { CopyCall, Services } from "./context.js";
-import type { Failpoint } from "./failpoints.js";
-import { localFailure } from "./failures.js";
+import { tidyAfterAnswer, tidyUpsDone } from "./shared/afterAnswer.js";
+import { makeBlobSource } from "./workingCopy/blobs.js";
+import { commit, validateMessage } from "./commit/commit.js";
+import { holdsOnlyPublished } from "./workingCopy/sessionEnd.js";
+import type { CopyCall, Services } from "./shared/context.js";
+import { localFailure } from "./shared/failures.js";
 import {
   copyDirectory,
   ensureCopyDirectory,
   loadState,
   lockFile,
   makePrivateStateMemo,
-} from "./privateState.js";
-import { refuseNestedCopies } from "./nesting.js";
-import { makePendingWrites } from "./pendingWrites.js";
-import { openWorkingCopy } from "./openCopy.js";
-import { pull } from "./pull.js";
-
-/** The settings the use cases need, already validated by configuration. */
-export interface NotebookOptions {
-  /** Absolute, canonical workspace root: every working copy is at or below it. */
-  readonly workspaceRoot: string;
-  /** Absolute notebook directory that an omitted/empty `path` means. */
-  readonly notebookDirectory: string;
-  /** Absolute private root (never at or below the workspace root). */
-  readonly privateRoot: string;
-  /** The file store's directory when the store is one: no working copy may overlap it. */
-  readonly storeDirectory?: string;
-  /** The user's home directory, for `~/` expansion. */
-  readonly homeDirectory: string;
-  /** Maximum CAS retries before REMOTE_BUSY (0..100). */
-  readonly commitRetries: number;
-  /** Increments after which a checkpoint is written. */
-  readonly checkpointPacks: number;
-  /** Previous checkpoint chains kept in the manifest (0..64). */
-  readonly retainedCheckpoints: number;
-  /** The writable and read-only path sets commits are confined to (none when omitted). */
-  readonly pathSets?: PathSets;
-  /**
-   * Tail bytes (sum of the active increments' sizes) beyond which a checkpoint is
-   * written even below `checkpointPacks`; default 64 MiB.
-   */
-  readonly checkpointBytes?: number;
-  /** Publish commits that delete most or all of the notebook (default false: MASS_DELETE). */
-  readonly allowMassDelete?: boolean;
-  /** Fault injection for tests: called at each failpoint stage; absent in production. */
-  readonly failpoint?: Failpoint;
-}
+} from "./workingCopy/privateState.js";
+import { refuseNestedCopies } from "./workingCopy/nesting.js";
+import { makePendingWrites } from "./workingCopy/pendingWrites.js";
+import { openWorkingCopy } from "./workingCopy/openCopy.js";
+import { pull } from "./pull/pull.js";
+import type { NotebookOptions } from "./shared/notebookOptions.js";
 
 /** How long a call waits for another process holding the same working copy. */
 const lockTimeoutMs = 30_000;
@@ -168,7 +136,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
     /**
      * Runs `body` holding the copy (its permit, then its lock). The call's housekeeping
      * (`afterAnswer`), the end of its cache writes and the release of the copy run after
-     * it has answered (afterAnswer.ts), or before it answers with `tidyFirst` (a caller
+     * it has answered (shared/afterAnswer.ts), or before it answers with `tidyFirst` (a caller
      * that removes the private directory once the lock is released).
      */
     const withCopy = <A>(
@@ -179,7 +147,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
       Effect.gen(function* () {
         const copyDir = copyDirectory(options.privateRoot, resolved.path, store.identity);
         const cacheWrites = makePendingWrites();
-        // Keyed: a later step under the same key replaces an earlier one (context.ts).
+        // Keyed: a later step under the same key replaces an earlier one (shared/context.ts).
         const housekeeping = new Map<string, Effect.Effect<void>>();
         const value = yield* Effect.uninterruptibleMask((restore) =>
           Effect.gen(function* () {
@@ -216,7 +184,8 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                 ),
               { discard: true },
             ).pipe(
-              // Cache writes of this call end before its lock is released (pendingWrites.ts).
+              // Cache writes of this call end before its lock is released
+              // (workingCopy/pendingWrites.ts).
               Effect.zipRight(cacheWrites.drain),
               Effect.ensuring(release),
               Effect.ensuring(permit.release(1)),
@@ -329,7 +298,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
 
 /**
  * The Notebook service built from the ports. Closing the layer waits for the
- * housekeeping of calls that have answered (afterAnswer.ts).
+ * housekeeping of calls that have answered (shared/afterAnswer.ts).
  */
 export const notebookLayer = (
   options: NotebookOptions,

@@ -1,0 +1,140 @@
+/**
+ * Runs the three-way merge of a working copy against the accepted state: the pure
+ * tree plan, then a text (or union) merge of each file both sides changed, loading only
+ * the contents those files need.
+ */
+import { Effect, Either } from "effect";
+import {
+  attributesPath,
+  mergePolicyOf,
+  noAttributes,
+  type MergePolicy,
+} from "../../../domain/attributes.js";
+import {
+  contentId,
+  countLinesOfBytes,
+  decodeText,
+  encodeText,
+  textProblem,
+} from "../../../domain/content.js";
+import { diffTrees } from "../../../domain/treeDiff.js";
+import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
+import { mergeText, mergeUnion } from "../../../domain/textMerge.js";
+import { planTreeMerge } from "../../../domain/treeMerge.js";
+import { compareCodeUnits } from "../../../domain/paths.js";
+import type { Tree } from "../../../domain/tree.js";
+import type { BlobSource } from "../workingCopy/blobs.js";
+import { attributesInForce } from "./mergeAttributes.js";
+import { forEachPooled } from "../shared/pooled.js";
+
+/** The merged tree and every conflict (structural and textual), sorted by path. */
+export interface MergeOutcome {
+  readonly merged: Tree;
+  readonly conflicts: ReadonlyArray<FileIssue>;
+}
+
+const notText = (): DomainError =>
+  domainError({
+    code: "STORAGE_INTEGRITY",
+    reason: "PACK_INVALID",
+    message: "Stored content is not UTF-8 text.",
+  });
+
+/** Stored content as notebook text; content that is not text is an integrity failure. */
+export const textOf = (bytes: Uint8Array): Either.Either<string, DomainError> => {
+  const decoded = decodeText(bytes);
+  return "text" in decoded ? Either.right(decoded.text) : Either.left(notText());
+};
+
+/**
+ * The line count of stored content, with the check of {@link textOf} (content that is
+ * not text is an integrity failure) but without decoding it.
+ */
+export const lineCountOf = (bytes: Uint8Array): Either.Either<number, DomainError> =>
+  textProblem(bytes) === undefined
+    ? Either.right(countLinesOfBytes(bytes))
+    : Either.left(notText());
+
+/** Loads content as notebook text; stored content that is not text is an integrity failure. */
+export const loadText = (blobs: BlobSource, id: string): Effect.Effect<string, DomainError> =>
+  Effect.flatMap(blobs.load(id), textOf);
+
+/** A file both sides changed (or both added, `base` undefined), to merge as text. */
+interface TextMergeJob {
+  readonly path: string;
+  readonly base: string | undefined;
+  readonly local: string;
+  readonly remote: string;
+}
+
+/**
+ * Merges `local` and `remote` edits of `base`. Conflicting text is merged with marker
+ * blocks (TEXT_CONFLICT, or ADD_ADD when both added the file), except in files the
+ * attributes in force (mergeAttributes.ts) give `merge=union`: those keep both sides'
+ * lines and never conflict as text (an add/add still merges as text). The merged bytes
+ * are registered with `blobs`. Never publishes or writes anything. The attributes are
+ * read only when a file other than `.quireattributes` needs a text merge with a base.
+ */
+export const runMerge = (
+  base: Tree,
+  local: Tree,
+  remote: Tree,
+  blobs: BlobSource,
+): Effect.Effect<MergeOutcome, DomainError> =>
+  Effect.gen(function* () {
+    // The common cases cost one comparison pass: nothing happened on one side.
+    if (diffTrees(base, remote).length === 0) return { merged: local, conflicts: [] };
+    if (diffTrees(base, local).length === 0) return { merged: remote, conflicts: [] };
+    const plan = planTreeMerge(base, local, remote);
+    const merged = new Map<string, string>();
+    const conflicts: FileIssue[] = plan.conflicts.map((c) => ({
+      path: c.path,
+      reason: c.reason === "CASE_COLLISION" ? "CASE_CONFLICT" : c.reason,
+      ranges: [],
+    }));
+    const textMerges: Array<TextMergeJob> = [];
+    let attributesJob: TextMergeJob | undefined;
+    for (const [path, entry] of plan.entries) {
+      if (entry._tag === "Resolved") merged.set(path, entry.id);
+      else {
+        const job = { path, base: entry.base, local: entry.local, remote: entry.remote };
+        if (path === attributesPath) attributesJob = job;
+        else textMerges.push(job);
+      }
+    }
+    /** Merges one file; answers its merged text and whether it conflicted. */
+    const mergeFile = (job: TextMergeJob, policy: MergePolicy) =>
+      Effect.gen(function* () {
+        const baseText = job.base === undefined ? "" : yield* loadText(blobs, job.base);
+        const localText = yield* loadText(blobs, job.local);
+        const remoteText = yield* loadText(blobs, job.remote);
+        const result =
+          policy === "union" && job.base !== undefined
+            ? { text: mergeUnion(baseText, localText, remoteText), conflicts: [] }
+            : mergeText(baseText, localText, remoteText);
+        const bytes = encodeText(result.text);
+        const id = contentId(bytes);
+        blobs.addBytes(id, bytes);
+        merged.set(job.path, id);
+        if (result.conflicts.length > 0) {
+          conflicts.push({
+            path: job.path,
+            reason: job.base === undefined ? "ADD_ADD" : "TEXT_CONFLICT",
+            ranges: result.conflicts,
+          });
+        }
+        return { text: result.text, conflicted: result.conflicts.length > 0 };
+      });
+    // The attributes file is merged first, as text: its result decides the others.
+    const mergedAttributes =
+      attributesJob === undefined ? undefined : yield* mergeFile(attributesJob, "text");
+    const attributes = textMerges.some((job) => job.base !== undefined)
+      ? yield* attributesInForce(plan, local, mergedAttributes, (id) => loadText(blobs, id))
+      : noAttributes;
+    yield* forEachPooled(textMerges, (job) => mergeFile(job, mergePolicyOf(attributes, job.path)), {
+      workers: 4,
+      itemsPerWorker: 1,
+    });
+    conflicts.sort((a, b) => compareCodeUnits(a.path, b.path));
+    return { merged, conflicts };
+  });

@@ -1,0 +1,131 @@
+/** The pull use case (SPEC §6.1): bring the accepted notebook into a working copy. */
+import { Effect, Option } from "effect";
+import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
+import { idsOf, type FileStat } from "../../../domain/tree.js";
+import type { CopyCall } from "../shared/context.js";
+import { runMerge } from "./mergeRun.js";
+import { deferUntilAwaited } from "../workingCopy/pendingWrites.js";
+import { loadStats, mergeBaseOf, type CopyState } from "../workingCopy/privateState.js";
+import { emptyView, readRemote, samePublication, type RemoteView } from "../commit/remote.js";
+import {
+  loadIntent,
+  publicationLanded,
+  recoveryInputs,
+  type Intent,
+} from "../workingCopy/rewriteIntent.js";
+import { diffStats, scanLearnt, scanTree, settle, viewTree } from "../workingCopy/settle.js";
+import { changedPaths, scanWorkingCopy } from "../workingCopy/workingCopy.js";
+
+/** The view a private state describes (the empty notebook when never pulled). */
+export const knownView = (state: Option.Option<CopyState>): RemoteView =>
+  Option.match(state, {
+    onNone: () => emptyView,
+    onSome: (s) => ({ generation: s.generation, head: s.head, tree: s.baseline }),
+  });
+
+/** The outcome of synchronising a working copy with the accepted state. */
+export interface Synchronised {
+  readonly state: CopyState;
+  readonly generation: number;
+  /** The on-disk delta of the working copy. */
+  readonly files: ReadonlyArray<FileStat>;
+  /** Conflicts written into the working copy (empty when the merge was clean). */
+  readonly conflicts: ReadonlyArray<FileIssue>;
+}
+
+/**
+ * Scans the working copy, merges it with `current` on the recorded baseline, writes
+ * the result (clean merges and conflict blocks alike) and records `current` as the new
+ * baseline. Never publishes. Also the resynchronisation a flagged copy runs first.
+ * `prune`: as for {@link settle} ("afterAnswer" only when nothing follows in the call).
+ */
+export const synchronise = (
+  given: CopyCall,
+  prune: "now" | "afterAnswer" = "now",
+): Effect.Effect<Synchronised, DomainError> =>
+  Effect.gen(function* () {
+    // The downloaded packs are cached once the working copy is written
+    // (workingCopy/pendingWrites.ts).
+    const call: CopyCall = { ...given, cacheWrites: deferUntilAwaited(given.cacheWrites) };
+    const known = knownView(call.state);
+    // The merge base: the baseline, but for files a person saved during an earlier call.
+    const mergeBase = Option.match(call.state, { onNone: () => known.tree, onSome: mergeBaseOf });
+    call.blobs.addTree(known.tree);
+    if (mergeBase !== known.tree) call.blobs.addTree(mergeBase);
+    const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
+    const scan = yield* scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs);
+    const remote = yield* readRemote(call, known);
+    // A copy whose rewrite (or whose commit, after its swap) was interrupted is rolled
+    // forward and merged against the state it was settling on (see workingCopy/rewriteIntent.ts).
+    const onDisk = scanTree(scan);
+    const intent = Option.isSome(call.state)
+      ? yield* loadIntent(call, call.state.value)
+      : Option.none<Intent>();
+    const recovering =
+      Option.isSome(call.state) &&
+      (call.state.value.recoveryRequired || publicationLanded(intent, remote.manifest));
+    if (Option.isSome(intent))
+      yield* Effect.logDebug("an interrupted rewrite or commit was found").pipe(
+        Effect.annotateLogs({
+          recovering,
+          publication: intent.value.publication === undefined ? "none" : "recorded",
+        }),
+      );
+    const { base, local } =
+      recovering && Option.isSome(call.state)
+        ? yield* recoveryInputs(call, call.state.value, intent, onDisk)
+        : { base: mergeBase, local: onDisk };
+    // Nobody published since the baseline, and no file is held: the merge is the working
+    // copy itself.
+    const unchanged =
+      !recovering && mergeBase === known.tree && samePublication(remote.view, known);
+    const { merged, conflicts } = unchanged
+      ? { merged: local, conflicts: [] }
+      : yield* runMerge(idsOf(base), local, viewTree(remote.view), call.blobs);
+    // Line counts read the old contents, so they are taken before the rewrite.
+    const files = yield* diffStats(call.blobs, changedPaths(scan, merged), onDisk, merged);
+    const settled = yield* settle(
+      call,
+      scan,
+      merged,
+      remote.view,
+      "no",
+      scanLearnt(scan, stats.stamps),
+      prune,
+    );
+    // A held file holds what its person saved, not this pull's change: not reported as one.
+    const held = new Set(settled.held);
+    return {
+      state: settled.state,
+      generation: remote.view.generation,
+      files: held.size === 0 ? files : files.filter((file) => !held.has(file.path)),
+      conflicts,
+    };
+  });
+
+/** The conflict error of a merge that left marker blocks or structural conflicts. */
+export const conflictError = (
+  conflicts: ReadonlyArray<FileIssue>,
+  tool: "notes_pull" | "notes_commit",
+): DomainError =>
+  domainError({
+    code: "CONTENT_CONFLICT",
+    reason: "MERGE_CONFLICT",
+    message:
+      tool === "notes_commit"
+        ? "Concurrent changes conflict with yours; nothing was published. Resolve the conflict blocks, then call notes_commit again."
+        : "Your unpublished changes conflict with the accepted notebook. Resolve the conflict blocks before notes_commit.",
+    files: conflicts,
+  });
+
+/** Pull (SPEC §6.1): OK with the on-disk delta, or CONTENT_CONFLICT with every conflicted path and range. */
+export const pull = (
+  call: CopyCall,
+): Effect.Effect<{ generation: number; files: ReadonlyArray<FileStat> }, DomainError> =>
+  synchronise(call, "afterAnswer").pipe(
+    Effect.flatMap((done) =>
+      done.conflicts.length > 0
+        ? Effect.fail(conflictError(done.conflicts, "notes_pull"))
+        : Effect.succeed(done),
+    ),
+  );

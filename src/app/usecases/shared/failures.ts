@@ -1,0 +1,78 @@
+/**
+ * Translation of port failures into domain errors, in one place, so every use case
+ * reports store and file system trouble the same way.
+ */
+import { domainError, type DomainError, type EngineDetail } from "../../../domain/errors.js";
+import type { FsError } from "../../../ports/FileSystem.js";
+import type { StoreError } from "../../../ports/ObjectStore.js";
+
+/**
+ * A store failure with no proven result, as STORAGE_FAILURE. `PreconditionFailed`
+ * never reaches here (callers handle lost races); `Corrupt` answers are integrity
+ * failures.
+ */
+export const storeFailure = (error: StoreError, doing: string): DomainError => {
+  switch (error.reason) {
+    case "AccessDenied":
+    case "BucketMissing":
+      return domainError({
+        code: "STORAGE_FAILURE",
+        reason: "ACCESS_DENIED",
+        message: `The store refused access while ${doing}: ${error.message}`,
+      });
+    case "Throttled":
+      return domainError({
+        code: "STORAGE_FAILURE",
+        reason: "THROTTLED",
+        message: `The store asked to slow down while ${doing}: ${error.message}`,
+      });
+    case "Ambiguous":
+      return domainError({
+        code: "STORAGE_FAILURE",
+        reason: "TIMEOUT",
+        message: `A store request timed out while ${doing}: ${error.message}`,
+      });
+    case "Corrupt":
+      return domainError({
+        code: "STORAGE_INTEGRITY",
+        reason: "PACK_INVALID",
+        message: `The store answered with malformed data while ${doing}: ${error.message}`,
+      });
+    case "NotFound":
+    case "PreconditionFailed":
+    case "Unavailable":
+      return domainError({
+        code: "STORAGE_FAILURE",
+        reason: "STORE_UNAVAILABLE",
+        message: `The store could not be used while ${doing}: ${error.message}`,
+      });
+  }
+};
+
+const detailOf = (error: FsError): EngineDetail | undefined => {
+  switch (error.reason) {
+    case "NoSpace":
+      return "disk full";
+    case "PermissionDenied":
+      return "permission denied";
+    case "ReadOnly":
+      return "read-only file system";
+    case "TooManyOpenFiles":
+      return "too many open files";
+    case "NameTooLong":
+      return "name too long";
+    default:
+      return undefined;
+  }
+};
+
+/** A local file system failure as ENGINE_FAILED/LOCAL_IO, with `detail` when classified. */
+export const localFailure = (error: FsError, doing: string): DomainError => {
+  const detail = detailOf(error);
+  return domainError({
+    code: "ENGINE_FAILED",
+    reason: "LOCAL_IO",
+    message: `A local file operation failed while ${doing}.`,
+    ...(detail === undefined ? {} : { detail }),
+  });
+};

@@ -1,0 +1,68 @@
+/**
+ * Refusing nested working copies: a directory inside another working copy of the same
+ * store (or containing one) would publish the same notes under two different paths.
+ * Checked when a directory is pulled for the first time.
+ */
+import { dirname, join, sep } from "node:path";
+import { Effect, Option } from "effect";
+import { domainError, type DomainError } from "../../../domain/errors.js";
+import type { FileSystemService, RootedTree } from "../../../ports/FileSystem.js";
+import { localFailure } from "../shared/failures.js";
+import { copyDirectory } from "./privateState.js";
+
+const isCopy = (
+  fs: FileSystemService,
+  privateRoot: string,
+  dir: string,
+  store: string,
+): Effect.Effect<boolean, DomainError> =>
+  fs.info(join(copyDirectory(privateRoot, dir, store), "state.json")).pipe(
+    Effect.map(Option.isSome),
+    Effect.mapError((error) => localFailure(error, "checking for nested working copies")),
+  );
+
+const nested = (message: string): DomainError =>
+  domainError({ code: "INVALID_REQUEST", reason: "NESTED_WORKING_COPY", message });
+
+/**
+ * Fails with INVALID_REQUEST/NESTED_WORKING_COPY when an ancestor of `dir` (up to the
+ * workspace root) or a directory below it is already a working copy of `store`. `dir`
+ * is the copy's canonical path (for the private-state keys), `tree` the copy itself.
+ * Cost: one stat per ancestor and per directory below `dir`.
+ */
+export const refuseNestedCopies = (
+  fs: FileSystemService,
+  privateRoot: string,
+  workspaceRoot: string,
+  dir: string,
+  tree: RootedTree,
+  store: string,
+): Effect.Effect<void, DomainError> =>
+  Effect.gen(function* () {
+    for (
+      let ancestor = dir;
+      ancestor !== workspaceRoot && ancestor.startsWith(workspaceRoot + sep);
+    ) {
+      ancestor = dirname(ancestor);
+      if (yield* isCopy(fs, privateRoot, ancestor, store)) {
+        return yield* Effect.fail(
+          nested(
+            "This directory is inside another working copy of the same notebook; use that copy instead.",
+          ),
+        );
+      }
+    }
+    // Only directories can be copies: listed without looking at any file.
+    const directories = yield* tree
+      .listDirectories(new Set([".git"]))
+      .pipe(Effect.mapError((error) => localFailure(error, "checking for nested working copies")));
+    for (const relativePath of directories) {
+      if (yield* isCopy(fs, privateRoot, join(dir, ...relativePath.split("/")), store)) {
+        return yield* Effect.fail(
+          nested(
+            `This directory contains another working copy of the same notebook (${relativePath}); pull a directory that does not overlap it.`,
+          ),
+        );
+      }
+    }
+  });

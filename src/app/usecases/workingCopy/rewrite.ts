@@ -1,0 +1,310 @@
+/**
+ * Rewriting the working copy L to a target tree (SPEC §4, §4.1, §6): every change is a
+ * guarded replace or remove of the call's rooted tree, so a file saved during the call is
+ * never overwritten or deleted. Such a newer edit is merged again with what the rewrite
+ * meant to write, in the same call (bounded); when that does not merge cleanly, or the
+ * file keeps changing, it is left exactly as the person left it and reported as held,
+ * so that the caller records its old baseline and the next call merges it.
+ */
+import { Effect, Option } from "effect";
+import { contentId, decodeText, encodeText } from "../../../domain/content.js";
+import type { DomainError } from "../../../domain/errors.js";
+import { compareCodeUnits } from "../../../domain/paths.js";
+import {
+  attributesPath,
+  mergePolicyOf,
+  parseAttributes,
+  type MergePolicy,
+} from "../../../domain/attributes.js";
+import { mergeText, mergeUnion } from "../../../domain/textMerge.js";
+import type { Tree } from "../../../domain/tree.js";
+import type {
+  Expectation,
+  FsError,
+  GuardedOutcome,
+  PathInfo,
+  RootedTree,
+} from "../../../ports/FileSystem.js";
+import type { BlobSource } from "./blobs.js";
+import { localFailure } from "../shared/failures.js";
+import { forEachPooled } from "../shared/pooled.js";
+import type { StatStamp } from "./privateState.js";
+import { noteIo, type Scan, type ScannedFile } from "./workingCopy.js";
+
+/** What rewriting the working copy changed. */
+export interface Materialised {
+  /** Stamps of every file now in the working copy as this call wrote or scanned it. */
+  readonly stamps: ReadonlyMap<string, StatStamp>;
+  /** Paths whose content changed (written or removed), sorted. */
+  readonly changed: ReadonlyArray<string>;
+  /**
+   * Paths left as found because they changed during the call and could not be merged
+   * again cleanly (a newer edit the next call merges), sorted. Their baseline must stay
+   * what it was.
+   */
+  readonly held: ReadonlyArray<string>;
+}
+
+/** How many times one file saved during the call is merged again before it is held. */
+const maxRemerges = 3;
+
+const parentOf = (path: string): string | undefined => {
+  const at = path.lastIndexOf("/");
+  return at < 0 ? undefined : path.slice(0, at);
+};
+
+const stampOf = (info: PathInfo, id: string): StatStamp => ({
+  size: info.size,
+  mtimeMs: info.mtimeMs,
+  ctimeMs: info.ctimeMs,
+  ino: info.ino,
+  id,
+});
+
+/** What the scan saw at a path, as a guard; content is compared only where times cannot tell. */
+const expectationOf = (file: ScannedFile | undefined): Expectation =>
+  file === undefined
+    ? { _tag: "Absent" }
+    : {
+        _tag: "File",
+        ino: file.stamp.ino,
+        size: file.stamp.size,
+        mtimeMs: file.stamp.mtimeMs,
+        ...(file.racy ? { sameContent: (bytes: Uint8Array) => contentId(bytes) === file.id } : {}),
+      };
+
+/** A file just read or written: always compared by content too (its time is recent). */
+const expectationOfBytes = (info: PathInfo, id: string): Expectation => ({
+  _tag: "File",
+  ino: info.ino,
+  size: info.size,
+  mtimeMs: info.mtimeMs,
+  sameContent: (bytes: Uint8Array) => contentId(bytes) === id,
+});
+
+/** Where one path's rewrite stands: done with a stamp, or held. */
+type Settled =
+  { readonly _tag: "Done"; readonly stamp: Option.Option<StatStamp> } | { readonly _tag: "Held" };
+
+const held: Settled = { _tag: "Held" };
+
+/** What the path holds now: `undefined` for nothing, `null` for something that is no note. */
+type Found = { readonly bytes: Uint8Array; readonly info: PathInfo } | undefined | null;
+
+const reread = (tree: RootedTree, path: string): Effect.Effect<Found, DomainError> =>
+  tree.readFile(path).pipe(
+    Effect.map((read): Found => read),
+    Effect.catchTag("FsError", (error: FsError) =>
+      error.reason === "NotFound"
+        ? Effect.succeed(undefined)
+        : error.reason === "NotRegularFile" ||
+            error.reason === "IsADirectory" ||
+            error.reason === "NotADirectory" ||
+            error.reason === "Moved"
+          ? Effect.succeed(null)
+          : Effect.fail(localFailure(error, "reading the working copy")),
+    ),
+  );
+
+const textOf = (bytes: Uint8Array): string | undefined => {
+  const decoded = decodeText(bytes);
+  return "text" in decoded ? decoded.text : undefined;
+};
+
+/**
+ * The newer edit `newer` merged onto what the rewrite meant to write (`wanted`, absent
+ * for a removal), both from what the scan saw (`scanned`, absent when the scan saw
+ * nothing). `undefined` when it does not merge cleanly as text; an absent result means the
+ * file is to be removed.
+ */
+const mergeNewer = (
+  scanned: Uint8Array | undefined,
+  newer: Uint8Array,
+  wanted: Uint8Array | undefined,
+  policy: MergePolicy,
+): { readonly bytes: Uint8Array | undefined } | undefined => {
+  const newerId = contentId(newer);
+  if (wanted !== undefined && contentId(wanted) === newerId) return { bytes: wanted };
+  if (scanned === undefined) return undefined;
+  const scannedId = contentId(scanned);
+  // Saved again unchanged: the rewrite's own change applies as it is.
+  if (newerId === scannedId) return { bytes: wanted };
+  if (wanted === undefined) return undefined;
+  const [base, local, remote] = [textOf(scanned), textOf(newer), textOf(wanted)];
+  if (base === undefined || local === undefined || remote === undefined) return undefined;
+  if (policy === "union") return { bytes: encodeText(mergeUnion(base, local, remote)) };
+  const result = mergeText(base, local, remote);
+  return result.conflicts.length > 0 ? undefined : { bytes: encodeText(result.text) };
+};
+
+/**
+ * Rewrites the working copy open as `tree` from `before` (its scan) to `target` (path →
+ * id): removes files first, then empty directories they leave, then writes each changed
+ * file atomically (mode 0644, parents 0755). Only `changed` is touched, each file only if
+ * it still is what the scan saw (see the module comment). Fails only when the file system
+ * fails otherwise (ENGINE_FAILED/LOCAL_IO).
+ */
+export const materialise = (
+  tree: RootedTree,
+  before: Scan,
+  target: Tree,
+  changed: ReadonlyArray<string>,
+  blobs: BlobSource,
+): Effect.Effect<Materialised, DomainError> =>
+  Effect.gen(function* () {
+    const io = (doing: string) => Effect.mapError((e: FsError) => localFailure(e, doing));
+    // The merge policy of a file merged again is that of the tree being written (its
+    // `.quireattributes`, as the merge that made it decided): read once, when first needed.
+    let policies: ((path: string) => MergePolicy) | undefined;
+    const policyOf = (path: string): Effect.Effect<MergePolicy> =>
+      Effect.gen(function* () {
+        // The attributes file itself always merges as text (as in the merge run).
+        if (path === attributesPath) return "text";
+        if (policies === undefined) {
+          const id = target.get(attributesPath);
+          const bytes = id === undefined ? undefined : yield* Effect.option(blobs.load(id));
+          const text =
+            bytes === undefined || bytes._tag === "None" ? undefined : textOf(bytes.value);
+          const attributes = parseAttributes(text ?? "");
+          policies = (file) => mergePolicyOf(attributes, file);
+        }
+        return policies(path);
+      });
+    const scannedBytes = (path: string): Effect.Effect<Uint8Array | undefined> => {
+      const file = before.get(path);
+      return file === undefined
+        ? Effect.succeed(undefined)
+        : blobs.load(file.id).pipe(Effect.orElseSucceed(() => undefined));
+    };
+
+    /**
+     * Applies one guarded change, and after a newer edit merges it in and tries again,
+     * up to {@link maxRemerges} times; the path is held when that cannot be done.
+     */
+    const settlePath = (
+      path: string,
+      wanted: { readonly bytes: Uint8Array; readonly id: string } | undefined,
+    ): Effect.Effect<Settled, DomainError> =>
+      Effect.gen(function* () {
+        let expected = expectationOf(before.get(path));
+        let goal = wanted;
+        for (let round = 0; round <= maxRemerges; round++) {
+          const outcome: GuardedOutcome = yield* (
+            goal === undefined
+              ? tree.removeFile(path, expected)
+              : tree.replaceFile(path, goal.bytes, expected, 0o644)
+          ).pipe(io(goal === undefined ? "removing a file" : "writing a file"));
+          if (outcome._tag === "Done")
+            return {
+              _tag: "Done",
+              stamp: Option.map(outcome.info, (info) => stampOf(info, goal?.id ?? "")),
+            };
+          if (round === maxRemerges) break;
+          const scanned = yield* scannedBytes(path);
+          if (outcome._tag === "Overtaken") {
+            // Ours is in place, but an edit reached the file it replaced meanwhile.
+            const merged = mergeNewer(scanned, outcome.bytes, wanted?.bytes, yield* policyOf(path));
+            const mine: Expectation = Option.match(outcome.info, {
+              onNone: () => ({ _tag: "Absent" }),
+              onSome: (info) => expectationOfBytes(info, goal?.id ?? ""),
+            });
+            if (merged === undefined) {
+              // Put the edit back as the person left it.
+              yield* tree.replaceFile(path, outcome.bytes, mine, 0o644).pipe(io("writing a file"));
+              return held;
+            }
+            expected = mine;
+            goal =
+              merged.bytes === undefined
+                ? undefined
+                : { bytes: merged.bytes, id: contentId(merged.bytes) };
+            continue;
+          }
+          const found = yield* reread(tree, path);
+          if (found === null) return held;
+          if (found === undefined) {
+            // Deleted during the call: a removal is done; anything else waits for a merge.
+            if (wanted === undefined) return { _tag: "Done", stamp: Option.none() };
+            return held;
+          }
+          const merged = mergeNewer(scanned, found.bytes, wanted?.bytes, yield* policyOf(path));
+          if (merged === undefined) return held;
+          const foundId = contentId(found.bytes);
+          if (merged.bytes !== undefined && contentId(merged.bytes) === foundId)
+            return { _tag: "Done", stamp: Option.some(stampOf(found.info, foundId)) };
+          expected = expectationOfBytes(found.info, foundId);
+          goal =
+            merged.bytes === undefined
+              ? undefined
+              : { bytes: merged.bytes, id: contentId(merged.bytes) };
+        }
+        return held;
+      });
+
+    const removals = changed.filter((path) => before.has(path) && !target.has(path));
+    const writes = changed.filter((path) => target.has(path));
+    const stamps = new Map<string, StatStamp>();
+    for (const [path, file] of before)
+      if (target.get(path) === file.id) stamps.set(path, file.stamp);
+    const heldPaths: string[] = [];
+    const record = (path: string, settled: Settled): void => {
+      if (settled._tag === "Held") heldPaths.push(path);
+      else if (Option.isSome(settled.stamp)) stamps.set(path, settled.stamp.value);
+    };
+
+    yield* forEachPooled(
+      removals,
+      (path) => settlePath(path, undefined).pipe(Effect.map((settled) => record(path, settled))),
+      noteIo,
+    );
+    const emptied = new Set<string>();
+    for (const path of removals) {
+      for (let parent = parentOf(path); parent !== undefined; parent = parentOf(parent))
+        emptied.add(parent);
+    }
+    const deepestFirst = [...emptied].sort(
+      (a, b) => b.split("/").length - a.split("/").length || compareCodeUnits(a, b),
+    );
+    for (const directory of deepestFirst)
+      yield* tree.removeEmptyDirectory(directory).pipe(io("removing an empty directory"));
+
+    // A directory that cannot be made (a file or symlink saved where it must go, or a
+    // directory moved away meanwhile) holds every write below it.
+    const parents = new Set<string>();
+    for (const path of writes) {
+      const parent = parentOf(path);
+      if (parent !== undefined) parents.add(parent);
+    }
+    const blocked = new Set<string>();
+    for (const parent of [...parents].sort(compareCodeUnits)) {
+      const made = yield* Effect.either(tree.makeDirectories(parent, 0o755));
+      if (made._tag === "Right") continue;
+      if (made.left.reason !== "NotADirectory" && made.left.reason !== "Moved")
+        return yield* Effect.fail(localFailure(made.left, "creating a directory"));
+      blocked.add(parent);
+    }
+    const isBlocked = (path: string): boolean => {
+      for (let parent = parentOf(path); parent !== undefined; parent = parentOf(parent))
+        if (blocked.has(parent)) return true;
+      return false;
+    };
+
+    // One short pipeline per file, without a generator on the common path: a pull of
+    // 10,000 files spent a fifth of this loop's CPU in the per-file effect machinery.
+    const writeOne = (path: string): Effect.Effect<void, DomainError> => {
+      if (isBlocked(path)) return Effect.sync(() => heldPaths.push(path));
+      const id = target.get(path) ?? "";
+      const inMemory = blobs.inMemory(id);
+      return (inMemory === undefined ? blobs.load(id) : Effect.succeed(inMemory)).pipe(
+        Effect.flatMap((bytes) => settlePath(path, { bytes, id })),
+        Effect.map((settled) => record(path, settled)),
+      );
+    };
+    yield* forEachPooled(writes, writeOne, noteIo);
+    heldPaths.sort(compareCodeUnits);
+    if (heldPaths.length > 0)
+      yield* Effect.logWarning(
+        "files changed during the call were left as they were saved; the next call merges them",
+      ).pipe(Effect.annotateLogs("files", heldPaths.join(",")));
+    return { stamps, changed, held: heldPaths };
+  });

@@ -1,0 +1,299 @@
+/**
+ * Scanning the working copy L (SPEC §4, §6): listing and validating its files through
+ * the call's rooted tree, and tidying what a killed process of ours left behind.
+ */
+import { Clock, Effect, Either } from "effect";
+import { contentId, decodeText } from "../../../domain/content.js";
+import {
+  domainError,
+  type DomainError,
+  type FileIssue,
+  type FileReason,
+} from "../../../domain/errors.js";
+import {
+  compareCodeUnits,
+  findCaseCollisions,
+  normalizeNotebookPath,
+} from "../../../domain/paths.js";
+import {
+  leftoverTempName,
+  setAsideName,
+  type PathInfo,
+  type RootedTree,
+  type WalkEntry,
+} from "../../../ports/FileSystem.js";
+import type { BlobSource } from "./blobs.js";
+import { forEachPooled, type PoolShape } from "../shared/pooled.js";
+import { localFailure } from "../shared/failures.js";
+import type { StatStamp } from "./privateState.js";
+import { diffTrees } from "../../../domain/treeDiff.js";
+import { idsOf } from "../../../domain/tree.js";
+
+/** The largest file a notebook accepts (TOO_LARGE beyond). */
+export const maxFileBytes = 32 * 1024 * 1024;
+
+/**
+ * Reading or writing the notes of a working copy: a note is small, so one worker does a
+ * few of them faster than a fiber each would (shared/pooled.ts); many still overlap, in up to
+ * 16 workers (a pull's thousands of files when the journal is busy and writes wait).
+ */
+export const noteIo: PoolShape = { workers: 16, itemsPerWorker: 8 };
+
+/** Directory names never treated as notebook state (a user's own version control). */
+const ignoredDirectories: ReadonlySet<string> = new Set([".git"]);
+
+/** One file of a scanned working copy. */
+export interface ScannedFile {
+  readonly id: string;
+  readonly stamp: StatStamp;
+  /**
+   * Whether the file was modified so close to the scan that a later write could leave
+   * its size and times unchanged: a guard must then compare its content too.
+   */
+  readonly racy: boolean;
+}
+
+/** A scanned, valid working copy: notebook path → file. */
+export type Scan = ReadonlyMap<string, ScannedFile>;
+
+const stampOf = (
+  info: Pick<PathInfo, "size" | "mtimeMs" | "ctimeMs" | "ino">,
+  id: string,
+): StatStamp => ({
+  size: info.size,
+  mtimeMs: info.mtimeMs,
+  ctimeMs: info.ctimeMs,
+  ino: info.ino,
+  id,
+});
+
+/**
+ * How close to a moment a modification may be for its time not to tell it from a later
+ * one: whole seconds on file systems that keep seconds only, a clock tick (a few ms) on
+ * the others, with room to spare (as git's "racy" check).
+ */
+const granularityOf = (mtimeMs: number): number => (mtimeMs % 1000 === 0 ? 2000 : 20);
+
+/** Whether a file modified at `mtimeMs` is "racy" for something recorded at `atMs`. */
+const isRacy = (mtimeMs: number, atMs: number): boolean => mtimeMs + granularityOf(mtimeMs) >= atMs;
+
+/**
+ * Whether a cached stamp can be trusted for a file now showing `entry`: identical
+ * size, times and inode, and the modification not within the timestamp granularity
+ * of when the cache was recorded (the "racy" window, as git does).
+ */
+const stampMatches = (
+  cached: StatStamp | undefined,
+  entry: WalkEntry,
+  recordedAtMs: number,
+): cached is StatStamp => {
+  if (cached === undefined) return false;
+  if (
+    cached.size !== entry.size ||
+    cached.mtimeMs !== entry.mtimeMs ||
+    cached.ctimeMs !== entry.ctimeMs ||
+    cached.ino !== entry.ino
+  ) {
+    return false;
+  }
+  return !isRacy(entry.mtimeMs, recordedAtMs);
+};
+
+const issue = (path: string, reason: FileReason): FileIssue => ({ path, reason, ranges: [] });
+
+const parentOf = (path: string): string => {
+  const at = path.lastIndexOf("/");
+  return at < 0 ? "" : path.slice(0, at);
+};
+
+const nameOf = (path: string): string => path.slice(path.lastIndexOf("/") + 1);
+
+const walked = (tree: RootedTree) =>
+  tree
+    .walk(ignoredDirectories)
+    .pipe(Effect.mapError((e) => localFailure(e, "scanning the working copy")));
+
+/**
+ * Puts back what a replace of ours set aside when its process was killed in the middle
+ * (ports/FileSystem.ts `setAsideName`): a set-aside file whose name is free again goes
+ * back under it; one whose name holds a file again is the old version of a replace that
+ * finished, and goes. `true` when anything was put back (the walk must be redone).
+ * Runs under the copy's lock, so no replace of ours is in flight.
+ */
+const restoreSetAside = (
+  tree: RootedTree,
+  entries: ReadonlyArray<WalkEntry>,
+): Effect.Effect<boolean, DomainError> =>
+  Effect.gen(function* () {
+    let present: Set<string> | undefined;
+    let restored = false;
+    for (const entry of entries) {
+      if (!entry.relativePath.includes(ours)) continue;
+      const match = setAsideName.exec(nameOf(entry.relativePath));
+      if (match === null || match[2] !== "aside" || match[1] === undefined) continue;
+      if (entry.kind !== "file" && entry.kind !== "directory") continue;
+      present ??= new Set(entries.map((e) => e.relativePath));
+      const directory = parentOf(entry.relativePath);
+      const original = directory === "" ? match[1] : `${directory}/${match[1]}`;
+      if (present.has(original)) {
+        if (entry.kind === "file")
+          yield* tree.removeLeftover(entry.relativePath).pipe(Effect.ignore);
+        continue;
+      }
+      const back = yield* tree
+        .restoreName(entry.relativePath, original)
+        .pipe(Effect.mapError((e) => localFailure(e, "restoring a file set aside")));
+      if (back) {
+        restored = true;
+        present.add(original);
+        yield* Effect.logWarning("put back a file an interrupted rewrite had set aside").pipe(
+          Effect.annotateLogs("file", original),
+        );
+      }
+    }
+    return restored;
+  });
+
+/**
+ * Every name of our own making contains this: a cheap test before the patterns, since
+ * a scan of 10,000 notes otherwise spends more on them than on anything but `lstat`.
+ */
+const ours = ".quire-";
+
+/** Whether `path` is (or lies below) a set-aside entry of ours that could not be put back. */
+const belowSetAside = (path: string): boolean =>
+  path.includes(ours) && path.split("/").some((segment) => setAsideName.test(segment));
+
+/**
+ * Scans and validates every file of the working copy open as `tree`. Reads only files
+ * whose stat differs from `stats` (recorded at `recordedAtMs`); registers every file
+ * with `blobs`. Anything that is not notebook state (symlink, special file, bad or
+ * undecodable name, case collision, invalid UTF-8, U+0000, too large) fails with
+ * INVALID_CONTENT naming every offending file; a FIFO is never opened. Leftovers of a
+ * killed process of ours are tidied first: temp files removed, set-aside files put back.
+ */
+export const scanWorkingCopy = (
+  tree: RootedTree,
+  stats: ReadonlyMap<string, StatStamp>,
+  recordedAtMs: number,
+  blobs: BlobSource,
+): Effect.Effect<Scan, DomainError> =>
+  Effect.gen(function* () {
+    const startedMs = yield* Clock.currentTimeMillis;
+    let listing = yield* walked(tree);
+    if (yield* restoreSetAside(tree, listing.entries)) listing = yield* walked(tree);
+    const issues: FileIssue[] = listing.undecodable.map((name) =>
+      issue(
+        name.directory === "" ? name.lossyName : `${name.directory}/${name.lossyName}`,
+        "INVALID_NAME",
+      ),
+    );
+    const toRead: Array<{ path: string; entry: WalkEntry }> = [];
+    const files = new Map<string, ScannedFile>();
+    const litter: string[] = [];
+    let newNames = 0;
+    for (const entry of listing.entries) {
+      if (belowSetAside(entry.relativePath)) {
+        // Only the set-aside entry itself is reported, not what lies below it.
+        if (setAsideName.test(nameOf(entry.relativePath)))
+          issues.push(issue(entry.relativePath, "INVALID_NAME"));
+        continue;
+      }
+      if (entry.kind === "directory") continue;
+      if (entry.relativePath.includes(ours) && leftoverTempName.test(nameOf(entry.relativePath))) {
+        // A temp file of an atomic write that a killed process never renamed: the scan
+        // runs under the copy's lock, so no write of ours is in flight; tidy it away.
+        if (entry.kind === "file") litter.push(entry.relativePath);
+        continue;
+      }
+      if (entry.kind === "symlink") {
+        issues.push(issue(entry.relativePath, "SYMLINK"));
+        continue;
+      }
+      if (entry.kind !== "file") {
+        issues.push(issue(entry.relativePath, "SPECIAL_FILE"));
+        continue;
+      }
+      const cached = stats.get(entry.relativePath);
+      // A path the stat cache records passed these checks when it was recorded; only
+      // names new since then are validated (they are pure functions of the name).
+      if (cached === undefined) {
+        newNames++;
+        const normalized = normalizeNotebookPath(entry.relativePath);
+        if (Either.isLeft(normalized) || normalized.right !== entry.relativePath) {
+          issues.push(issue(entry.relativePath, "INVALID_NAME"));
+          continue;
+        }
+      }
+      if (entry.size > maxFileBytes) {
+        issues.push(issue(entry.relativePath, "TOO_LARGE"));
+        continue;
+      }
+      if (stampMatches(cached, entry, recordedAtMs)) {
+        files.set(entry.relativePath, {
+          id: cached.id,
+          stamp: cached,
+          racy: isRacy(entry.mtimeMs, startedMs),
+        });
+      } else {
+        toRead.push({ path: entry.relativePath, entry });
+      }
+    }
+    yield* forEachPooled(
+      toRead,
+      ({ path }) =>
+        tree.readFile(path).pipe(
+          Effect.map(({ bytes, info }) => {
+            if (bytes.length > maxFileBytes) return issues.push(issue(path, "TOO_LARGE"));
+            const decoded = decodeText(bytes);
+            if ("problem" in decoded) return issues.push(issue(path, decoded.problem));
+            const id = contentId(bytes);
+            blobs.addBytes(id, bytes);
+            // The stamp of the very file read (its descriptor's fstat), not of the listing.
+            files.set(path, {
+              id,
+              stamp: stampOf({ ...info, size: bytes.length }, id),
+              racy: isRacy(info.mtimeMs, startedMs),
+            });
+            return undefined;
+          }),
+          Effect.catchTag("FsError", (error) => {
+            // Deleted (or its directory swapped away) while scanning: absent.
+            if (error.reason === "NotFound" || error.reason === "NotADirectory") return Effect.void;
+            if (error.reason === "NotRegularFile" || error.reason === "IsADirectory")
+              return Effect.sync(() => issues.push(issue(path, "SPECIAL_FILE")));
+            return Effect.fail(localFailure(error, "reading the working copy"));
+          }),
+        ),
+      noteIo,
+    );
+    yield* Effect.forEach(litter, (path) => tree.removeLeftover(path).pipe(Effect.ignore), {
+      discard: true,
+    });
+    // The recorded names were collision-free together; only new names can collide.
+    if (newNames > 0) {
+      for (const group of findCaseCollisions(files.keys())) {
+        for (const path of group) issues.push(issue(path, "CASE_COLLISION"));
+      }
+    }
+    blobs.addScan(tree, files);
+    if (issues.length > 0) {
+      issues.sort((a, b) => compareCodeUnits(a.path, b.path));
+      return yield* Effect.fail(
+        domainError({
+          code: "INVALID_CONTENT",
+          reason: "INVALID_FILES",
+          message:
+            "The working copy holds files that are not notebook text; fix or remove them, then call again.",
+          files: issues,
+        }),
+      );
+    }
+    return files;
+  });
+
+/** Paths (notebook form) whose content differs between `before` and `target`. */
+export const changedPaths = (
+  before: Scan,
+  target: ReadonlyMap<string, string>,
+): ReadonlyArray<string> => diffTrees(idsOf(before), target);
