@@ -19,7 +19,7 @@ import * as nodeFs from "node:fs";
 import * as fsp from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { Clock, Effect, Layer, Option, Random, Schema } from "effect";
+import { Clock, Effect, Exit, Layer, Option, Random, Schema } from "effect";
 import {
   FileSystem,
   FsError,
@@ -592,10 +592,16 @@ const stealLock = async (path: string, staleIno: number): Promise<void> => {
  * contention every call on the event loop counts (see fsCallbacks.ts).
  */
 const tryCreateLock = async (path: string, owner: LockOwner): Promise<boolean> => {
+  // Known as held before the file can be read: another fiber of this process that reads
+  // our pid and token in it must judge it live, not left by an earlier process that had
+  // our pid (the token was once added only after the close, and under load a competing
+  // fiber read the file in between, judged it stale and took the lock too).
+  heldTokens().add(owner.token);
   let descriptor: number;
   try {
     descriptor = await fd.open(path, createFlags, 0o600);
   } catch (error) {
+    heldTokens().delete(owner.token);
     if (errnoCode(error) === "EEXIST") return false;
     throw error;
   }
@@ -605,10 +611,10 @@ const tryCreateLock = async (path: string, owner: LockOwner): Promise<boolean> =
     } finally {
       await fd.close(descriptor);
     }
-    heldTokens().add(owner.token);
     return true;
   } catch (error) {
     await fd.unlink(path).catch(() => undefined);
+    heldTokens().delete(owner.token);
     throw error;
   }
 };
@@ -650,10 +656,64 @@ const attemptLock = (path: string, owner: LockOwner) =>
     catch: (error) => mapError(error, path),
   });
 
+const busy = (path: string, holder: string, timeoutMs: number): FsError =>
+  new FsError({
+    reason: "Busy",
+    path,
+    message: `lock ${path} is held by ${holder} (waited ${timeoutMs} ms)`,
+  });
+
 /**
- * Everything but the sleeps is uninterruptible, so an interrupted waiter can never
- * leave a lock file behind that nobody will release. Time comes from the Effect
- * `Clock`; the age of an unreadable lock file is judged by wall clock (file mtimes are).
+ * The fibers of this process that want one lock take turns here before they try its
+ * file. Through the file alone, a lock one fiber just released can look stale to
+ * another that read it a moment before (its token no longer held), and that one's steal
+ * would then displace the lock a third fiber had just created: two holders. An entry
+ * goes once nobody waits for it, so the map holds only the paths in use.
+ */
+const turns = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>();
+
+const enterTurn = (path: string) => {
+  let turn = turns.get(path);
+  if (turn === undefined) {
+    turn = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 };
+    turns.set(path, turn);
+  }
+  turn.users += 1;
+  return turn;
+};
+
+const leaveTurn = (path: string, turn: { users: number }): void => {
+  turn.users -= 1;
+  if (turn.users === 0 && turns.get(path) === turn) turns.delete(path);
+};
+
+/** Takes the lock file itself (this process's turn at `path` already held). */
+const lockFile = (
+  path: string,
+  owner: LockOwner,
+  timeoutMs: number,
+  start: number,
+  restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+) =>
+  Effect.gen(function* () {
+    for (;;) {
+      const attempt = yield* attemptLock(path, owner);
+      if (attempt._tag === "Acquired") return;
+      const elapsed = (yield* Clock.currentTimeMillis) - start;
+      if (attempt._tag === "Wait") {
+        if (elapsed >= timeoutMs) return yield* Effect.fail(busy(path, attempt.holder, timeoutMs));
+        const jitter = yield* Random.nextIntBetween(0, pollJitterMs);
+        yield* restore(Effect.sleep(Math.min(pollMinMs + jitter, timeoutMs - elapsed)));
+      }
+    }
+  });
+
+/**
+ * Everything but the waits is uninterruptible, so an interrupted waiter can never
+ * leave a lock file behind that nobody will release. Fibers of this process take turns
+ * first (see `turns`), then the lock file decides between processes. Time comes from the
+ * Effect `Clock`; the age of an unreadable lock file is judged by wall clock (file
+ * mtimes are).
  */
 const lock = (path: string, timeoutMs: number) =>
   Effect.uninterruptibleMask((restore) =>
@@ -666,31 +726,28 @@ const lock = (path: string, timeoutMs: number) =>
         ...(bootId === undefined ? {} : { boot: bootId }),
       };
       const start = yield* Clock.currentTimeMillis;
-      for (;;) {
-        const attempt = yield* attemptLock(path, owner);
-        if (attempt._tag === "Acquired") {
-          let released = false;
-          return Effect.suspend(() => {
-            if (released) return Effect.void;
-            released = true;
-            return Effect.promise(() => releaseLock(path, token));
-          });
-        }
-        const elapsed = (yield* Clock.currentTimeMillis) - start;
-        if (attempt._tag === "Wait") {
-          if (elapsed >= timeoutMs) {
-            return yield* Effect.fail(
-              new FsError({
-                reason: "Busy",
-                path,
-                message: `lock ${path} is held by ${attempt.holder} (waited ${timeoutMs} ms)`,
-              }),
-            );
-          }
-          const jitter = yield* Random.nextIntBetween(0, pollJitterMs);
-          yield* restore(Effect.sleep(Math.min(pollMinMs + jitter, timeoutMs - elapsed)));
-        }
-      }
+      const turn = enterTurn(path);
+      const leave = Effect.sync(() => leaveTurn(path, turn));
+      const waited = yield* Effect.exit(
+        restore(turn.semaphore.take(1).pipe(Effect.timeoutOption(timeoutMs))),
+      );
+      if (Exit.isFailure(waited))
+        return yield* Effect.zipRight(leave, Effect.failCause(waited.cause));
+      if (Option.isNone(waited.value))
+        return yield* Effect.zipRight(
+          leave,
+          Effect.fail(busy(path, "another call of this process", timeoutMs)),
+        );
+      const endTurn = Effect.zipRight(turn.semaphore.release(1), leave);
+      yield* lockFile(path, owner, timeoutMs, start, restore).pipe(
+        Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : endTurn)),
+      );
+      let released = false;
+      return Effect.suspend(() => {
+        if (released) return Effect.void;
+        released = true;
+        return Effect.promise(() => releaseLock(path, token)).pipe(Effect.zipRight(endTurn));
+      });
     }),
   );
 

@@ -646,22 +646,25 @@ export const runFileSystemContract = (
             const path = `${fixture.root}/lock`;
             let holders = 0;
             let maxHolders = 0;
-            yield* Effect.forEach(
-              Array.from({ length: 6 }, (_, index) => index),
-              () =>
-                Effect.acquireUseRelease(
-                  fixture.fs.lock(path, 30_000),
-                  () =>
-                    Effect.gen(function* () {
-                      holders += 1;
-                      maxHolders = Math.max(maxHolders, holders);
-                      yield* Effect.sleep("20 millis");
-                      holders -= 1;
-                    }),
-                  (release) => release,
-                ),
-              { concurrency: "unbounded", discard: true },
-            );
+            // Many rounds of many short holds: a lock one fiber just released must never
+            // look stale to another (that once let two fibers hold it under load).
+            for (let round = 0; round < 30; round++)
+              yield* Effect.forEach(
+                Array.from({ length: 12 }, (_, index) => index),
+                () =>
+                  Effect.acquireUseRelease(
+                    fixture.fs.lock(path, 30_000),
+                    () =>
+                      Effect.gen(function* () {
+                        holders += 1;
+                        maxHolders = Math.max(maxHolders, holders);
+                        yield* Effect.sleep("1 millis");
+                        holders -= 1;
+                      }),
+                    (release) => release,
+                  ),
+                { concurrency: "unbounded", discard: true },
+              );
             expect(maxHolders).toBe(1);
           }),
         ),
