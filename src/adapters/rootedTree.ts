@@ -546,34 +546,6 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
       return true;
     });
 
-  /**
-   * The `lstat` of an entry just listed through its directory's handle. With handles it
-   * is first taken by the plain path (half the cost of one through `/proc/self/fd`); a
-   * plain path may pass through a component swapped since, but a stat changes nothing
-   * and reads nothing: content is only ever read through the handle, a stat that does
-   * not match what the stat cache recorded only makes the scan read the file, and a
-   * guarded change compares the file itself again. Where the plain path fails, or
-   * disagrees with the listing on whether the entry is a directory, the handle decides
-   * (so a swap never makes a listed file look deleted).
-   */
-  const statListed = (
-    directory: string,
-    name: string,
-    plainBase: string | undefined,
-    listedAsDirectory: boolean,
-  ): StatsLike | undefined => {
-    if (plainBase !== undefined) {
-      let quick: StatsLike | undefined;
-      try {
-        quick = calls.lstat(plainBase + name);
-      } catch {
-        quick = undefined;
-      }
-      if (quick !== undefined && quick.isDirectory() === listedAsDirectory) return quick;
-    }
-    return lstatOrUndefined(dirs.entry(directory, name));
-  };
-
   const walk = (skipNames: ReadonlySet<string> = new Set()) =>
     run(prefix, () => {
       const entries: Array<WalkEntry> = [];
@@ -585,10 +557,10 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
       for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
         const { relative, at } = next;
         const directory = full(relative);
-        let listed: ReadonlyArray<{ readonly name: string; readonly directory: boolean }>;
+        let names: ReadonlyArray<string>;
         try {
           dirs.open(directory);
-          listed = calls.readdirKinds(dirs.path(directory));
+          names = calls.readdir(dirs.path(directory));
         } catch (error) {
           if (at < 0) throw error;
           const reason = mapError(error, display(directory)).reason;
@@ -603,7 +575,6 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
             entries[at] = { relativePath: entry.relativePath, ...toPathInfo(now) };
           continue;
         }
-        let names = listed.map(({ name }) => name);
         if (names.some((name) => name.includes("\uFFFD"))) {
           const valid: string[] = [];
           for (const raw of calls.readdirRaw(dirs.path(directory))) {
@@ -615,13 +586,9 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
           }
           names = valid;
         }
-        const listedAsDirectory = new Set(
-          listed.filter((entry) => entry.directory).map(({ name }) => name),
-        );
-        const plainBase = dirs.handles ? `${display(directory)}/` : undefined;
         for (const name of names) {
           const relativePath = joinRelative(relative, name);
-          const stats = statListed(directory, name, plainBase, listedAsDirectory.has(name));
+          const stats = lstatOrUndefined(dirs.entry(directory, name));
           if (stats === undefined) continue;
           const kind = kindOf(stats);
           entries.push({
