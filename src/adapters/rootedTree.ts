@@ -402,7 +402,8 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
    * last check: what is finally unlinked is then never in a directory that moved out of
    * the tree just after that check (a preempted call can sit there for milliseconds).
    * `undefined` when it stays: the top directory itself, checked paths (where moving it
-   * back through a path could follow a swapped component), or another file system.
+   * back through a path could follow a swapped component), or a rename that fails
+   * (another file system, a top directory that is not writable).
    */
   const toDiscard = (directory: string, aside: string, name: string): string | undefined => {
     if (!dirs.handles || directory === prefix) return undefined;
@@ -410,9 +411,11 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
     try {
       calls.rename(aside, discard);
       return discard;
-    } catch (error) {
-      if (codeOf(error) === "EXDEV") return undefined;
-      throw error;
+    } catch {
+      // Another file system below the top, a top that is not writable (EACCES): the
+      // file stays, and is unlinked where it is, as before this step existed. Throwing
+      // here would fail a replace whose new file is already in place.
+      return undefined;
     }
   };
 
