@@ -100,8 +100,9 @@ export const openDirectoryHandles = (root: string): Directories | undefined => {
     if (descriptors.size > trimAbove) {
       trim(directory);
       // A deep chain keeps all its ancestors open, so a trim may free nothing: the next
-      // one waits until as many more are open, or every open would scan them all again.
-      trimAbove = Math.max(maxOpen, 2 * descriptors.size);
+      // one waits until `maxOpen` more are open (amortised, and the bound stays the
+      // depth plus `maxOpen`), or every open would scan them all again.
+      trimAbove = descriptors.size + maxOpen;
     }
     return descriptor;
   };
