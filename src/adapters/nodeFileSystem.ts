@@ -670,7 +670,16 @@ const busy = (path: string, holder: string, timeoutMs: number): FsError =>
  * would then displace the lock a third fiber had just created: two holders. An entry
  * goes once nobody waits for it, so the map holds only the paths in use.
  */
-const turns = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>();
+const turns = ((): Map<string, { readonly semaphore: Effect.Semaphore; users: number }> => {
+  // On `globalThis`, like the held tokens: two copies of this module in one process
+  // must take turns with each other too.
+  const key = Symbol.for("quire/nodeFileSystem/lockTurns");
+  const existing: unknown = Reflect.get(globalThis, key);
+  if (existing instanceof Map) return existing;
+  const created = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>();
+  Reflect.set(globalThis, key, created);
+  return created;
+})();
 
 const enterTurn = (path: string) => {
   let turn = turns.get(path);
