@@ -6,7 +6,14 @@
  * their documented reasons.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -210,5 +217,39 @@ describe("files that are not notebook state get their reasons", () => {
     expect(errorHead(result.stderr)).toBe("INVALID_CONTENT · INVALID_FILES");
     expect(fileLines(result.stderr)).toEqual(["file: bad\uFFFD.md · INVALID_NAME"]);
     expect(result.stderr).toContain("retryable: false");
+  });
+});
+
+describe("what a killed replace left behind is tidied by the next call", () => {
+  const seeded = async () => {
+    const w = world();
+    const a = path.join(w.ws, "a");
+    expect((await pull(w, a)).code).toBe(0);
+    write(a, "sub/kept.md", "kept, new\n");
+    write(a, "sub/alone.md", "alone\n");
+    expect((await commit(w, a, "seed")).code).toBe(0);
+    return { w, a };
+  };
+
+  it("a set-aside file beside its name (killed after linking the new one) goes; the call answers OK", async () => {
+    const { w, a } = await seeded();
+    write(a, "sub/.kept.md.quire-0killed1.aside", "kept, old\n");
+    const committed = await commit(w, a, "after the kill");
+    expect(committed.stderr).not.toContain("INVALID_NAME");
+    expect(committed.code, committed.stderr).toBe(0);
+    expect(listing(path.join(a, "sub"))).toEqual(["alone.md", "kept.md"]);
+    expect(read(a, "sub/kept.md")).toBe("kept, new\n");
+  });
+
+  it("a set-aside file alone (killed right after setting it aside) goes back under its name", async () => {
+    const { w, a } = await seeded();
+    renameSync(
+      path.join(a, "sub", "alone.md"),
+      path.join(a, "sub", ".alone.md.quire-0killed2.aside"),
+    );
+    const committed = await commit(w, a, "after the kill");
+    expect(committed.code, committed.stderr).toBe(0);
+    expect(listing(path.join(a, "sub"))).toEqual(["alone.md", "kept.md"]);
+    expect(read(a, "sub/alone.md")).toBe("alone\n");
   });
 });

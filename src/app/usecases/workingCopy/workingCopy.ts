@@ -117,7 +117,8 @@ const walked = (tree: RootedTree) =>
  * Puts back what a replace of ours set aside when its process was killed in the middle
  * (ports/FileSystem.ts `setAsideName`): a set-aside file whose name is free again goes
  * back under it; one whose name holds a file again is the old version of a replace that
- * finished, and goes. `true` when anything was put back (the walk must be redone).
+ * finished, and goes. `true` when anything was put back or removed (the walk must be
+ * redone).
  * Runs under the copy's lock, so no replace of ours is in flight.
  */
 const restoreSetAside = (
@@ -136,8 +137,12 @@ const restoreSetAside = (
       const directory = parentOf(entry.relativePath);
       const original = directory === "" ? match[1] : `${directory}/${match[1]}`;
       if (present.has(original)) {
-        if (entry.kind === "file")
+        if (entry.kind === "file") {
           yield* tree.removeLeftover(entry.relativePath).pipe(Effect.ignore);
+          // The walk must be redone: the listing still names the file just removed, and
+          // the scan would report it as a name quire refuses.
+          restored = true;
+        }
         continue;
       }
       const back = yield* tree
