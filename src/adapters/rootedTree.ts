@@ -21,7 +21,8 @@
  * the path — a link never replaces anything, so a file an editor saved at the path in
  * between is kept. The aside file is then removed (moved first, with directory handles,
  * into the copy's top directory, so the last check of its directory is also the last
- * moment a change there can happen), and checked once more through its open descriptor: an in-place write that reached it meanwhile is handed back to the
+ * moment a change there can happen), and checked once more through its open
+ * descriptor: an in-place write that reached it meanwhile is handed back to the
  * caller. A process killed mid-replace leaves the aside file (`.<name>.quire-<id>.aside`),
  * which the next scan puts back (ports/FileSystem.ts `setAsideName`).
  */
