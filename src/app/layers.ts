@@ -28,6 +28,7 @@ import { probeStore } from "./usecases/commit/probe.js";
 import { tidyUpsDone } from "./usecases/shared/afterAnswer.js";
 import { withStoreLogging } from "./storeLogging.js";
 import { abandonSession, claimSession } from "./sessions.js";
+import { keyDigest } from "./keyDigest.js";
 
 /**
  * Why the process could not start. `config`: the configuration names something
@@ -253,15 +254,44 @@ export interface Sharing {
 }
 
 /**
- * Whether a process of this configuration shares: only on a file store (whose readers
- * and writers are processes of this host), never under fault injection (the faults are
- * this process's), and only where Unix domain sockets are.
+ * Whether a process of this configuration shares: on a file store or a bucket (S3,
+ * MinIO) — the `serve` processes of one store on one host run their calls in one of
+ * them, which publishes them in batches — never on the in-memory store (nothing to
+ * share), never under fault injection (the faults are this process's), and only where
+ * Unix domain sockets are.
  */
 export const canShare = (config: RuntimeConfig): boolean =>
-  config.store.kind === "file" &&
+  config.store.kind !== "memory" &&
   config.faultInjection === undefined &&
   config.share &&
   process.platform !== "win32";
+
+/** The environment variables that choose a bucket store's credentials, besides secrets. */
+const credentialChoosers = [
+  "AWS_PROFILE",
+  "AWS_DEFAULT_PROFILE",
+  "AWS_CONFIG_FILE",
+  "AWS_SHARED_CREDENTIALS_FILE",
+  "AWS_ROLE_ARN",
+  "AWS_WEB_IDENTITY_TOKEN_FILE",
+  "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+  "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+];
+
+/**
+ * What a sharing process's credentials are, as an opaque digest in its share channel's
+ * release: a process runs others' calls with its own store client, so only processes
+ * whose credentials come from the very same secrets and settings share one (a
+ * read-only agent never gets its calls run with another's write access). Empty for a
+ * file store, whose access is the user's own.
+ */
+export const credentialScope = (config: RuntimeConfig): string =>
+  config.store.kind === "file" || config.store.kind === "memory"
+    ? ""
+    : `+credentials-${keyDigest([
+        ...[...config.secretValues].sort(),
+        ...credentialChoosers.map((name) => `${name}=${process.env[name] ?? ""}`),
+      ]).slice(0, 16)}`;
 
 /**
  * The Notebook of a sharing `serve` process: runs calls itself or sends them to the
@@ -329,7 +359,10 @@ export const withNotebook = <A, E>(
     return yield* program(workspace).pipe(
       Effect.provide(
         sharing !== undefined && canShare(config)
-          ? sharedNotebookLayer(options, sharing)
+          ? sharedNotebookLayer(options, {
+              ...sharing,
+              release: `${sharing.release}${credentialScope(config)}`,
+            })
           : notebookLayer(options),
       ),
     );

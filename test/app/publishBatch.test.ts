@@ -7,6 +7,7 @@ import {
   type BatchStart,
   type Prepared,
   type Swap,
+  type Swapped,
 } from "../../src/app/usecases/commit/publishBatch.js";
 
 /** A manifest standing for "what `current` would be": only its identity matters here. */
@@ -30,13 +31,13 @@ const base = manifest(10, "base");
 /** Records the swaps made, answering each with `answer`. */
 const swaps = (answer: "accept" | "lose" = "accept") => {
   const made: Array<{ next: Manifest; etag: Option.Option<string> }> = [];
-  const swap: Swap = (next, etag, after) =>
+  const swap: Swap = (next, from, after) =>
     after.pipe(
-      Effect.map(() => {
-        made.push({ next, etag });
+      Effect.map((): Swapped => {
+        made.push({ next, etag: from.etag });
         return answer === "accept"
-          ? { accepted: true, etag: Option.some(`etag-${next.head}`) }
-          : { accepted: false, etag: Option.none() };
+          ? { _tag: "Accepted", etag: Option.some(`etag-${next.head}`) }
+          : { _tag: "Lost" };
       }),
     );
   return { made, swap };
@@ -82,6 +83,7 @@ const publisher = (
           options.gate === undefined ? Effect.void : Deferred.await(options.gate),
           options.upload ?? Effect.void,
         ),
+        pack: new Uint8Array(),
         swap,
       };
       return prepared;
@@ -231,9 +233,9 @@ describe("group commit (publish batches within one process)", () => {
       // Stages its write alongside `after`, as the file store does.
       const staging: Swap = (next, _etag, after) =>
         Effect.all([after, Effect.sleep(Duration.millis(1))], { concurrency: 2 }).pipe(
-          Effect.map(() => {
+          Effect.map((): Swapped => {
             made.push(next.head);
-            return { accepted: true, etag: Option.some("e1") };
+            return { _tag: "Accepted", etag: Option.some("e1") };
           }),
         );
       const failure = domainError({
@@ -297,6 +299,7 @@ describe("group commit (publish batches within one process)", () => {
             from: { manifest: Option.some(base), etag: Option.some("e0"), fromWritten: false },
             next: manifest(11, "stray"),
             upload: Effect.void,
+            pack: new Uint8Array(),
             swap,
           }),
         ),

@@ -100,7 +100,7 @@ describe("cleanup against a store", () => {
     const report = await Effect.runPromise(cleanup(faults.store));
     expect(report.deleted).toBe(130);
     expect(faults.count("get", "current")).toBe(3); // 130 candidates = 3 batches of 64
-    expect(faults.count("list")).toBe(1);
+    expect(faults.count("list", "packs/")).toBe(1);
     const left = await keysOf(faults.store, "packs/");
     expect(left).toContain("packs/increments/garbage.pack");
     expect(left).toContain("packs/notes.txt");

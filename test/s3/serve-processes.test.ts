@@ -46,7 +46,7 @@ const sandbox = () => {
 type Structured = Record<string, unknown>;
 
 /** Spawns `quire serve --store <store> --endpoint <endpoint>` in its own sandbox and connects. */
-const serve = async (store: string) => {
+const serve = async (store: string, extraEnv: Readonly<Record<string, string>> = {}) => {
   const box = sandbox();
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -60,7 +60,7 @@ const serve = async (store: string) => {
       "--private-root",
       box.privateRoot,
     ],
-    env: { ...box.env, ...s3Env() },
+    env: { ...box.env, ...s3Env(), ...extraEnv },
     cwd: box.workspace,
     stderr: "pipe",
   });
@@ -144,6 +144,45 @@ describe("two quire serve processes, s3:// and minio://, on one bucket and prefi
     for (const text of [viaS3.stderr(), viaMinio.stderr()]) {
       expect(text).not.toContain(env.secretAccessKey);
     }
+  });
+});
+
+describe("serve processes of one bucket store on one host", () => {
+  const shareLog = { LOG_LEVEL: "share=debug,mcp=info,warn" };
+  const ranForOthers = (stderr: string) =>
+    stderr.match(/msg="running a call for another process"/g)?.length ?? 0;
+
+  it("share one process, as on a file store; the calls run there publish as their own", async () => {
+    const prefix = freshPrefix("share");
+    const first = await serve(`s3://${env.bucket}/${prefix}`, shareLog);
+    const second = await serve(`s3://${env.bucket}/${prefix}`, shareLog);
+    second.write("from-second.md", "second\n");
+    expect((await second.commit("from the second process")).structured).toMatchObject({
+      code: "OK",
+    });
+    first.write("from-first.md", "first\n");
+    expect((await first.commit("from the first process")).structured).toMatchObject({
+      code: "OK",
+    });
+    expect((await second.pull()).structured).toMatchObject({ code: "OK" });
+    expect(second.read("from-first.md")).toBe("first\n");
+    // The first process ran the second's calls (its first pull too).
+    expect(ranForOthers(first.stderr())).toBeGreaterThanOrEqual(2);
+    expect(ranForOthers(second.stderr())).toBe(0);
+  });
+
+  it("never share between processes whose credentials come from different settings", async () => {
+    const prefix = freshPrefix("share-credentials");
+    const first = await serve(`s3://${env.bucket}/${prefix}`, shareLog);
+    // Another profile setting (absent from the credentials file: the keys in the
+    // environment still decide), so another channel: its calls run in its own process.
+    const other = await serve(`s3://${env.bucket}/${prefix}`, {
+      ...shareLog,
+      AWS_PROFILE: "another-agent",
+    });
+    other.write("other.md", "other\n");
+    expect((await other.commit("from another agent")).structured).toMatchObject({ code: "OK" });
+    expect(ranForOthers(first.stderr())).toBe(0);
   });
 });
 

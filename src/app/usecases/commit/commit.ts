@@ -2,7 +2,12 @@
 import { Cause, Clock, Effect, Either, Option } from "effect";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { findMarkerBlocks } from "../../../domain/markers.js";
-import { packKey, type Manifest, type PackDescriptor } from "../../../domain/manifest.js";
+import {
+  allDescriptors,
+  packKey,
+  type Manifest,
+  type PackDescriptor,
+} from "../../../domain/manifest.js";
 import { encodePack, type PackHeader } from "../../../domain/pack.js";
 import { diffTrees, type FileChange, fileChanges } from "../../../domain/treeDiff.js";
 import { idsOf, type FileStat, type Tree } from "../../../domain/tree.js";
@@ -18,7 +23,8 @@ import {
 } from "../maintenance/checkpoint.js";
 import { cleanup } from "../maintenance/cleanup.js";
 import { backoff, busyError, placeWaitBudgetMs, type Setback } from "./contention.js";
-import { inBatch, type Prepared, type Swap } from "./publishBatch.js";
+import { inBatch, type Prepared, type Swap, type Swapped } from "./publishBatch.js";
+import { contended, noteContention, probeStaged, stagedSwap, takeSeen } from "./staging.js";
 import { lastWritten, missedWritten, rememberWritten } from "./lastWritten.js";
 import { recentPacks } from "./recentPacks.js";
 import type { CopyCall } from "../shared/context.js";
@@ -287,27 +293,84 @@ const planPublication = (
     return { next, view, pack: { bytes, sha }, upload };
   });
 
+/** The debug record of each accepted swap of `current` (annotated with its publications). */
+export const swapLog = "swapped current";
+
 /**
- * The swap of `current` for a batch (publishBatch.ts): `next` conditional on `etag`,
- * once `after` has succeeded. Remembers what it wrote (lastWritten.ts), or, when a swap
- * that started from what this process last wrote lost, that someone else writes too.
+ * The swap of `current` for a batch (publishBatch.ts): `next` conditional on `from`'s
+ * ETag, once `after` has succeeded — staged for other writers to include, and
+ * including theirs, while this process contends for the store (staging.ts). Remembers
+ * what it wrote (lastWritten.ts), or, when a swap that started from what this process
+ * last wrote lost, that someone else writes too; a lost race makes the next commits
+ * on the store stage.
  */
 const swapCurrent =
-  (store: CopyCall["store"], fromWritten: boolean, nowMs: number): Swap =>
-  (next, etag, after) =>
-    publishManifest(store, next, etag, next.head, after).pipe(
-      Effect.map((outcome) => {
-        if (outcome._tag === "LostRace") {
-          if (fromWritten) missedWritten(store.identity, nowMs);
-          return { accepted: false, etag: Option.none() };
-        }
-        rememberWritten(
-          store.identity,
-          Option.map(outcome.etag, (written) => ({ manifest: next, etag: written })),
-        );
-        return { accepted: true, etag: outcome.etag };
-      }),
+  (store: CopyCall["store"], nowMs: number): Swap =>
+  (next, from, after, packs) => {
+    const baseGeneration = Option.match(from.manifest, {
+      onNone: () => 0,
+      onSome: (m) => m.generation,
+    });
+    // One record per accepted swap (the fleet benchmark counts swaps per commit by it).
+    const remember = (written: Manifest, etag: Option.Option<string>) =>
+      Effect.logDebug(swapLog).pipe(
+        Effect.annotateLogs("publications", written.generation - baseGeneration),
+        Effect.zipRight(
+          Effect.sync(() =>
+            rememberWritten(
+              store.identity,
+              Option.map(etag, (tag) => ({ manifest: written, etag: tag })),
+            ),
+          ),
+        ),
+      );
+    const lost = (): Swapped => {
+      if (from.fromWritten) missedWritten(store.identity, nowMs);
+      noteContention(store.identity, nowMs);
+      return { _tag: "Lost" };
+    };
+    if (
+      contended(store.identity, nowMs) &&
+      Option.isSome(from.manifest) &&
+      Option.isSome(from.etag)
+    )
+      return stagedSwap({
+        store,
+        base: from.manifest.value,
+        etag: from.etag.value,
+        next,
+        packs,
+        after,
+      }).pipe(
+        Effect.flatMap((outcome): Effect.Effect<Swapped> => {
+          switch (outcome._tag) {
+            case "Accepted":
+              return Effect.as(remember(outcome.written, outcome.etag), {
+                _tag: "Accepted",
+                etag: outcome.etag,
+              });
+            case "Included":
+              return Effect.succeed(outcome);
+            case "Lost":
+              return Effect.sync(lost);
+          }
+        }),
+      );
+    const probed = Option.match(from.manifest, {
+      onNone: () => after,
+      onSome: (base) =>
+        Effect.all([after, probeStaged(store, base.generation)], { concurrency: 2 }).pipe(
+          Effect.asVoid,
+        ),
+    });
+    return publishManifest(store, next, from.etag, next.head, probed).pipe(
+      Effect.flatMap((outcome): Effect.Effect<Swapped> =>
+        outcome._tag === "LostRace"
+          ? Effect.sync(lost)
+          : Effect.as(remember(next, outcome.etag), { _tag: "Accepted", etag: outcome.etag }),
+      ),
     );
+  };
 
 /**
  * A failure after `current` accepted the publication but before the working copy was
@@ -417,6 +480,60 @@ const complete = (
     };
   });
 
+/**
+ * Finishes a publication another writer's swap accepted (staging.ts): it holds the
+ * copy's changes at a generation of its own, after publications this copy has not
+ * seen. The copy is brought up to `current` as a recovering one would be — its rewrite
+ * intent names the publication, so the merge starts from the state it published
+ * (rewriteIntent.ts) — and the answer reports the publication's own generation and
+ * line counts. Conflicts can only come from a file a person saved during the call that
+ * a later publication changed too: they are written as a pull writes them, and the
+ * answer says the changes were published.
+ */
+const completeIncluded = (
+  call: CopyCall,
+  planned: { readonly remote: RemoteRead; readonly merged: Tree; readonly plan: Planned },
+  manifest: Manifest,
+): Effect.Effect<Committed, DomainError> =>
+  Effect.gen(function* () {
+    const remoteIds = viewTree(planned.remote.view);
+    const head = planned.plan.view.head;
+    // The pack was cached before the swap; its blobs serve the line counts.
+    call.blobs.addPack(planned.plan.pack.sha, planned.plan.pack.bytes);
+    const generation =
+      allDescriptors(manifest).find((d) => d.publicationId === head)?.generation ??
+      manifest.generation;
+    const files = yield* diffStats(
+      call.blobs,
+      diffTrees(remoteIds, planned.merged),
+      remoteIds,
+      planned.merged,
+    ).pipe(Effect.catchAll((failure) => publishedButUnsettled(call, failure)));
+    const synchronised = yield* synchronise(
+      call,
+      "afterAnswer",
+      takeSeen(call.store.identity),
+    ).pipe(Effect.catchAll((failure) => publishedButUnsettled(call, failure)));
+    yield* clearIntent(call).pipe(
+      Effect.catchAll((failure) => publishedButUnsettled(call, failure)),
+    );
+    if (synchronised.conflicts.length > 0)
+      return yield* Effect.fail(
+        domainError({
+          code: "CONTENT_CONFLICT",
+          reason: "MERGE_CONFLICT",
+          message:
+            "Your changes were published; a file saved during the call conflicts with a later publication. Resolve the conflict blocks, then call notes_commit again.",
+          files: synchronised.conflicts,
+        }),
+      );
+    return {
+      generation,
+      files,
+      incoming: synchronised.incoming,
+    };
+  });
+
 /** The successful result of a commit. */
 export interface Committed {
   readonly generation: number;
@@ -523,15 +640,23 @@ export const commit = (
       )((start) =>
         Effect.gen(function* () {
           placeCameMs = yield* Clock.currentTimeMillis;
+          // Staging, writers publish on what `current` holds: what was just read of it
+          // while staging, if anything (staging.ts) — a read like any other.
+          const fromSeen =
+            start._tag === "Own" && !readCurrent && contended(current.store.identity, placeCameMs);
           const startFrom =
             start._tag === "Tip"
               ? Option.some({ manifest: start.manifest, etag: start.etag })
               : readCurrent
                 ? Option.none()
-                : lastWritten(current.store.identity, placeCameMs);
+                : fromSeen
+                  ? takeSeen(current.store.identity)
+                  : lastWritten(current.store.identity, placeCameMs);
           const remote = yield* readRemote(current, known, startFrom, true);
           const fromWritten =
-            Option.isSome(startFrom) && Option.contains(remote.etag, startFrom.value.etag);
+            !fromSeen &&
+            Option.isSome(startFrom) &&
+            Option.contains(remote.etag, startFrom.value.etag);
           if (start._tag === "Tip") {
             // The tip is not accepted yet: never a state to remember as seen.
             onTip = true;
@@ -568,7 +693,8 @@ export const commit = (
             from: { manifest: remote.manifest, etag: remote.etag, fromWritten },
             next: plan.next,
             upload: plan.upload,
-            swap: swapCurrent(current.store, fromWritten, placeCameMs),
+            pack: plan.pack.bytes,
+            swap: swapCurrent(current.store, placeCameMs),
           } as const;
         }),
       );
@@ -621,6 +747,8 @@ export const commit = (
             view: planned.plan.view,
             pack: planned.plan.pack,
           });
+        case "Included":
+          return yield* completeIncluded(current, planned, outcome.manifest);
         case "Aborted":
           yield* Effect.logDebug("another member of the batch failed; trying again");
           retryAtOnce = true;
@@ -631,6 +759,10 @@ export const commit = (
           if (outcome.fromWritten) {
             retryAtOnce = true;
             attempt--;
+          } else if (contended(current.store.identity, yield* Clock.currentTimeMillis)) {
+            // Staging: the next round forms as soon as `current` moves; a backoff would
+            // only make this writer miss it (staging.ts). It counts as an attempt.
+            retryAtOnce = true;
           }
           yield* Effect.logDebug("lost the race for current; re-merging").pipe(
             Effect.annotateLogs("attempt", attempt + 1),

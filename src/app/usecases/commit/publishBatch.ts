@@ -57,15 +57,25 @@ export interface PublishFrom {
   readonly fromWritten: boolean;
 }
 
-/** The swap of `current`, as the member who makes it for its batch would make it. */
+/** How a swap of `current` for a batch ended. */
+export type Swapped =
+  /** `current` is now the batch's manifest (with, perhaps, other writers' publications after it). */
+  | { readonly _tag: "Accepted"; readonly etag: Option.Option<string> }
+  /** Another writer's swap accepted the batch's publications (commit/staging.ts). */
+  | { readonly _tag: "Included"; readonly manifest: Manifest }
+  /** Another publication replaced `current` first; nothing was published. */
+  | { readonly _tag: "Lost" };
+
+/**
+ * The swap of `current`, as the member who makes it for its batch would make it:
+ * `next` on `from`, once `after` has succeeded; `packs` are the batch's packs in order.
+ */
 export type Swap = (
   next: Manifest,
-  etag: Option.Option<string>,
+  from: PublishFrom,
   after: Effect.Effect<void, BatchAborted>,
-) => Effect.Effect<
-  { readonly accepted: boolean; readonly etag: Option.Option<string> },
-  DomainError | BatchAborted
->;
+  packs: ReadonlyArray<Uint8Array>,
+) => Effect.Effect<Swapped, DomainError | BatchAborted>;
 
 /** What a member made of its start. */
 export type Prepared<C> =
@@ -78,6 +88,8 @@ export type Prepared<C> =
       readonly next: Manifest;
       /** Uploads the pack and makes the local records durable; before the swap. */
       readonly upload: Effect.Effect<void, DomainError>;
+      /** The member's pack (the increment `next` adds). */
+      readonly pack: Uint8Array;
       /** Used if this member makes the batch's swap. */
       readonly swap: Swap;
     };
@@ -86,6 +98,8 @@ export type Prepared<C> =
 type Outcome =
   /** The batch's swap made `manifest` current, with every member's publication. */
   | { readonly _tag: "Accepted"; readonly manifest: Manifest; readonly etag: Option.Option<string> }
+  /** Another writer's swap accepted every member's publication; `manifest` names them. */
+  | { readonly _tag: "Included"; readonly manifest: Manifest }
   /** Another process replaced `current` first; nothing was published. */
   | { readonly _tag: "Lost"; readonly fromWritten: boolean }
   /** Another member failed or went away before the swap; nothing was published. */
@@ -105,6 +119,7 @@ export class BatchAborted {
 
 /** One publishing member, as its batch sees it. */
 interface Publisher {
+  readonly pack: Uint8Array;
   /** Whether its upload succeeded; `undefined` while it runs. */
   uploaded: boolean | undefined;
   readonly uploadWaiters: Array<() => void>;
@@ -114,7 +129,7 @@ interface Publisher {
 
 interface Batch {
   /** The state the batch's swap is conditional on, once its first publisher has read it. */
-  base: { readonly etag: Option.Option<string>; readonly fromWritten: boolean } | undefined;
+  base: PublishFrom | undefined;
   /** The manifest the swap will write so far. */
   tip: Manifest | undefined;
   readonly publishers: Publisher[];
@@ -249,7 +264,11 @@ const finish = (line: Line, batch: Batch, outcome: Outcome): void => {
 const report = (
   line: Line,
   member: Member,
-  publishing: Option.Option<{ readonly from: PublishFrom; readonly next: Manifest }>,
+  publishing: Option.Option<{
+    readonly from: PublishFrom;
+    readonly next: Manifest;
+    readonly pack: Uint8Array;
+  }>,
 ): Publisher | undefined => {
   const batch = member.batch;
   if (batch.preparing !== member) return undefined;
@@ -262,11 +281,14 @@ const report = (
     // A member on the tip publishes on the tip itself, or not in this batch.
     (batch.tip === undefined || Option.contains(publishing.value.from.manifest, batch.tip))
   ) {
-    publisher = { uploaded: undefined, uploadWaiters: [], outcome: undefined, outcomeWaiters: [] };
-    batch.base ??= {
-      etag: publishing.value.from.etag,
-      fromWritten: publishing.value.from.fromWritten,
+    publisher = {
+      pack: publishing.value.pack,
+      uploaded: undefined,
+      uploadWaiters: [],
+      outcome: undefined,
+      outcomeWaiters: [],
     };
+    batch.base ??= publishing.value.from;
     batch.tip = publishing.value.next;
     batch.publishers.push(publisher);
   }
@@ -387,7 +409,7 @@ const takePart = <C>(
     const publisher = report(
       line,
       member,
-      Option.some({ from: prepared.from, next: prepared.next }),
+      Option.some({ from: prepared.from, next: prepared.next, pack: prepared.pack }),
     );
     if (publisher === undefined) return { _tag: "Aborted" } as const;
     const upload = restore(prepared.upload).pipe(
@@ -455,16 +477,26 @@ const swap = (line: Line, batch: Batch, make: Swap): Effect.Effect<void> =>
       { discard: true },
     ).pipe(Effect.tap(() => Effect.sync(() => (writing = true))));
     yield* Effect.uninterruptibleMask((restore) =>
-      restore(make(tip, base.etag, uploads)).pipe(
+      restore(
+        make(
+          tip,
+          base,
+          uploads,
+          batch.publishers.map((publisher) => publisher.pack),
+        ),
+      ).pipe(
         Effect.exit,
         Effect.flatMap((swapped) => {
           if (Exit.isSuccess(swapped)) {
+            const value = swapped.value;
             finish(
               line,
               batch,
-              swapped.value.accepted
-                ? { _tag: "Accepted", manifest: tip, etag: swapped.value.etag }
-                : { _tag: "Lost", fromWritten: base.fromWritten },
+              value._tag === "Accepted"
+                ? { _tag: "Accepted", manifest: tip, etag: value.etag }
+                : value._tag === "Included"
+                  ? value
+                  : { _tag: "Lost", fromWritten: base.fromWritten },
             );
             return Effect.void;
           }

@@ -3,7 +3,8 @@
  * no manifest reader can need any more — those not referenced by `current` whose
  * generation is at or below the oldest checkpoint it still names (active or retained):
  * increments that checkpoint absorbed, chains no longer retained, and orphans of lost
- * or discarded attempts. The store is LISTed only here, and only to
+ * or discarded attempts; and staged records nobody can use any more (deadStaged). The
+ * store is LISTed only here (and by staging writers, commit/staging.ts), and only to
  * find candidates: what may be deleted is decided by `current`, re-read before every
  * batch.
  *
@@ -20,6 +21,7 @@ import { allDescriptors, type Manifest } from "../../../domain/manifest.js";
 import type { ObjectStoreService } from "../../../ports/ObjectStore.js";
 import { storeFailure } from "../shared/failures.js";
 import { readManifest } from "../commit/remote.js";
+import { stagedBaseOf, stagingPrefix } from "../../../domain/staging.js";
 
 /** How many deletions happen between two re-reads of `current`. */
 const batchSize = 64;
@@ -90,5 +92,37 @@ export const cleanup = (store: ObjectStoreService): Effect.Effect<CleanupReport,
       );
       deleted += batch.length;
     }
-    return { listed: keys.length, deleted };
+    const staged = yield* deadStaged(store, first.manifest.value.generation);
+    return { listed: keys.length + staged.listed, deleted: deleted + staged.deleted };
+  });
+
+/**
+ * Deletes the staged records (commit/staging.ts) made on a state older than
+ * `generation`: only a swap of the very state a record was staged on may accept it, and
+ * `current` has moved past it, so nobody can use them. Their writers delete their own
+ * once they know their fate; these are what a killed writer left.
+ */
+const deadStaged = (
+  store: ObjectStoreService,
+  generation: number,
+): Effect.Effect<CleanupReport, DomainError> =>
+  Effect.gen(function* () {
+    const listing = yield* store
+      .list(stagingPrefix)
+      .pipe(Effect.mapError((error) => storeFailure(error, "listing staged records for cleanup")));
+    const dead = listing
+      .map((info) => info.key)
+      .filter((key) => {
+        const base = stagedBaseOf(key);
+        return base !== undefined && base < generation;
+      });
+    yield* Effect.forEach(
+      dead,
+      (key) =>
+        store
+          .delete(key, { forever: true })
+          .pipe(Effect.mapError((error) => storeFailure(error, "deleting a staged record"))),
+      { concurrency: 8, discard: true },
+    );
+    return { listed: listing.length, deleted: dead.length };
   });

@@ -2,6 +2,8 @@
 import { Effect, Option } from "effect";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { idsOf, type FileStat } from "../../../domain/tree.js";
+import type { Manifest } from "../../../domain/manifest.js";
+import { fileChanges, type FileChange } from "../../../domain/treeDiff.js";
 import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "./mergeRun.js";
 import { deferUntilAwaited } from "../workingCopy/pendingWrites.js";
@@ -31,6 +33,8 @@ export interface Synchronised {
   readonly files: ReadonlyArray<FileStat>;
   /** Conflicts written into the working copy (empty when the merge was clean). */
   readonly conflicts: ReadonlyArray<FileIssue>;
+  /** What the merge wrote over the working copy as scanned, path by path. */
+  readonly incoming: ReadonlyArray<FileChange>;
 }
 
 /**
@@ -38,10 +42,12 @@ export interface Synchronised {
  * the result (clean merges and conflict blocks alike) and records `current` as the new
  * baseline. Never publishes. Also the resynchronisation a flagged copy runs first.
  * `prune`: as for {@link settle} ("afterAnswer" only when nothing follows in the call).
+ * `startFrom`: a read of `current` just made (with its ETag) to use instead of reading it.
  */
 export const synchronise = (
   given: CopyCall,
   prune: "now" | "afterAnswer" = "now",
+  startFrom: Option.Option<{ readonly manifest: Manifest; readonly etag: string }> = Option.none(),
 ): Effect.Effect<Synchronised, DomainError> =>
   Effect.gen(function* () {
     // The downloaded packs are cached once the working copy is written
@@ -54,7 +60,7 @@ export const synchronise = (
     if (mergeBase !== known.tree) call.blobs.addTree(mergeBase);
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
     const scan = yield* scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs);
-    const remote = yield* readRemote(call, known);
+    const remote = yield* readRemote(call, known, startFrom);
     // A copy whose rewrite (or whose commit, after its swap) was interrupted is rolled
     // forward and merged against the state it was settling on (see workingCopy/rewriteIntent.ts).
     const onDisk = scanTree(scan);
@@ -100,6 +106,7 @@ export const synchronise = (
       generation: remote.view.generation,
       files: held.size === 0 ? files : files.filter((file) => !held.has(file.path)),
       conflicts,
+      incoming: fileChanges(onDisk, merged),
     };
   });
 

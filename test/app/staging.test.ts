@@ -1,0 +1,278 @@
+/**
+ * Publication across writers (commit/staging.ts): notebooks on separate "hosts" — each
+ * its own file system, private root and store identity, so nothing of one process's
+ * batching joins them — publish through one store whose every request takes a few
+ * milliseconds.
+ */
+import { Cause, Clock, Effect, Exit, Option } from "effect";
+import { describe, expect, it } from "vitest";
+import { instrument, type FaultDecision } from "../../src/adapters/instrumentedObjectStore.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
+import { tidyUpsDone } from "../../src/app/usecases/shared/afterAnswer.js";
+import { contended, noteContention, probeStaged } from "../../src/app/usecases/commit/staging.js";
+import type { DomainError } from "../../src/domain/errors.js";
+import { allDescriptors, decodeManifest, type Manifest } from "../../src/domain/manifest.js";
+import { encodeStaged, stagingKey, stagingPrefix } from "../../src/domain/staging.js";
+import { encodeText } from "../../src/domain/content.js";
+import { decodePack, encodePack } from "../../src/domain/pack.js";
+import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
+import { memNotebook } from "./memNotebook.js";
+
+const author = { name: "test", version: "1" };
+
+let run = 0;
+
+/** `n` hosts on one store (every request 2 ms; `decide` may fail some). */
+const fleet = (n: number, decide?: (key: string, method: string) => FaultDecision | undefined) => {
+  run += 1;
+  const counted = instrument(memoryStore.make(), {
+    latency: "2 millis",
+    decide: (request) => decide?.(request.key, request.method),
+  });
+  const hosts = Array.from({ length: n }, (_, i) => {
+    const store: ObjectStoreService = {
+      ...counted.store,
+      identity: `${counted.store.identity}#run${run}-host${i}`,
+    };
+    return { ...memNotebook(store), identity: store.identity };
+  });
+  return { hosts, counted, store: counted.store };
+};
+
+const stage = (identity: string) =>
+  Effect.runSync(Clock.currentTimeMillis.pipe(Effect.map((now) => noteContention(identity, now))));
+
+const pull = (nb: NotebookService) => Effect.runPromise(nb.pull({ path: "/ws/a" }));
+const commitExit = (nb: NotebookService, message: string) =>
+  Effect.exit(nb.commit({ path: "/ws/a", message, author }));
+
+const currentOf = async (store: ObjectStoreService): Promise<Manifest> => {
+  const object = Option.getOrThrow(await Effect.runPromise(store.get("current")));
+  const decoded = decodeManifest(new TextDecoder().decode(object.body));
+  if (decoded._tag === "Left") throw new Error("undecodable manifest");
+  return decoded.right;
+};
+
+const failureOf = (exit: Exit.Exit<SyncReport, DomainError>): DomainError => {
+  if (Exit.isSuccess(exit)) throw new Error("expected a failure");
+  return Option.getOrThrow(Cause.failureOption(exit.cause));
+};
+
+/** How many times `current` was replaced among the requests so far. */
+const swapsOf = async (counted: ReturnType<typeof instrument>) =>
+  (await Effect.runPromise(counted.requests)).filter(
+    (r) => r.method === "put" && r.key === "current" && r.outcome === "ok",
+  ).length;
+
+const seeded = async (hosts: ReturnType<typeof fleet>["hosts"]) => {
+  const [first] = hosts;
+  if (first === undefined) throw new Error("no host");
+  first.write("/ws/a/seed.md", "seed\n");
+  await pull(first.notebook);
+  await Effect.runPromise(first.notebook.commit({ path: "/ws/a", message: "seed", author }));
+  for (const host of hosts.slice(1)) await pull(host.notebook);
+};
+
+describe("staged publications: writers on separate hosts", () => {
+  it("accepts every writer's commits, several per swap, each with its own message and author, losing nothing", async () => {
+    const { hosts, counted, store } = fleet(6);
+    await seeded(hosts);
+    for (const host of hosts) stage(host.identity);
+    Effect.runSync(counted.reset);
+    const rounds = 4;
+    for (let round = 0; round < rounds; round++) {
+      hosts.forEach((host, i) =>
+        host.write(
+          `/ws/a/h${i}.md`,
+          Array.from({ length: round + 1 }, (_, n) => `line ${n}\n`).join(""),
+        ),
+      );
+      const exits = await Effect.runPromise(
+        Effect.all(
+          hosts.map((host, i) => commitExit(host.notebook, `host ${i} round ${round}`)),
+          { concurrency: "unbounded" },
+        ),
+      );
+      for (const exit of exits)
+        expect(Exit.isSuccess(exit) ? "OK" : failureOf(exit).code).toBe("OK");
+    }
+    const current = await currentOf(store);
+    expect(current.generation).toBe(1 + rounds * hosts.length);
+    const swaps = await swapsOf(counted);
+    expect(swaps).toBeLessThan(rounds * hosts.length);
+    // Every publication once, generations one by one.
+    const generations = current.increments.map((d) => d.generation);
+    expect(generations).toEqual(Array.from({ length: rounds * hosts.length }, (_, i) => i + 2));
+    expect(new Set(allDescriptors(current).map((d) => d.publicationId)).size).toBe(
+      allDescriptors(current).length,
+    );
+    // Each publication keeps its own message and author (the packs say).
+    const messages: string[] = [];
+    for (const descriptor of current.increments) {
+      const object = Option.getOrThrow(await Effect.runPromise(store.get(descriptor.key)));
+      const decoded = decodePack(object.body);
+      if (decoded._tag === "Left") throw new Error(decoded.left);
+      expect(decoded.right.header.generation).toBe(descriptor.generation);
+      expect(decoded.right.header.publicationId).toBe(descriptor.publicationId);
+      expect(decoded.right.header.publication?.author).toEqual(author);
+      messages.push(decoded.right.header.publication?.message ?? "");
+    }
+    expect([...messages].sort()).toEqual(
+      hosts
+        .flatMap((_, i) => Array.from({ length: rounds }, (_, r) => `host ${i} round ${r}`))
+        .sort(),
+    );
+    // Every copy converges on every line.
+    for (const host of hosts) {
+      await pull(host.notebook);
+      hosts.forEach((_, i) =>
+        expect(host.read(`/ws/a/h${i}.md`)).toBe(
+          Array.from({ length: rounds }, (_, n) => `line ${n}\n`).join(""),
+        ),
+      );
+    }
+    await Effect.runPromise(tidyUpsDone);
+  });
+
+  it("leaves out a staged change that overlaps another; its own writer reports the conflict, and it never lands later", async () => {
+    const { hosts, store } = fleet(3);
+    const [a, b, c] = hosts;
+    if (a === undefined || b === undefined || c === undefined) throw new Error("no hosts");
+    a.write("/ws/a/shared.md", "base\n");
+    await pull(a.notebook);
+    await Effect.runPromise(a.notebook.commit({ path: "/ws/a", message: "seed", author }));
+    await pull(b.notebook);
+    await pull(c.notebook);
+    for (const host of hosts) stage(host.identity);
+    a.write("/ws/a/shared.md", "edit a\n");
+    b.write("/ws/a/shared.md", "edit b\n");
+    c.write("/ws/a/own.md", "c\n");
+    const exits = await Effect.runPromise(
+      Effect.all(
+        [commitExit(a.notebook, "a"), commitExit(b.notebook, "b"), commitExit(c.notebook, "c")],
+        {
+          concurrency: "unbounded",
+        },
+      ),
+    );
+    const [ea, eb, ec] = exits;
+    if (ea === undefined || eb === undefined || ec === undefined) throw new Error("no exits");
+    expect(Exit.isSuccess(ec)).toBe(true);
+    const outcomes = [ea, eb].map((exit) => (Exit.isSuccess(exit) ? "OK" : failureOf(exit).code));
+    expect([...outcomes].sort()).toEqual(["CONTENT_CONFLICT", "OK"]);
+    const winner = outcomes[0] === "OK" ? "a" : "b";
+    const loser = winner === "a" ? b : a;
+    const accepted = async () => {
+      await pull(c.notebook);
+      return c.read("/ws/a/shared.md");
+    };
+    expect(await accepted()).toBe(`edit ${winner}\n`);
+    expect(loser.read("/ws/a/shared.md")).toContain("<<<<<<< local");
+    // More publications on top, by the third writer: the refused change stays out.
+    for (let n = 0; n < 3; n++) {
+      c.write("/ws/a/own.md", `c ${n}\n`);
+      const exit = await Effect.runPromise(commitExit(c.notebook, `c ${n}`));
+      expect(Exit.isSuccess(exit)).toBe(true);
+    }
+    expect(await accepted()).toBe(`edit ${winner}\n`);
+    const current = await currentOf(store);
+    expect(current.generation).toBe(1 + 2 + 3);
+    await Effect.runPromise(tidyUpsDone);
+  });
+
+  it("never includes a malformed record or one staged on another state, and commits still publish", async () => {
+    const { hosts, store } = fleet(2);
+    await seeded(hosts);
+    const current = await currentOf(store);
+    const junk = stagingKey(current.generation, "0190f3c2-0000-7000-8000-000000000001");
+    const foreign = stagingKey(current.generation, "0190f3c2-0000-7000-8000-000000000002");
+    await Effect.runPromise(store.put(junk, encodeText("garbage"), { _tag: "Unconditional" }));
+    // A well-formed record whose base is another history at the same generation.
+    const pack = encodePack({
+      kind: "increment",
+      generation: current.generation + 1,
+      publicationId: "0190f3c2-0000-7000-8000-000000000003",
+      baseGeneration: current.generation,
+      publication: { message: "intruder", time: "2026-12-02T00:00:00.000Z", author },
+      files: new Map([["intruder.md", encodeText("x\n")]]),
+    }).bytes;
+    await Effect.runPromise(
+      store.put(
+        foreign,
+        encodeStaged(current.generation, "0190f3c2-0000-7000-8000-0000000000ff", [pack]),
+        { _tag: "Unconditional" },
+      ),
+    );
+    for (const host of hosts) stage(host.identity);
+    hosts.forEach((host, i) => host.write(`/ws/a/h${i}.md`, `${i}\n`));
+    const exits = await Effect.runPromise(
+      Effect.all(
+        hosts.map((host, i) => commitExit(host.notebook, `host ${i}`)),
+        { concurrency: "unbounded" },
+      ),
+    );
+    for (const exit of exits) expect(Exit.isSuccess(exit)).toBe(true);
+    const after = await currentOf(store);
+    expect(after.generation).toBe(current.generation + 2);
+    expect(allDescriptors(after).map((d) => d.publicationId)).not.toContain(
+      "0190f3c2-0000-7000-8000-000000000003",
+    );
+    await Effect.runPromise(tidyUpsDone);
+  });
+
+  it("a lost answer to a staged writer's swap is never OK unless `current` holds its publication", async () => {
+    let dropped = 0;
+    const { hosts, store } = fleet(4, (key, method) => {
+      if (method !== "put" || key !== "current" || dropped >= 3) return undefined;
+      dropped += 1;
+      return { when: "after", reason: "Ambiguous" };
+    });
+    await seeded(hosts);
+    for (const host of hosts) stage(host.identity);
+    hosts.forEach((host, i) => host.write(`/ws/a/h${i}.md`, `${i}\n`));
+    const exits = await Effect.runPromise(
+      Effect.all(
+        hosts.map((host, i) => commitExit(host.notebook, `host ${i}`)),
+        { concurrency: "unbounded" },
+      ),
+    );
+    for (const host of hosts) await pull(host.notebook);
+    const [reader] = hosts;
+    if (reader === undefined) throw new Error("no host");
+    exits.forEach((exit, i) => {
+      if (Exit.isSuccess(exit)) {
+        expect(reader.read(`/ws/a/h${i}.md`)).toBe(`${i}\n`);
+      } else {
+        const failure = failureOf(exit);
+        expect([failure.code, failure.reason]).toEqual(["STORAGE_FAILURE", "PUBLICATION_UNKNOWN"]);
+      }
+    });
+    expect(dropped).toBeGreaterThan(0);
+    await Effect.runPromise(tidyUpsDone);
+    void store;
+  });
+});
+
+describe("probeStaged: a writer that is not contending", () => {
+  it("starts staging once others have staged, and deletes records nobody can use any more", async () => {
+    const { hosts, store } = fleet(1);
+    await seeded(hosts);
+    const [host] = hosts;
+    if (host === undefined) throw new Error("no host");
+    const current = await currentOf(store);
+    const live = stagingKey(current.generation, "0190f3c2-0000-7000-8000-000000000011");
+    const dead = stagingKey(current.generation - 1, "0190f3c2-0000-7000-8000-000000000012");
+    for (const key of [live, dead])
+      await Effect.runPromise(store.put(key, encodeText("x"), { _tag: "Unconditional" }));
+    const identity = `${host.identity}-probe`;
+    const probing: ObjectStoreService = { ...store, identity };
+    const now = Date.now();
+    expect(contended(identity, now)).toBe(false);
+    await Effect.runPromise(probeStaged(probing, current.generation));
+    await Effect.runPromise(tidyUpsDone);
+    expect(contended(identity, Date.now())).toBe(true);
+    const left = (await Effect.runPromise(store.list(stagingPrefix))).map((info) => info.key);
+    expect(left).toEqual([live]);
+  });
+});
