@@ -4,8 +4,9 @@
 // own note and committing — back to back, or on a schedule (one commit per period,
 // the writers' phases spread evenly). Every store request is delayed 60 ms (the
 // hidden fault injection), standing for an S3 round trip. Also runnable alone:
-//   node bench/fleet.mjs [--quick] [--s3]   (prints the table; --s3: the same 8- and
-//   32-writer loads on the S3 server of QUIRE_S3_* instead)
+//   node bench/fleet.mjs [--quick] [--s3] [--load=WxP]   (prints the table; --s3: the
+//   8- and 32-writer loads on the S3 server of `scripts/with-s3.sh` instead; --load=8x1000:
+//   one load, W writers, one commit per P ms, 0 for back to back)
 import { appendFileSync, mkdirSync } from "node:fs";
 import * as path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -38,7 +39,7 @@ const describe = ({ writers, periodMs }) =>
     : `${writers} writers × 1 commit per ${periodMs / 1000} s (${(writers * 1000) / periodMs}/s offered)`;
 
 /** Starts writer `w`'s server and pulls; resolves to its call function and swap counter. */
-const startWriter = async (dir, storeArg, w, extraEnv) => {
+const startWriter = async (dir, storeArg, w, extraEnv, extraArgs = []) => {
   const workspace = path.join(dir, `ws${w}`);
   mkdirSync(workspace, { recursive: true });
   const transport = new StdioClientTransport({
@@ -56,6 +57,7 @@ const startWriter = async (dir, storeArg, w, extraEnv) => {
       workspace,
       "--private-root",
       path.join(dir, `private${w}`),
+      ...extraArgs,
     ],
     env: { ...process.env, ...extraEnv, LOG_LEVEL: "notebook=debug,info" },
     stderr: "pipe",
@@ -112,16 +114,17 @@ const drive = async (writer, w, { periodMs }, phaseMs, t0, deadline) => {
  * REMOTE_BUSY, per-writer max/min, latency p50/p99, offered and accepted in the window,
  * and swaps per accepted commit.
  */
-export const runLoad = async (load, { storeArg, env, warmupMs, measureMs, label }) => {
+export const runLoad = async (load, { storeArg, env, warmupMs, measureMs, label, extraArgs }) => {
   const dir = scratch(`fleet-${label}-${load.writers}-${load.periodMs}`);
   const writers = [];
   try {
-    const store = storeArg ?? `file:${path.join(dir, "store")}`;
+    const store =
+      typeof storeArg === "function" ? storeArg() : (storeArg ?? `file:${path.join(dir, "store")}`);
     for (let at = 0; at < load.writers; at += 8)
       writers.push(
         ...(await Promise.all(
           Array.from({ length: Math.min(8, load.writers - at) }, (_, i) =>
-            startWriter(dir, store, at + i, env),
+            startWriter(dir, store, at + i, env, extraArgs),
           ),
         )),
       );
@@ -222,26 +225,99 @@ export const judge = (results) => {
   return goals;
 };
 
+/** The S3 server of `scripts/with-s3.sh`, or null when its environment is not set. */
+const s3Server = () => {
+  const endpoint = process.env.AWS_ENDPOINT_URL_S3;
+  const bucket = process.env.S3_BUCKET;
+  if (!endpoint || !bucket || !process.env.AWS_ACCESS_KEY_ID) return null;
+  return { endpoint, bucket };
+};
+
+const s3Options = (server, quick) => ({
+  env: {},
+  storeArg: () =>
+    `s3://${server.bucket}/quire-bench/fleet-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+  extraArgs: ["--endpoint", server.endpoint],
+  warmupMs: quick ? 2000 : 3000,
+  measureMs: quick ? 8000 : 20000,
+  label: "s3",
+});
+
+const fileOptions = (quick) => ({
+  env: { QUIRE_FAULT_INJECTION: DELAY_SPEC },
+  warmupMs: quick ? 2000 : 3000,
+  measureMs: quick ? 8000 : 20000,
+  label: "file",
+});
+
+/** The S3 loads, for information: 8 and 32 writers, on a schedule and back to back. */
+const S3_LOADS = LOADS.filter((l) => l.writers !== 16 && !(l.writers === 8 && l.periodMs === 0));
+
+/** The section of `npm run bench` (bench/run.mjs). */
+export const run = async ({ quick, log }) => {
+  const results = [];
+  for (const load of LOADS) {
+    log(`fleet: ${describe(load)}`);
+    results.push(await runLoad(load, fileOptions(quick)));
+  }
+  const server = s3Server();
+  const s3Results = [];
+  if (server !== null)
+    for (const load of S3_LOADS) {
+      log(`fleet on S3: ${describe(load)}`);
+      s3Results.push(await runLoad(load, s3Options(server, quick)));
+    }
+  const goals = judge(results);
+  const rows = goals.map((goal, i) => ({
+    id: `fleet-${i}`,
+    workload: `fleet, 60 ms per request: ${goal.name}`,
+    unit: "count",
+    git: null,
+    quire: null,
+    ratio: null,
+    goal: `measured: ${goal.value}`,
+    met: goal.met,
+  }));
+  const details = [
+    "## A fleet on separate hosts: one store, many independent writers",
+    "",
+    `Every writer is its own \`quire serve --no-share\` process with a private root of its own, as on a machine of its own, driven over MCP by this process: append a ~60-byte line to its own note, commit — back to back, or one commit per period with the writers' phases spread evenly (a commit due while the previous one runs starts when it ends; the wait counts in its latency). File store with every request delayed 60 ms (\`QUIRE_FAULT_INJECTION='${DELAY_SPEC}'\`, standing for an S3 round trip). ${(fileOptions(quick).warmupMs / 1000).toFixed(0)} s of warm-up, then ${(fileOptions(quick).measureMs / 1000).toFixed(0)} s measured: commits offered in that window, how many were accepted and how many ended REMOTE_BUSY, per-writer accepted max / min, latency of the accepted ones (from when the commit was due), accepted swaps of \`current\` per accepted commit (from the servers' debug log: below 1, swaps carry several writers' publications; [storage.md](storage.md#staged-publications)), and the cores kept busy by the servers and by the whole machine (${"2"} cores here).`,
+    "",
+    ...tableHead,
+    ...results.map(resultRow),
+    "",
+    ...goals.map((goal) => `- ${goal.met ? "met" : "**missed**"}: ${goal.name} — ${goal.value}`),
+    "",
+    ...(s3Results.length === 0
+      ? [
+          "The same loads on the real S3 server (Ceph RGW, `bash scripts/with-s3.sh npm run bench -- fleet`) were not run: no S3 environment.",
+        ]
+      : [
+          "The 8- and 32-writer loads on the real S3 server of CI (Ceph RGW on loopback, no added delay), for information:",
+          "",
+          ...tableHead,
+          ...s3Results.map(resultRow),
+        ]),
+    "",
+  ].join("\n");
+  return { rows, details, results, s3Results };
+};
+
 const main = async () => {
   const quick = process.argv.includes("--quick");
   const s3 = process.argv.includes("--s3");
   const only = process.argv.find((a) => a.startsWith("--load="));
-  let loads = s3
-    ? LOADS.filter((l) => l.writers !== 16 && !(l.writers === 8 && l.periodMs === 0))
-    : LOADS;
+  let loads = s3 ? S3_LOADS : LOADS;
   if (only !== undefined) {
     const [writers, periodMs] = only.slice("--load=".length).split("x").map(Number);
     loads = [{ writers, periodMs }];
   }
-  const options = {
-    env: s3 ? {} : { QUIRE_FAULT_INJECTION: DELAY_SPEC },
-    storeArg: s3 ? process.env.QUIRE_FLEET_STORE : undefined,
-    warmupMs: quick ? 2000 : 3000,
-    measureMs: quick ? 8000 : 20000,
-    label: s3 ? "s3" : "file",
-  };
-  if (s3 && options.storeArg === undefined)
-    throw new Error("--s3 needs QUIRE_FLEET_STORE=s3://bucket/prefix");
+  const server = s3 ? s3Server() : null;
+  if (s3 && server === null)
+    throw new Error(
+      "--s3 needs the environment of scripts/with-s3.sh (AWS_ENDPOINT_URL_S3, S3_BUCKET)",
+    );
+  const options = server === null ? fileOptions(quick) : s3Options(server, quick);
   const results = [];
   console.log(tableHead.join("\n"));
   for (const load of loads) {
@@ -249,8 +325,9 @@ const main = async () => {
     results.push(r);
     console.log(resultRow(r));
   }
-  for (const goal of judge(results))
-    console.log(`${goal.met ? "met" : "MISSED"}: ${goal.name}: ${goal.value}`);
+  if (!s3)
+    for (const goal of judge(results))
+      console.log(`${goal.met ? "met" : "MISSED"}: ${goal.name}: ${goal.value}`);
 };
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The benchmark suite (issue 6): quire and git on the same work, in the same run.
 //
-//   node bench/run.mjs [merge] [contended] [tree] [roundtrips] [s3] [soak] [--quick] [--no-write] [--no-profile]
+//   node bench/run.mjs [merge] [contended] [fleet] [tree] [roundtrips] [s3] [soak] [--quick] [--no-write] [--no-profile]
 //
 // No section names = all. `tree` is the cold pull and warm no-op workloads (they
 // share the 10,000-file notebook). `s3` runs only with an S3 server's environment
@@ -21,7 +21,7 @@ import { execFileSync } from "node:child_process";
 import { machine, readPrevious, fmtSummary, writeDocs } from "./lib/report.mjs";
 import { emptyTrash, repoRoot } from "./lib/quire.mjs";
 
-const ORDER = ["merge", "contended", "tree", "roundtrips", "s3", "soak"];
+const ORDER = ["merge", "contended", "fleet", "tree", "roundtrips", "s3", "soak"];
 const ALIASES = {
   cold: "tree",
   warm: "tree",

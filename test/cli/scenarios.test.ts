@@ -245,7 +245,11 @@ describe.concurrent("one file store, several working copies", () => {
           return report.generation;
         });
         expect([...generations].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
-        expect(currentVersions(world).versions).toHaveLength(6);
+        // One swap per publication, or fewer: a racer that lost stages its publication and
+        // another's swap may carry it (commit/staging.ts).
+        const swaps = currentVersions(world).versions.length;
+        expect(swaps).toBeGreaterThanOrEqual(1);
+        expect(swaps).toBeLessThanOrEqual(6);
 
         // A fresh copy gets every racer's file; the first winner (the stalest copy) converges.
         const first = names[generations.indexOf(1)] ?? "";

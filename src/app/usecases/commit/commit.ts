@@ -29,6 +29,7 @@ import { lastWritten, missedWritten, rememberWritten } from "./lastWritten.js";
 import { recentPacks } from "./recentPacks.js";
 import type { CopyCall } from "../shared/context.js";
 import { reach } from "../shared/failpoints.js";
+import { tidyAfterAnswer } from "../shared/afterAnswer.js";
 import { clearIntent, loadIntent, saveIntent } from "../workingCopy/rewriteIntent.js";
 import { localFailure } from "../shared/failures.js";
 import { refuseMassDelete } from "./massDelete.js";
@@ -356,20 +357,20 @@ const swapCurrent =
           }
         }),
       );
-    const probed = Option.match(from.manifest, {
-      onNone: () => after,
-      onSome: (base) =>
-        Effect.all([after, probeStaged(store, base.generation)], { concurrency: 2 }).pipe(
-          Effect.asVoid,
-        ),
+    // Whether others are staging: asked beside the swap, never waited for (staging.ts).
+    const probe = Option.match(from.manifest, {
+      onNone: () => Effect.void,
+      onSome: (base) => tidyAfterAnswer(probeStaged(store, base.generation)),
     });
-    return publishManifest(store, next, from.etag, next.head, probed).pipe(
-      Effect.flatMap((outcome): Effect.Effect<Swapped> =>
-        outcome._tag === "LostRace"
-          ? Effect.sync(lost)
-          : Effect.as(remember(next, outcome.etag), { _tag: "Accepted", etag: outcome.etag }),
-      ),
-    );
+    return probe
+      .pipe(Effect.zipRight(publishManifest(store, next, from.etag, next.head, after)))
+      .pipe(
+        Effect.flatMap((outcome): Effect.Effect<Swapped> =>
+          outcome._tag === "LostRace"
+            ? Effect.sync(lost)
+            : Effect.as(remember(next, outcome.etag), { _tag: "Accepted", etag: outcome.etag }),
+        ),
+      );
   };
 
 /**
