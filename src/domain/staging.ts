@@ -37,12 +37,16 @@ const generationField = (generation: number): string => String(generation).padSt
 export const stagingPrefixFor = (baseGeneration: number): string =>
   `${stagingPrefix}${generationField(baseGeneration)}-`;
 
-/** The key of a record staged on `baseGeneration` by the writer whose first publication is `publicationId`. */
-export const stagingKey = (baseGeneration: number, publicationId: string): string =>
-  `${stagingPrefixFor(baseGeneration)}${publicationId}`;
+/**
+ * The key of a record staged on `baseGeneration` for commits whose oldest ticket (a
+ * UUIDv7 taken when the commit started) is `ticket`, the first publication being
+ * `publicationId`: records on one base sort by how long their commits have waited.
+ */
+export const stagingKey = (baseGeneration: number, ticket: string, publicationId: string): string =>
+  `${stagingPrefixFor(baseGeneration)}${ticket}-${publicationId}`;
 
-const stagingKeyPattern =
-  /^staging\/([0-9]{16})-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const uuidv7 = "[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}";
+const stagingKeyPattern = new RegExp(`^staging/([0-9]{16})-${uuidv7}-${uuidv7}$`);
 
 /** The base generation a staged record's key names, or `undefined` for any other key. */
 export const stagedBaseOf = (key: string): number | undefined => {

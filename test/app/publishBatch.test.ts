@@ -83,7 +83,7 @@ const publisher = (
           options.gate === undefined ? Effect.void : Deferred.await(options.gate),
           options.upload ?? Effect.void,
         ),
-        pack: new Uint8Array(),
+        member: { pack: new Uint8Array(), ticket: "t" },
         swap,
       };
       return prepared;
@@ -299,7 +299,7 @@ describe("group commit (publish batches within one process)", () => {
             from: { manifest: Option.some(base), etag: Option.some("e0"), fromWritten: false },
             next: manifest(11, "stray"),
             upload: Effect.void,
-            pack: new Uint8Array(),
+            member: { pack: new Uint8Array(), ticket: "t" },
             swap,
           }),
         ),

@@ -185,8 +185,16 @@ describe("staged publications: writers on separate hosts", () => {
     const { hosts, store } = fleet(2);
     await seeded(hosts);
     const current = await currentOf(store);
-    const junk = stagingKey(current.generation, "0190f3c2-0000-7000-8000-000000000001");
-    const foreign = stagingKey(current.generation, "0190f3c2-0000-7000-8000-000000000002");
+    const junk = stagingKey(
+      current.generation,
+      "0190f3c2-0000-7000-8000-000000000001",
+      "0190f3c2-0000-7000-8000-000000000001",
+    );
+    const foreign = stagingKey(
+      current.generation,
+      "0190f3c2-0000-7000-8000-000000000002",
+      "0190f3c2-0000-7000-8000-000000000002",
+    );
     await Effect.runPromise(store.put(junk, encodeText("garbage"), { _tag: "Unconditional" }));
     // A well-formed record whose base is another history at the same generation.
     const pack = encodePack({
@@ -254,6 +262,44 @@ describe("staged publications: writers on separate hosts", () => {
   });
 });
 
+describe("staged publications: failures before staging", () => {
+  it("a writer whose pack upload fails stages nothing: its failure is final, its change nowhere", async () => {
+    for (let round = 0; round < 3; round++) {
+      let failed = 0;
+      const { hosts: all, store } = fleet(4, (key, method) => {
+        if (method !== "put" || !key.startsWith("packs/increments/") || failed >= 1)
+          return undefined;
+        failed += 1;
+        return { when: "before", reason: "Unavailable" };
+      });
+      await seeded(all);
+      // Three writers; the fourth only reads what was accepted.
+      const hosts = all.slice(0, 3);
+      const reader = all[3];
+      if (reader === undefined) throw new Error("no reader");
+      failed = 0;
+      for (const host of hosts) stage(host.identity);
+      hosts.forEach((host, i) => host.write(`/ws/a/h${i}.md`, `${i}\n`));
+      const exits = await Effect.runPromise(
+        Effect.all(
+          hosts.map((host, i) => commitExit(host.notebook, `host ${i}`)),
+          { concurrency: "unbounded" },
+        ),
+      );
+      expect(failed).toBe(1);
+      await Effect.runPromise(tidyUpsDone);
+      await pull(reader.notebook);
+      const present = hosts.map((_, i) => reader.vol.existsSync(`/ws/a/h${i}.md`));
+      exits.forEach((exit, i) => {
+        // OK exactly when the change is in `current`; a failure is the upload's own.
+        expect(present[i]).toBe(Exit.isSuccess(exit));
+        if (Exit.isFailure(exit)) expect(failureOf(exit).code).toBe("STORAGE_FAILURE");
+      });
+      expect((await Effect.runPromise(store.list(stagingPrefix))).length).toBe(0);
+    }
+  });
+});
+
 describe("probeStaged: a writer that is not contending", () => {
   it("starts staging once others have staged, and deletes records nobody can use any more", async () => {
     const { hosts, store } = fleet(1);
@@ -261,8 +307,16 @@ describe("probeStaged: a writer that is not contending", () => {
     const [host] = hosts;
     if (host === undefined) throw new Error("no host");
     const current = await currentOf(store);
-    const live = stagingKey(current.generation, "0190f3c2-0000-7000-8000-000000000011");
-    const dead = stagingKey(current.generation - 1, "0190f3c2-0000-7000-8000-000000000012");
+    const live = stagingKey(
+      current.generation,
+      "0190f3c2-0000-7000-8000-000000000011",
+      "0190f3c2-0000-7000-8000-000000000011",
+    );
+    const dead = stagingKey(
+      current.generation - 1,
+      "0190f3c2-0000-7000-8000-000000000012",
+      "0190f3c2-0000-7000-8000-000000000012",
+    );
     for (const key of [live, dead])
       await Effect.runPromise(store.put(key, encodeText("x"), { _tag: "Unconditional" }));
     const identity = `${host.identity}-probe`;

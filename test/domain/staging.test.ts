@@ -43,11 +43,18 @@ const decodeOrThrow = (bytes: Uint8Array) => {
 
 describe("staged records: keys", () => {
   it("sort by base generation, and name it", () => {
-    const keys = [stagingKey(10, id(2)), stagingKey(9, id(3)), stagingKey(100, id(1))];
+    const keys = [
+      stagingKey(10, id(2), id(5)),
+      stagingKey(9, id(3), id(4)),
+      stagingKey(100, id(1), id(6)),
+    ];
     expect([...keys].sort()).toEqual([keys[1], keys[0], keys[2]]);
     expect(keys.map(stagedBaseOf)).toEqual([10, 9, 100]);
-    expect(stagingKey(7, id(1)).startsWith(stagingPrefixFor(7))).toBe(true);
-    expect(stagingKey(17, id(1)).startsWith(stagingPrefixFor(1))).toBe(false);
+    expect(stagingKey(7, id(1), id(2)).startsWith(stagingPrefixFor(7))).toBe(true);
+    expect(stagingKey(17, id(1), id(2)).startsWith(stagingPrefixFor(1))).toBe(false);
+    // On one base, the older ticket (the commit that has waited longer) sorts first,
+    // whatever its publication id.
+    expect(stagingKey(7, id(1), id(9)) < stagingKey(7, id(2), id(3))).toBe(true);
     expect(stagedBaseOf("staging/abc")).toBeUndefined();
     expect(stagedBaseOf("packs/increments/1-x.pack")).toBeUndefined();
   });

@@ -46,8 +46,14 @@ const sandbox = () => {
 type Structured = Record<string, unknown>;
 
 /** Spawns `quire serve --store <store> --endpoint <endpoint>` in its own sandbox and connects. */
-const serve = async (store: string, extraEnv: Readonly<Record<string, string>> = {}) => {
-  const box = sandbox();
+const serve = async (
+  store: string,
+  extraEnv: Readonly<Record<string, string>> = {},
+  // Processes that may share one need one host environment (the sandbox's runtime and
+  // temporary directories), each with its own private root.
+  shared?: { readonly box: Sandbox; readonly privateRoot: string },
+) => {
+  const box = shared?.box ?? sandbox();
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [
@@ -58,7 +64,7 @@ const serve = async (store: string, extraEnv: Readonly<Record<string, string>> =
       "--endpoint",
       env.endpoint,
       "--private-root",
-      box.privateRoot,
+      shared?.privateRoot ?? box.privateRoot,
     ],
     env: { ...box.env, ...s3Env(), ...extraEnv },
     cwd: box.workspace,
@@ -154,8 +160,15 @@ describe("serve processes of one bucket store on one host", () => {
 
   it("share one process, as on a file store; the calls run there publish as their own", async () => {
     const prefix = freshPrefix("share");
-    const first = await serve(`s3://${env.bucket}/${prefix}`, shareLog);
-    const second = await serve(`s3://${env.bucket}/${prefix}`, shareLog);
+    const box = sandbox();
+    const first = await serve(`s3://${env.bucket}/${prefix}`, shareLog, {
+      box,
+      privateRoot: path.join(box.root, "private-first"),
+    });
+    const second = await serve(`s3://${env.bucket}/${prefix}`, shareLog, {
+      box,
+      privateRoot: path.join(box.root, "private-second"),
+    });
     second.write("from-second.md", "second\n");
     expect((await second.commit("from the second process")).structured).toMatchObject({
       code: "OK",
@@ -173,13 +186,24 @@ describe("serve processes of one bucket store on one host", () => {
 
   it("never share between processes whose credentials come from different settings", async () => {
     const prefix = freshPrefix("share-credentials");
-    const first = await serve(`s3://${env.bucket}/${prefix}`, shareLog);
-    // Another profile setting (absent from the credentials file: the keys in the
-    // environment still decide), so another channel: its calls run in its own process.
-    const other = await serve(`s3://${env.bucket}/${prefix}`, {
-      ...shareLog,
-      AWS_PROFILE: "another-agent",
+    const box = sandbox();
+    const first = await serve(`s3://${env.bucket}/${prefix}`, shareLog, {
+      box,
+      privateRoot: path.join(box.root, "private-first"),
     });
+    // Another profile (a credentials file naming the same keys, which the environment's
+    // keys override anyway): another channel, so its calls run in its own process.
+    const credentials = path.join(box.root, "credentials");
+    writeFileSync(
+      credentials,
+      `[another-agent]\naws_access_key_id = ${env.accessKeyId}\naws_secret_access_key = ${env.secretAccessKey}\n`,
+      { mode: 0o600 },
+    );
+    const other = await serve(
+      `s3://${env.bucket}/${prefix}`,
+      { ...shareLog, AWS_PROFILE: "another-agent", AWS_SHARED_CREDENTIALS_FILE: credentials },
+      { box, privateRoot: path.join(box.root, "private-other") },
+    );
     other.write("other.md", "other\n");
     expect((await other.commit("from another agent")).structured).toMatchObject({ code: "OK" });
     expect(ranForOthers(first.stderr())).toBe(0);

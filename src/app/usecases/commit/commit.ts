@@ -307,7 +307,7 @@ export const swapLog = "swapped current";
  */
 const swapCurrent =
   (store: CopyCall["store"], nowMs: number): Swap =>
-  (next, from, after, packs) => {
+  (next, from, after, members) => {
     const baseGeneration = Option.match(from.manifest, {
       onNone: () => 0,
       onSome: (m) => m.generation,
@@ -340,7 +340,7 @@ const swapCurrent =
         base: from.manifest.value,
         etag: from.etag.value,
         next,
-        packs,
+        members,
         after,
       }).pipe(
         Effect.flatMap((outcome): Effect.Effect<Swapped> => {
@@ -615,6 +615,8 @@ export const commit = (
     yield* enforcePathSets(current, current.options.pathSets ?? noPathSets, scan, baseIds, local);
     yield* refuseInvalidAttributes(current.blobs, baseIds, local);
     let known = base;
+    // Taken once per commit: staged, the commit that has waited longest swaps for all.
+    const ticket = yield* current.ids.uuidv7;
     // Only the time spent waiting for a place in a batch counts against this budget.
     let placeWaitLeftMs = placeWaitBudgetMs(current.options.commitRetries);
     // An attempt that started from what this process last wrote (lastWritten.ts) or
@@ -694,7 +696,7 @@ export const commit = (
             from: { manifest: remote.manifest, etag: remote.etag, fromWritten },
             next: plan.next,
             upload: plan.upload,
-            pack: plan.pack.bytes,
+            member: { pack: plan.pack.bytes, ticket },
             swap: swapCurrent(current.store, placeCameMs),
           } as const;
         }),

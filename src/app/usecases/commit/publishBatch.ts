@@ -66,15 +66,23 @@ export type Swapped =
   /** Another publication replaced `current` first; nothing was published. */
   | { readonly _tag: "Lost" };
 
+/** A publishing member as the swap sees it: its pack and its commit's ticket. */
+export interface SwapMember {
+  /** The member's pack (the increment `next` adds for it). */
+  readonly pack: Uint8Array;
+  /** A UUIDv7 taken when the member's commit started: the older, the longer it waits. */
+  readonly ticket: string;
+}
+
 /**
  * The swap of `current`, as the member who makes it for its batch would make it:
- * `next` on `from`, once `after` has succeeded; `packs` are the batch's packs in order.
+ * `next` on `from`, once `after` has succeeded; `members` are the batch's, in order.
  */
 export type Swap = (
   next: Manifest,
   from: PublishFrom,
   after: Effect.Effect<void, BatchAborted>,
-  packs: ReadonlyArray<Uint8Array>,
+  members: ReadonlyArray<SwapMember>,
 ) => Effect.Effect<Swapped, DomainError | BatchAborted>;
 
 /** What a member made of its start. */
@@ -88,8 +96,8 @@ export type Prepared<C> =
       readonly next: Manifest;
       /** Uploads the pack and makes the local records durable; before the swap. */
       readonly upload: Effect.Effect<void, DomainError>;
-      /** The member's pack (the increment `next` adds). */
-      readonly pack: Uint8Array;
+      /** The member's pack (the increment `next` adds) and its commit's ticket. */
+      readonly member: SwapMember;
       /** Used if this member makes the batch's swap. */
       readonly swap: Swap;
     };
@@ -119,7 +127,7 @@ export class BatchAborted {
 
 /** One publishing member, as its batch sees it. */
 interface Publisher {
-  readonly pack: Uint8Array;
+  readonly member: SwapMember;
   /** Whether its upload succeeded; `undefined` while it runs. */
   uploaded: boolean | undefined;
   readonly uploadWaiters: Array<() => void>;
@@ -267,7 +275,7 @@ const report = (
   publishing: Option.Option<{
     readonly from: PublishFrom;
     readonly next: Manifest;
-    readonly pack: Uint8Array;
+    readonly member: SwapMember;
   }>,
 ): Publisher | undefined => {
   const batch = member.batch;
@@ -282,7 +290,7 @@ const report = (
     (batch.tip === undefined || Option.contains(publishing.value.from.manifest, batch.tip))
   ) {
     publisher = {
-      pack: publishing.value.pack,
+      member: publishing.value.member,
       uploaded: undefined,
       uploadWaiters: [],
       outcome: undefined,
@@ -409,7 +417,7 @@ const takePart = <C>(
     const publisher = report(
       line,
       member,
-      Option.some({ from: prepared.from, next: prepared.next, pack: prepared.pack }),
+      Option.some({ from: prepared.from, next: prepared.next, member: prepared.member }),
     );
     if (publisher === undefined) return { _tag: "Aborted" } as const;
     const upload = restore(prepared.upload).pipe(
@@ -482,7 +490,7 @@ const swap = (line: Line, batch: Batch, make: Swap): Effect.Effect<void> =>
           tip,
           base,
           uploads,
-          batch.publishers.map((publisher) => publisher.pack),
+          batch.publishers.map((publisher) => publisher.member),
         ),
       ).pipe(
         Effect.exit,
