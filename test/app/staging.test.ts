@@ -300,6 +300,50 @@ describe("staged publications: failures before staging", () => {
   });
 });
 
+describe("staged publications: lost answers to staging", () => {
+  for (const when of ["before", "after"] as const)
+    it(`a staging put that fails ${when} reaching the store: every OK is in current, nothing else is`, async () => {
+      let failures = 0;
+      const { hosts: all } = fleet(4, (key, method) => {
+        if (method !== "put" || !key.startsWith(stagingPrefix) || failures >= 4) return undefined;
+        failures += 1;
+        return { when, reason: when === "before" ? "Unavailable" : "Ambiguous" };
+      });
+      await seeded(all);
+      const hosts = all.slice(0, 3);
+      const reader = all[3];
+      if (reader === undefined) throw new Error("no reader");
+      for (let round = 0; round < 3; round++) {
+        for (const host of hosts) stage(host.identity);
+        hosts.forEach((host, i) => host.write(`/ws/a/h${i}.md`, `${round}\n`));
+        const exits = await Effect.runPromise(
+          Effect.all(
+            hosts.map((host, i) => commitExit(host.notebook, `host ${i} round ${round}`)),
+            { concurrency: "unbounded" },
+          ),
+        );
+        await pull(reader.notebook);
+        exits.forEach((exit, i) => {
+          const text = reader.vol.existsSync(`/ws/a/h${i}.md`)
+            ? reader.read(`/ws/a/h${i}.md`)
+            : undefined;
+          if (Exit.isSuccess(exit)) expect(text).toBe(`${round}\n`);
+          else {
+            // Never a definite "not published" for what landed.
+            const failure = failureOf(exit);
+            if (text === `${round}\n`)
+              expect([failure.code, failure.reason]).toEqual([
+                "STORAGE_FAILURE",
+                "PUBLICATION_UNKNOWN",
+              ]);
+          }
+        });
+      }
+      expect(failures).toBeGreaterThan(0);
+      await Effect.runPromise(tidyUpsDone);
+    });
+});
+
 describe("probeStaged: a writer that is not contending", () => {
   it("starts staging once others have staged, and deletes records nobody can use any more", async () => {
     const { hosts, store } = fleet(1);
