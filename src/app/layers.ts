@@ -268,6 +268,9 @@ export const canShare = (config: RuntimeConfig): boolean =>
 
 /** The environment variables that choose a bucket store's credentials, besides secrets. */
 const credentialChoosers = [
+  // The default credentials and config files live in the home directory.
+  "HOME",
+  "USERPROFILE",
   "AWS_PROFILE",
   "AWS_DEFAULT_PROFILE",
   "AWS_CONFIG_FILE",
@@ -281,7 +284,8 @@ const credentialChoosers = [
 /**
  * What a sharing process's credentials are, as an opaque digest in its share channel's
  * release: a process runs others' calls with its own store client, so only processes
- * whose credentials come from the very same secrets and settings share one (a
+ * whose credentials come from the very same secrets and settings, and whose client
+ * settings are the same (the endpoint's full URL, region, path style), share one (a
  * read-only agent never gets its calls run with another's write access). Empty for a
  * file store, whose access is the user's own.
  */
@@ -291,6 +295,9 @@ export const credentialScope = (config: RuntimeConfig): string =>
     : `+credentials-${keyDigest([
         ...[...config.secretValues].sort(),
         ...credentialChoosers.map((name) => `${name}=${process.env[name] ?? ""}`),
+        `endpoint=${config.store.endpoint ?? ""}`,
+        `region=${config.store.region}`,
+        `pathStyle=${String(config.store.forcePathStyle)}`,
       ]).slice(0, 16)}`;
 
 /**

@@ -344,6 +344,48 @@ describe("staged publications: lost answers to staging", () => {
     });
 });
 
+describe("staged publications: a refused swap while current stays put", () => {
+  it("is never answered as lost while the staged record can still be accepted", async () => {
+    let refused = 0;
+    const { hosts: all } = fleet(3, (key, method) => {
+      // The store refuses swaps of `current` without any other writer having replaced
+      // it (as a 409 for a conflicting request in flight is mapped).
+      if (method !== "put" || key !== "current" || refused >= 4) return undefined;
+      refused += 1;
+      return { when: "before", reason: "PreconditionFailed" };
+    });
+    await seeded(all);
+    refused = 0;
+    const hosts = all.slice(0, 2);
+    const reader = all[2];
+    if (reader === undefined) throw new Error("no reader");
+    for (const host of hosts) stage(host.identity);
+    hosts.forEach((host, i) => host.write(`/ws/a/h${i}.md`, `${i}\n`));
+    const exits = await Effect.runPromise(
+      Effect.all(
+        hosts.map((host, i) => commitExit(host.notebook, `host ${i}`)),
+        { concurrency: "unbounded" },
+      ),
+    );
+    expect(refused).toBeGreaterThan(0);
+    await Effect.runPromise(tidyUpsDone);
+    await pull(reader.notebook);
+    exits.forEach((exit, i) => {
+      const landed = reader.vol.existsSync(`/ws/a/h${i}.md`);
+      if (Exit.isSuccess(exit)) expect(landed).toBe(true);
+      else {
+        const failure = failureOf(exit);
+        // Not published, said only of what did not land.
+        if (landed)
+          expect([failure.code, failure.reason]).toEqual([
+            "STORAGE_FAILURE",
+            "PUBLICATION_UNKNOWN",
+          ]);
+      }
+    });
+  });
+});
+
 describe("probeStaged: a writer that is not contending", () => {
   it("starts staging once others have staged, and deletes records nobody can use any more", async () => {
     const { hosts, store } = fleet(1);

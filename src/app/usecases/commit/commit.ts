@@ -501,9 +501,18 @@ const completeIncluded = (
     const head = planned.plan.view.head;
     // The pack was cached before the swap; its blobs serve the line counts.
     call.blobs.addPack(planned.plan.pack.sha, planned.plan.pack.bytes);
-    const generation =
-      allDescriptors(manifest).find((d) => d.publicationId === head)?.generation ??
-      manifest.generation;
+    const own = allDescriptors(manifest).find((d) => d.publicationId === head);
+    // Included means `manifest` names it (staging.ts); anything else is not proven.
+    if (own === undefined)
+      return yield* Effect.fail(
+        domainError({
+          code: "STORAGE_FAILURE",
+          reason: "PUBLICATION_UNKNOWN",
+          message:
+            "The store did not show this commit's publication where it was expected; pull to see whether it landed.",
+        }),
+      );
+    const generation = own.generation;
     const files = yield* diffStats(
       call.blobs,
       diffTrees(remoteIds, planned.merged),

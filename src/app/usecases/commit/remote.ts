@@ -421,6 +421,8 @@ export type PublishOutcome =
       readonly generation: number;
       /** The ETag the store gave `next` (`None` when only a re-read proved acceptance). */
       readonly etag: Option.Option<string>;
+      /** When a re-read proved it: the manifest that re-read found, naming the publication. */
+      readonly found?: Manifest;
     }
   | { readonly _tag: "LostRace" };
 
@@ -467,11 +469,12 @@ export const publishManifest = <E = never>(
             const found = Option.isSome(manifest)
               ? allDescriptors(manifest.value).find((d) => d.publicationId === publicationId)
               : undefined;
-            return found !== undefined
+            return found !== undefined && Option.isSome(manifest)
               ? Effect.succeed<PublishOutcome>({
                   _tag: "Accepted",
                   generation: next.generation,
                   etag: Option.none(),
+                  found: manifest.value,
                 })
               : Effect.fail(
                   domainError({

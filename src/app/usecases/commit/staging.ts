@@ -65,6 +65,9 @@ import { createHash } from "node:crypto";
 /** How long after a lost race on a store this process's commits on it stage. */
 export const contendedForMs = 10_000;
 
+/** The longest a staged writer waits for another's swap before it decides itself. */
+const maxPatienceMs = 5_000;
+
 /** Records larger than this are left to their writers (an includer reads them whole). */
 const maxRecordBytes = 16 * 1024 * 1024;
 
@@ -429,8 +432,19 @@ export const stagedSwap = <E>(
     const { store, base, next } = input;
     const own = ownDescriptors(base, next);
     const first = own[0];
-    if (first === undefined || own.length > maxStagedPacks)
-      return yield* plainSwap(input, next, input.etag, own);
+    if (first === undefined || own.length > maxStagedPacks) {
+      // Nothing to stage (never so for a batch, at most 32 members): a plain swap.
+      const outcome = yield* publishManifest(
+        store,
+        next,
+        Option.some(input.etag),
+        next.head,
+        input.after,
+      );
+      return outcome._tag === "Accepted"
+        ? ({ _tag: "Accepted", written: next, etag: outcome.etag } as const)
+        : ({ _tag: "Lost" } as const);
+    }
     // Once staged, another writer may accept the batch at any moment: its packs must be
     // uploaded and the rewrite intents naming its publications durable first, or a
     // failure here would be answered as "nothing published" while it lands, and a copy
@@ -456,7 +470,8 @@ export const stagedSwap = <E>(
     );
     // One request's time, the measure of every wait below.
     const latencyMs = (yield* Clock.currentTimeMillis) - startedMs;
-    const patienceMs = 10 * latencyMs + 100;
+    // Capped: a request that timed out must not make every wait a matter of minutes.
+    const patienceMs = Math.min(10 * latencyMs + 100, maxPatienceMs);
     const mayBeStaged = Either.isRight(staged) || staged.left.reason === "Ambiguous";
     const keys = Either.isRight(listed)
       ? listed.right
@@ -554,23 +569,51 @@ const plainSwap = <E>(
   own: ReadonlyArray<PackDescriptor>,
 ): Effect.Effect<StagedOutcome, DomainError | E> =>
   Effect.gen(function* () {
-    const outcome = yield* publishManifest(
-      input.store,
-      written,
-      Option.some(etag),
-      input.next.head,
-      input.after,
-    );
-    if (outcome._tag === "Accepted" && Option.isSome(outcome.etag))
-      return { _tag: "Accepted", written, etag: outcome.etag };
-    const read = yield* readManifest(input.store);
-    if (Option.isNone(read.manifest)) return { _tag: "Lost" };
-    const now = read.manifest.value;
-    if (Option.isSome(read.etag))
-      lastSeen.set(input.store.identity, { manifest: now, etag: read.etag.value });
-    if (outcome._tag === "Accepted")
-      return sameGenerations(now, own)
-        ? { _tag: "Accepted", written, etag: Option.none() }
-        : { _tag: "Included", manifest: now };
-    return acceptedIn(now, own) ? { _tag: "Included", manifest: now } : { _tag: "Lost" };
+    for (let attempt = 0; ; attempt++) {
+      const outcome = yield* publishManifest(
+        input.store,
+        written,
+        Option.some(etag),
+        input.next.head,
+        attempt === 0 ? input.after : Effect.void,
+      );
+      if (outcome._tag === "Accepted") {
+        // A re-read proved it: the manifest it found tells whose swap it was.
+        const found = outcome.found;
+        if (Option.isSome(outcome.etag) || found === undefined)
+          return { _tag: "Accepted", written, etag: outcome.etag };
+        return sameGenerations(found, own)
+          ? { _tag: "Accepted", written, etag: Option.none() }
+          : { _tag: "Included", manifest: found };
+      }
+      const read = yield* readManifest(input.store);
+      if (Option.isNone(read.manifest)) return yield* Effect.fail(vanishedCurrent);
+      const now = read.manifest.value;
+      if (Option.isSome(read.etag))
+        lastSeen.set(input.store.identity, { manifest: now, etag: read.etag.value });
+      if (acceptedIn(now, own)) return { _tag: "Included", manifest: now };
+      if (now.generation > input.base.generation) return { _tag: "Lost" };
+      // The condition failed while `current` is still the base (a store answering a
+      // conflicting request in flight with 409, say): the record is alive, so the batch
+      // is not lost; swap again, and if that keeps failing let the caller decide from
+      // `current` (fateAfter).
+      if (attempt >= 2) return yield* Effect.fail(unmovedCurrent);
+      yield* Effect.sleep(Duration.millis(10 * (attempt + 1)));
+    }
   });
+
+/** `current` vanished under a staged batch: never a conclusion drawn from it. */
+const vanishedCurrent: DomainError = domainError({
+  code: "STORAGE_FAILURE",
+  reason: "PUBLICATION_UNKNOWN",
+  message:
+    "The notebook's current manifest vanished while this commit was staged; pull to see whether it landed.",
+});
+
+/** A swap refused again and again while `current` stayed the state it was made on. */
+const unmovedCurrent: DomainError = domainError({
+  code: "STORAGE_FAILURE",
+  reason: "PUBLICATION_UNKNOWN",
+  message:
+    "The store kept refusing this commit's publication although nobody else published; pull to see whether it landed.",
+});
