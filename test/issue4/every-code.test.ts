@@ -23,6 +23,7 @@ import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOpti
 import { copyDirectory } from "../../src/app/usecases/workingCopy/privateState.js";
 import { probeStore } from "../../src/app/usecases/commit/probe.js";
 import { encodeText } from "../../src/domain/content.js";
+import { stagingPrefix } from "../../src/domain/staging.js";
 import { errorEnvelope } from "../../src/domain/envelope.js";
 import {
   type EngineDetail,
@@ -251,7 +252,34 @@ const scenarios: {
   REMOTE_BUSY: {
     CAS_RETRIES_EXHAUSTED: async () => {
       const { w } = await published();
-      failStore(w, ["put"], "current", "PreconditionFailed");
+      // Another copy publishes right before each of this one's swaps, and never carries
+      // its staged publication (its records are gone first: commit/staging.ts). A store
+      // that merely refuses swaps while `current` stays put is not contention: a staged
+      // commit cannot tell there whether another writer will still accept it.
+      const other = w.open();
+      await Effect.runPromise(other.pull({ path: "/ws/b" }));
+      let busy = false;
+      let n = 0;
+      w.faults.inject({
+        ops: ["put"],
+        key: (key) => key === "current" && !busy,
+        times: Number.POSITIVE_INFINITY,
+        fault: {
+          _tag: "Interleave",
+          effect: Effect.suspend(() => {
+            busy = true;
+            w.write("/ws/b/z.md", `${++n}\n`);
+            return w.store.list(stagingPrefix).pipe(
+              Effect.flatMap((listed) =>
+                Effect.forEach(listed, (info) => w.store.delete(info.key), { discard: true }),
+              ),
+              Effect.zipRight(
+                other.commit({ path: "/ws/b", message: "z", author: { name: "t", version: "1" } }),
+              ),
+            );
+          }).pipe(Effect.orDie, Effect.asVoid, Effect.ensuring(Effect.sync(() => (busy = false)))),
+        },
+      });
       return commitA(w.open({ commitRetries: 0 }));
     },
   },
