@@ -13,8 +13,6 @@ import { copyDirectory } from "../../src/app/usecases/workingCopy/privateState.j
 import { rememberWritten } from "../../src/app/usecases/commit/lastWritten.js";
 import type { FileSystemService } from "../../src/ports/FileSystem.js";
 import { encodeText } from "../../src/domain/content.js";
-import { stagingPrefix } from "../../src/domain/staging.js";
-import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
 import { domainError } from "../../src/domain/errors.js";
 import {
   author,
@@ -27,20 +25,11 @@ import {
   keysOf,
   manifestOf,
   pull,
+  dropStaged,
   referencedKeys,
   world,
   type World,
 } from "./harness.js";
-
-/** Deletes every staged record (commit/staging.ts), as a writer that never includes them would leave them unused. */
-const dropStaged = (store: ObjectStoreService) =>
-  store
-    .list(stagingPrefix)
-    .pipe(
-      Effect.flatMap((listed) =>
-        Effect.forEach(listed, (info) => store.delete(info.key), { discard: true }),
-      ),
-    );
 
 /** A world where copy A published `x.md` (generation 1) and then edited it locally. */
 const edited = async (options: Partial<NotebookOptions> = {}) => {

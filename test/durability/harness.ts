@@ -25,10 +25,24 @@ import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOpti
 import type { DomainError } from "../../src/domain/errors.js";
 import { allDescriptors, decodeManifest, type Manifest } from "../../src/domain/manifest.js";
 import { ObjectStore, type ObjectStoreService } from "../../src/ports/ObjectStore.js";
+import { stagingPrefix } from "../../src/domain/staging.js";
 import { baseOptions, openOn } from "../app/memNotebook.js";
 import { freshPrefix, s3TestEnv, storeOptions } from "../s3/env.js";
 
 export const author = { name: "test", version: "1" };
+
+/**
+ * Deletes every staged record (commit/staging.ts), as a writer that never includes them
+ * would leave them unused.
+ */
+export const dropStaged = (store: ObjectStoreService) =>
+  store
+    .list(stagingPrefix)
+    .pipe(
+      Effect.flatMap((listed) =>
+        Effect.forEach(listed, (info) => store.delete(info.key), { discard: true }),
+      ),
+    );
 
 export { baseOptions };
 

@@ -23,7 +23,6 @@ import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOpti
 import { copyDirectory } from "../../src/app/usecases/workingCopy/privateState.js";
 import { probeStore } from "../../src/app/usecases/commit/probe.js";
 import { encodeText } from "../../src/domain/content.js";
-import { stagingPrefix } from "../../src/domain/staging.js";
 import { errorEnvelope } from "../../src/domain/envelope.js";
 import {
   type EngineDetail,
@@ -50,6 +49,7 @@ import {
   manifestOf,
   referencedKeys,
   world,
+  dropStaged,
   type World,
 } from "../durability/harness.js";
 
@@ -269,10 +269,7 @@ const scenarios: {
           effect: Effect.suspend(() => {
             busy = true;
             w.write("/ws/b/z.md", `${++n}\n`);
-            return w.store.list(stagingPrefix).pipe(
-              Effect.flatMap((listed) =>
-                Effect.forEach(listed, (info) => w.store.delete(info.key), { discard: true }),
-              ),
+            return dropStaged(w.store).pipe(
               Effect.zipRight(
                 other.commit({ path: "/ws/b", message: "z", author: { name: "t", version: "1" } }),
               ),

@@ -530,7 +530,6 @@ export const stagedSwap = <E>(
     const extended = yield* extend(store, next, packs, others);
     yield* Effect.logDebug("swapping for staged batches").pipe(
       Effect.annotateLogs({
-        listed: others.length,
         readable: others.length,
         included: extended.included.length,
       }),
