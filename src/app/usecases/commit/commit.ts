@@ -540,7 +540,7 @@ const completeIncluded = (
     return {
       generation,
       files,
-      incoming: synchronised.incoming,
+      incoming: synchronised.incoming(),
     };
   });
 

@@ -33,8 +33,11 @@ export interface Synchronised {
   readonly files: ReadonlyArray<FileStat>;
   /** Conflicts written into the working copy (empty when the merge was clean). */
   readonly conflicts: ReadonlyArray<FileIssue>;
-  /** What the merge wrote over the working copy as scanned, path by path. */
-  readonly incoming: ReadonlyArray<FileChange>;
+  /**
+   * What the merge wrote over the working copy as scanned, path by path: computed on
+   * demand (only a commit another writer's swap accepted reports it; a pull does not).
+   */
+  readonly incoming: () => ReadonlyArray<FileChange>;
 }
 
 /**
@@ -106,7 +109,7 @@ export const synchronise = (
       generation: remote.view.generation,
       files: held.size === 0 ? files : files.filter((file) => !held.has(file.path)),
       conflicts,
-      incoming: fileChanges(onDisk, merged),
+      incoming: () => fileChanges(onDisk, merged),
     };
   });
 
