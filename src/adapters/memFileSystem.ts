@@ -336,9 +336,9 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
       run(root, () => {
         const directories = openCheckedPaths((path) => fs.lstatSync(path), root);
         directories.open("");
-        return { directories, tree: makeRootedTree(treeCalls, directories, root) };
+        return makeRootedTree(treeCalls, directories, root);
       }),
-      ({ directories }) => Effect.sync(() => directories.close()),
+      (opened) => Effect.sync(() => opened.close()),
     ).pipe(Effect.map(({ tree }) => tree));
 
   const service: FileSystemService = {

@@ -808,11 +808,11 @@ const openTreeWith = (options: NodeFileSystemOptions) => (root: string) =>
         const directories = handles ?? openCheckedPaths((path) => nodeFs.lstatSync(path), root);
         directories.open("");
         const calls = options.interpose === undefined ? treeCalls : options.interpose(treeCalls);
-        return { directories, tree: makeRootedTree(calls, directories, root) };
+        return makeRootedTree(calls, directories, root);
       },
       catch: (error) => mapError(error, root),
     }),
-    ({ directories }) => Effect.sync(() => directories.close()),
+    (opened) => Effect.sync(() => opened.close()),
   ).pipe(Effect.map(({ tree }) => tree));
 
 /**

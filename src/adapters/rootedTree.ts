@@ -39,6 +39,7 @@ import {
 } from "../ports/FileSystem.js";
 import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
 import { kindOf, toPathInfo, type StatsLike } from "./fsStats.js";
+import { makeReplacedFiles, type ReplacedFiles } from "./replacedFiles.js";
 import { asideNameFor, tempNameFor } from "./tempNames.js";
 
 /** The open(2) flags the tree uses (node's and memfs's constants agree). */
@@ -182,9 +183,49 @@ export const makeRootedTree = (
   calls: SyncCalls,
   directories: Directories,
   root: string,
-): RootedTree => treeAt(calls, directories, root, "");
+): { readonly tree: RootedTree; readonly close: () => void } => {
+  const replaced = makeReplacedFiles({
+    fstat: calls.fstat,
+    close: calls.close,
+    readAll: (descriptor) => readWhole(calls, descriptor),
+  });
+  return {
+    tree: treeAt(calls, directories, root, "", replaced),
+    close: () => {
+      replaced.close();
+      directories.close();
+    },
+  };
+};
 
-const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: string): RootedTree => {
+/** Everything an open file holds now, from its start (a file that grew is read whole). */
+const readWhole = (calls: SyncCalls, descriptor: number): Uint8Array => {
+  const size = calls.fstat(descriptor).size;
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (let round = 0; ; round++) {
+    const want = round === 0 ? Math.max(size, 1) : 64 * 1024;
+    const buffer = new Uint8Array(want);
+    let filled = 0;
+    while (filled < want) {
+      const got = calls.read(descriptor, buffer, filled, want - filled, total + filled);
+      if (got === 0) break;
+      filled += got;
+    }
+    if (filled > 0) chunks.push(filled === want ? buffer : buffer.subarray(0, filled));
+    total += filled;
+    if (filled < want) break;
+  }
+  return chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks, total);
+};
+
+const treeAt = (
+  calls: SyncCalls,
+  dirs: Directories,
+  root: string,
+  prefix: string,
+  replaced: ReplacedFiles,
+): RootedTree => {
   const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = calls.flags;
   const readFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
   const createFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
@@ -235,45 +276,27 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
       written += calls.write(descriptor, bytes, written, bytes.length - written);
   };
 
-  /** Everything an open file holds now, from its start (a file that grew is read whole). */
-  const readAll = (descriptor: number): Uint8Array => {
-    const size = calls.fstat(descriptor).size;
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    for (let round = 0; ; round++) {
-      const want = round === 0 ? Math.max(size, 1) : 64 * 1024;
-      const buffer = new Uint8Array(want);
-      let filled = 0;
-      while (filled < want) {
-        const got = calls.read(descriptor, buffer, filled, want - filled, total + filled);
-        if (got === 0) break;
-        filled += got;
-      }
-      if (filled > 0) chunks.push(filled === want ? buffer : buffer.subarray(0, filled));
-      total += filled;
-      if (filled < want) break;
-    }
-    return chunks.length === 1 && chunks[0] !== undefined
-      ? chunks[0]
-      : Buffer.concat(chunks, total);
-  };
+  const readAll = (descriptor: number): Uint8Array => readWhole(calls, descriptor);
 
-  /** Puts a set-aside entry back under its name, unless the name was taken meanwhile. */
-  const putBack = (aside: string, target: string): void => {
+  /**
+   * Puts a set-aside entry back under its name, unless the name was taken meanwhile:
+   * `false` then, and what was set aside stays aside rather than be lost or replace the
+   * newer file.
+   */
+  const putBack = (aside: string, target: string): boolean => {
     try {
       calls.link(aside, target);
       calls.unlink(aside);
-      return;
+      return true;
     } catch (error) {
       const code = codeOf(error);
-      // The name was taken meanwhile: what was set aside stays aside, to be found by the
-      // next scan, rather than be lost or replace the newer file.
-      if (code === "EEXIST") return;
+      if (code === "EEXIST") return false;
       if (code === undefined || !(noHardLinks.includes(code) || code === "EISDIR")) throw error;
     }
     // A directory (or a file system without hard links): rename back if the name is free.
-    if (lstatOrUndefined(target) === undefined)
-      tolerate(["EEXIST", "ENOTEMPTY", "ENOTDIR", "EISDIR"], () => calls.rename(aside, target));
+    if (lstatOrUndefined(target) !== undefined) return false;
+    tolerate(["EEXIST", "ENOTEMPTY", "ENOTDIR", "EISDIR"], () => calls.rename(aside, target));
+    return true;
   };
 
   /** Removes `hostPath` if it is the file open as `descriptor` (undoing our own link). */
@@ -364,7 +387,11 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
 
   /**
    * Sets aside the file at `name` if it is what `expected` says; the descriptor of the
-   * aside file and its stats, or `undefined` (nothing changed) otherwise.
+   * aside file and its stats, or `changed` (nothing changed) otherwise. A file that turns
+   * out not to be what was expected goes back under its name; if a newcomer took the name
+   * meanwhile (a writer appending to the name creates it), the set-aside file is
+   * `Displaced`: removed, its bytes handed to the caller, never left for a scan to
+   * mistake for the old version of a finished replace and remove.
    */
   const setAside = (
     directory: string,
@@ -372,29 +399,35 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
     expected: Extract<Expectation, { _tag: "File" }>,
   ):
     | { readonly aside: string; readonly descriptor: number; readonly first: StatsLike }
-    | undefined => {
+    | GuardedOutcome => {
     const target = dirs.entry(directory, name);
     const before = lstatOrUndefined(target);
-    if (before === undefined || !sameFile(before, expected)) return undefined;
+    if (before === undefined || !sameFile(before, expected)) return changed;
     const aside = dirs.entry(directory, asideNameFor(name));
     try {
       calls.rename(target, aside);
     } catch (error) {
-      if (codeOf(error) === "ENOENT") return undefined;
+      if (codeOf(error) === "ENOENT") return changed;
       throw error;
     }
     const descriptor = openAside(aside, target);
-    if (descriptor === undefined) return undefined;
+    if (descriptor === undefined) return changed;
     try {
       const first = calls.fstat(descriptor);
       if (matchesExpected(descriptor, first, expected)) return { aside, descriptor, first };
-      putBack(aside, target);
     } catch (error) {
       calls.close(descriptor);
       throw error;
     }
-    calls.close(descriptor);
-    return undefined;
+    try {
+      if (putBack(aside, target)) return changed;
+      const bytes = readAll(descriptor);
+      return discardAside(directory, name, aside, () => undefined)
+        ? { _tag: "Displaced", bytes }
+        : changed;
+    } finally {
+      calls.close(descriptor);
+    }
   };
 
   /**
@@ -442,6 +475,19 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
     return true;
   };
 
+  /**
+   * Hands the old file just replaced or removed (open as `descriptor`) to the watch list
+   * (replacedFiles.ts): `false` when it cannot be (then the caller closes it).
+   */
+  const keepWatching = (path: string, descriptor: number): boolean => {
+    try {
+      replaced.watch(path, descriptor, calls.fstat(descriptor));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
   const swapIn = (
     directory: string,
     name: string,
@@ -451,24 +497,31 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
     removeTemp: () => void,
   ): GuardedOutcome => {
     const held = setAside(directory, name, expected);
-    if (held === undefined) return changed;
+    if ("_tag" in held) return held;
     const target = dirs.entry(directory, name);
+    let watching = false;
     try {
       if (!linkNew(temp, target)) {
-        // A file was saved at the name after ours was set aside: it is newer than what was
-        // expected, so the set-aside one (exactly what was expected) may go.
-        discardAside(directory, name, held.aside, () => undefined);
-        return changed;
+        // A file was created at the name after ours was set aside. It is newer than what
+        // was expected, but it may hold only what a writer appending to the name wrote
+        // once it found the name free: the set-aside content goes back to the caller,
+        // never away unseen (found by a stress test: a `>>` loop lost the whole file).
+        const bytes = readAll(held.descriptor);
+        return discardAside(directory, name, held.aside, () => undefined)
+          ? { _tag: "Displaced", bytes }
+          : changed;
       }
       const undo = () => unlinkIfOurs(target, tempDescriptor);
       if (!discardAside(directory, name, held.aside, undo)) return changed;
       removeTemp();
       const info = writtenInfo(tempDescriptor, written);
-      return changedSince(held.descriptor, held.first, expected)
+      const outcome: GuardedOutcome = changedSince(held.descriptor, held.first, expected)
         ? { _tag: "Overtaken", bytes: readAll(held.descriptor), info }
         : { _tag: "Done", info };
+      watching = keepWatching(joinRelative(directory, name), held.descriptor);
+      return outcome;
     } finally {
-      calls.close(held.descriptor);
+      if (!watching) calls.close(held.descriptor);
     }
   };
 
@@ -482,15 +535,18 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
         ? { _tag: "Done", info: Option.none() }
         : changed;
     const held = setAside(directory, name, expected);
-    if (held === undefined) return changed;
+    if ("_tag" in held) return held;
+    let watching = false;
     try {
       // Moved out of the tree while it was set aside: put back, remove nothing there.
       if (!discardAside(directory, name, held.aside, () => undefined)) return changed;
-      return changedSince(held.descriptor, held.first, expected)
+      const outcome: GuardedOutcome = changedSince(held.descriptor, held.first, expected)
         ? { _tag: "Overtaken", bytes: readAll(held.descriptor), info: Option.none() }
         : { _tag: "Done", info: Option.none() };
+      watching = keepWatching(joinRelative(directory, name), held.descriptor);
+      return outcome;
     } finally {
-      calls.close(held.descriptor);
+      if (!watching) calls.close(held.descriptor);
     }
   };
 
@@ -742,7 +798,7 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
   const subtree = (directory: string) =>
     run(full(directory), () => {
       dirs.open(full(directory));
-      return treeAt(calls, dirs, root, full(directory));
+      return treeAt(calls, dirs, root, full(directory), replaced);
     });
 
   const removeAll = () =>
@@ -788,6 +844,7 @@ const treeAt = (calls: SyncCalls, dirs: Directories, root: string, prefix: strin
     replaceFile,
     removeFile,
     removeLeftover,
+    lateWrites: () => run(prefix, () => replaced.late()),
     restoreName,
     makeDirectories,
     removeEmptyDirectory,

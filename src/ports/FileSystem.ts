@@ -103,10 +103,18 @@ export type Expectation =
  * - `Overtaken`: the change was made, but a process that had the replaced (or removed)
  *   file open wrote into it while it was being swapped out; `bytes` is what that file
  *   held last. The caller must bring them back (they are a newer edit).
+ * - `Displaced`: the expected file was set aside, and before the new one (or, for a
+ *   removal, before it could be put back after it changed)
+ *   could take the name another file was created there: nothing of this change was
+ *   written, the set-aside file is gone and `bytes` is what it held. The file at the name
+ *   may be a whole save (an editor's) or only what a writer appending to the name wrote
+ *   once it found the name free (`>>` creates the file it appends to), so the caller must
+ *   keep `bytes` unless that file already holds them.
  */
 export type GuardedOutcome =
   | { readonly _tag: "Done"; readonly info: Option.Option<PathInfo> }
   | { readonly _tag: "Changed" }
+  | { readonly _tag: "Displaced"; readonly bytes: Uint8Array }
   | {
       readonly _tag: "Overtaken";
       readonly bytes: Uint8Array;
@@ -177,6 +185,19 @@ export interface RootedTree {
   ) => Effect.Effect<GuardedOutcome, FsError>;
   /** Removes a file of our own making (a leftover temp file) without any guard; missing is fine. */
   readonly removeLeftover: (path: string) => Effect.Effect<void, FsError>;
+  /**
+   * The writes that reached files this tree (or a subtree of it) replaced or removed
+   * with a `Done` or `Overtaken` outcome after that outcome was decided: a process that
+   * had the old file open (an append, an in-place save) and wrote a little late. Each
+   * comes with its path relative to the opened tree's root and what the old file holds
+   * now; the caller must bring them back as it does `Overtaken` bytes. The files are
+   * checked and let go by this call (only the last few dozen replaced are watched, so a
+   * caller asks once its rewrite is over); a later call reports only later replaces.
+   */
+  readonly lateWrites: () => Effect.Effect<
+    ReadonlyArray<{ readonly path: string; readonly bytes: Uint8Array }>,
+    FsError
+  >;
   /**
    * Gives the file at `from` the name `to` in the same directory, only if `to` is free
    * (never replacing anything); `false` when `to` exists. For putting back a file set

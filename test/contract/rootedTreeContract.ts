@@ -237,6 +237,54 @@ export const runRootedTreeContract = (name: string, make: () => Promise<TreeFixt
     );
 
     it.effect(
+      "hands back the set-aside file when a writer appending to the name created it meanwhile",
+      () =>
+        withTree((f, tree) =>
+          Effect.gen(function* () {
+            f.host.write(`${f.base}/tree/a.md`, "scanned\n");
+            const scanned = yield* infoOf(tree, "a.md");
+            // Checked once the file is set aside: the name is free, and `>>` creates it.
+            const expectation = expectOf(scanned, (seen) => {
+              f.host.write(`${f.base}/tree/a.md`, "appended\n");
+              return text(seen) === "scanned\n";
+            });
+            const outcome = yield* tree.replaceFile("a.md", bytes("ours\n"), expectation, 0o644);
+            expect(outcome._tag).toBe("Displaced");
+            if (outcome._tag === "Displaced") expect(text(outcome.bytes)).toBe("scanned\n");
+            // Nothing of ours was written, the newcomer is kept, nothing is left aside.
+            expect(f.host.read(`${f.base}/tree/a.md`)).toBe("appended\n");
+            expect(f.host.list(`${f.base}/tree`)).toEqual(["a.md"]);
+          }),
+        ),
+    );
+
+    it.effect(
+      "hands back a set-aside file that changed when a newcomer took its name meanwhile",
+      () =>
+        withTree((f, tree) =>
+          Effect.gen(function* () {
+            for (const change of ["replace", "remove"] as const) {
+              f.host.write(`${f.base}/tree/a.md`, "scanned\n");
+              const now = yield* infoOf(tree, "a.md");
+              const expectation = expectOf(now, () => {
+                f.host.write(`${f.base}/tree/a.md`, "appended\n");
+                return false; // not what was expected: it goes back, but the name is taken
+              });
+              const outcome =
+                change === "replace"
+                  ? yield* tree.replaceFile("a.md", bytes("ours\n"), expectation, 0o644)
+                  : yield* tree.removeFile("a.md", expectation);
+              expect(outcome._tag, change).toBe("Displaced");
+              if (outcome._tag === "Displaced") expect(text(outcome.bytes)).toBe("scanned\n");
+              expect(f.host.read(`${f.base}/tree/a.md`)).toBe("appended\n");
+              // Never left aside, where a later scan would take it for a finished replace's.
+              expect(f.host.list(`${f.base}/tree`)).toEqual(["a.md"]);
+            }
+          }),
+        ),
+    );
+
+    it.effect(
       "writes nothing outside when a directory is swapped for a symlink after it was opened",
       () =>
         withTree((f, tree) =>

@@ -106,6 +106,12 @@ const reread = (tree: RootedTree, path: string): Effect.Effect<Found, DomainErro
     ),
   );
 
+/** Whether `bytes` begins with `prefix`. */
+const startsWith = (bytes: Uint8Array, prefix: Uint8Array): boolean =>
+  bytes.length >= prefix.length && Buffer.compare(bytes.subarray(0, prefix.length), prefix) === 0;
+
+const concatBytes = (a: Uint8Array, b: Uint8Array): Uint8Array => Buffer.concat([a, b]);
+
 const textOf = (bytes: Uint8Array): string | undefined => {
   const decoded = decodeText(bytes);
   return "text" in decoded ? decoded.text : undefined;
@@ -184,10 +190,34 @@ export const materialise = (
     const settlePath = (
       path: string,
       wanted: { readonly bytes: Uint8Array; readonly id: string } | undefined,
+      start?: {
+        readonly expected: Expectation;
+        readonly goal: { readonly bytes: Uint8Array; readonly id: string } | undefined;
+      },
     ): Effect.Effect<Settled, DomainError> =>
       Effect.gen(function* () {
-        let expected = expectationOf(before.get(path));
-        let goal = wanted;
+        let expected = start?.expected ?? expectationOf(before.get(path));
+        let goal = start === undefined ? wanted : start.goal;
+        // What the file held when a newcomer took its name while it was set aside
+        // (`Displaced`): kept in every later merge until a write of ours that holds it
+        // is done, and put back beside the newcomer if the path ends up held.
+        let displaced: Uint8Array | undefined;
+        const withDisplaced = (found: Uint8Array): Uint8Array =>
+          displaced === undefined || startsWith(found, displaced)
+            ? found
+            : concatBytes(displaced, found);
+        const keepDisplaced = Effect.gen(function* () {
+          if (displaced === undefined) return held;
+          const found = yield* reread(tree, path);
+          const bytes = found == null ? displaced : withDisplaced(found.bytes);
+          const where: Expectation =
+            found == null
+              ? { _tag: "Absent" }
+              : expectationOfBytes(found.info, contentId(found.bytes));
+          // One attempt: a file that keeps changing under it even now is left as it is.
+          yield* tree.replaceFile(path, bytes, where, 0o644).pipe(io("writing a file"));
+          return held;
+        });
         for (let round = 0; round <= maxRemerges; round++) {
           const outcome: GuardedOutcome = yield* (
             goal === undefined
@@ -199,6 +229,8 @@ export const materialise = (
               _tag: "Done",
               stamp: Option.map(outcome.info, (info) => stampOf(info, goal?.id ?? "")),
             };
+          // Displaced again (a later round's expected file is the newcomer): both are kept.
+          if (outcome._tag === "Displaced") displaced = withDisplaced(outcome.bytes);
           if (round === maxRemerges) break;
           const scanned = yield* scannedBytes(path);
           if (outcome._tag === "Overtaken") {
@@ -221,14 +253,24 @@ export const materialise = (
             continue;
           }
           const found = yield* reread(tree, path);
-          if (found === null) return held;
+          if (found === null) return yield* keepDisplaced;
           if (found === undefined) {
+            if (displaced !== undefined) {
+              // The newcomer is gone again: the displaced file's place is free.
+              expected = { _tag: "Absent" };
+              const merged = mergeNewer(scanned, displaced, wanted?.bytes, yield* policyOf(path));
+              const bytes = merged === undefined ? displaced : merged.bytes;
+              goal = bytes === undefined ? undefined : { bytes, id: contentId(bytes) };
+              if (goal === undefined) return { _tag: "Done", stamp: Option.none() };
+              continue;
+            }
             // Deleted during the call: a removal is done; anything else waits for a merge.
             if (wanted === undefined) return { _tag: "Done", stamp: Option.none() };
             return held;
           }
-          const merged = mergeNewer(scanned, found.bytes, wanted?.bytes, yield* policyOf(path));
-          if (merged === undefined) return held;
+          const newer = withDisplaced(found.bytes);
+          const merged = mergeNewer(scanned, newer, wanted?.bytes, yield* policyOf(path));
+          if (merged === undefined) return yield* keepDisplaced;
           const foundId = contentId(found.bytes);
           if (merged.bytes !== undefined && contentId(merged.bytes) === foundId)
             return { _tag: "Done", stamp: Option.some(stampOf(found.info, foundId)) };
@@ -238,7 +280,7 @@ export const materialise = (
               ? undefined
               : { bytes: merged.bytes, id: contentId(merged.bytes) };
         }
-        return held;
+        return yield* keepDisplaced;
       });
 
     const removals = changed.filter((path) => before.has(path) && !target.has(path));
@@ -301,6 +343,44 @@ export const materialise = (
       );
     };
     yield* forEachPooled(writes, writeOne, noteIo);
+
+    // A process that had a replaced or removed file open (an append preempted between
+    // its open and its write) may have written into it after its last check: merged in
+    // as an overtaking edit is, onto whatever the name holds now.
+    const bringBack = (path: string, late: Uint8Array): Effect.Effect<Settled, DomainError> =>
+      Effect.gen(function* () {
+        const found = yield* reread(tree, path);
+        if (found === null) return held;
+        const here: Expectation =
+          found === undefined
+            ? { _tag: "Absent" }
+            : expectationOfBytes(found.info, contentId(found.bytes));
+        const merged = mergeNewer(
+          yield* scannedBytes(path),
+          late,
+          found?.bytes,
+          yield* policyOf(path),
+        );
+        if (merged === undefined) {
+          // As the person left it, to be merged by the next call (as after `Overtaken`).
+          yield* tree.replaceFile(path, late, here, 0o644).pipe(io("writing a file"));
+          return held;
+        }
+        const id = target.get(path);
+        const wanted = id === undefined ? undefined : { bytes: yield* blobs.load(id), id };
+        const goal =
+          merged.bytes === undefined
+            ? undefined
+            : { bytes: merged.bytes, id: contentId(merged.bytes) };
+        return yield* settlePath(path, wanted, { expected: here, goal });
+      });
+    const late = yield* tree.lateWrites().pipe(io("checking replaced files"));
+    for (const { path, bytes } of late) {
+      const settled = yield* bringBack(path, bytes);
+      if (settled._tag === "Held" && heldPaths.includes(path)) continue;
+      stamps.delete(path);
+      record(path, settled);
+    }
     heldPaths.sort(compareCodeUnits);
     if (heldPaths.length > 0)
       yield* Effect.logWarning(
