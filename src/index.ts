@@ -20,8 +20,11 @@ export {
   type OpenNotebookOptions,
   type QuireNotebook,
   type CallResult,
+  type LogResult,
   type RemoteOptions,
 } from "./app/library.js";
+export type { FileRecord, HistoryLog, LogRequest, PublicationRecord } from "./domain/history.js";
+export type { LogJson } from "./domain/logReport.js";
 export {
   ObjectStore,
   StoreError,

@@ -4,6 +4,7 @@
  */
 import { Context, type Effect } from "effect";
 import type { DomainError } from "../domain/errors.js";
+import type { HistoryLog, LogRequest } from "../domain/history.js";
 import type { FileStat } from "../domain/tree.js";
 import type { FileChange } from "../domain/treeDiff.js";
 
@@ -49,6 +50,14 @@ export interface NotebookService {
   readonly pull: (request: PullRequest) => Effect.Effect<SyncReport, DomainError>;
   /** SPEC §6.2. */
   readonly commit: (request: CommitRequest) => Effect.Effect<SyncReport, DomainError>;
+  /**
+   * SPEC §11: the notebook's publications, newest first (usecases/history/log.ts), with
+   * the working copy's resolved directory. Read-only: it changes nothing in the copy or
+   * the store. INVALID_REQUEST/NOT_PULLED for a copy never pulled.
+   */
+  readonly log: (
+    request: LogRequest & { readonly path?: string },
+  ) => Effect.Effect<HistoryLog & { readonly path: string }, DomainError>;
   /**
    * Removes the working copy at `path` (default: the notebook directory) and its private
    * state if it holds nothing unpublished (see `holdsOnlyPublished` in

@@ -6,6 +6,8 @@
 import * as NodePath from "node:path";
 import { Either } from "effect";
 import { type FaultyObjectStoreOptions, parseFaultSpec } from "../adapters/faultyObjectStore.js";
+import { authorProblem } from "../domain/author.js";
+import { defaultLogLimit } from "../domain/history.js";
 import { type PathSets, normalizePathSets } from "../domain/pathSets.js";
 import { type OptionSpec, splitArgv } from "./config/argv.js";
 import { ConfigError } from "./config/error.js";
@@ -33,7 +35,7 @@ export interface Host {
 }
 
 /** The subcommands. */
-export type Command = "serve" | "pull" | "commit" | "version";
+export type Command = "serve" | "pull" | "commit" | "log" | "version";
 
 /** What a help request is about. */
 export type HelpTopic = "quire" | Command;
@@ -86,6 +88,11 @@ export interface RuntimeConfig {
    */
   readonly memorySamples?: true;
   readonly pathSets: PathSets;
+  /**
+   * `--author NAME` / `QUIRE_AUTHOR`: the name publications are recorded under (SPEC §11),
+   * the client's own name then kept beside it (domain/author.ts); absent: the client's.
+   */
+  readonly author?: string;
   /** Secret environment values (AWS keys, tokens) every diagnostic is scrubbed of. */
   readonly secretValues: ReadonlyArray<string>;
 }
@@ -101,6 +108,19 @@ export type Invocation =
       readonly config: RuntimeConfig;
       readonly path: string;
       readonly message: string;
+    }
+  | {
+      readonly _tag: "Log";
+      readonly config: RuntimeConfig;
+      readonly path: string;
+      /** `-n N`: at most this many publications (default {@link defaultLogLimit}). */
+      readonly limit: number;
+      /** `--file F`: only publications that changed this notebook path (or below it). */
+      readonly file?: string;
+      /** `--full`: whole messages, not their first lines. */
+      readonly full: boolean;
+      /** `--json`: the structured log on stdout instead of text. */
+      readonly json: boolean;
     };
 
 /** The options of serve, pull and commit (`quire mcp install` passes them through to serve). */
@@ -119,14 +139,27 @@ export const runtimeOptions: ReadonlyArray<OptionSpec> = [
   { name: "checkpoint-bytes", takesValue: true },
   { name: "allow-mass-delete", takesValue: false },
   { name: "no-share", takesValue: false },
+  { name: "author", takesValue: true },
   { name: "writable", takesValue: true },
   { name: "read-only", takesValue: true },
 ];
 const messageOption: OptionSpec = { name: "message", short: "m", takesValue: true };
 const helpOption: OptionSpec = { name: "help", short: "h", takesValue: false };
-const allOptions: ReadonlyArray<OptionSpec> = [...runtimeOptions, messageOption, helpOption];
+/** The options of `quire log` alone. */
+const logOptions: ReadonlyArray<OptionSpec> = [
+  { name: "max-count", short: "n", takesValue: true },
+  { name: "file", takesValue: true },
+  { name: "full", takesValue: false },
+  { name: "json", takesValue: false },
+];
+const allOptions: ReadonlyArray<OptionSpec> = [
+  ...runtimeOptions,
+  messageOption,
+  ...logOptions,
+  helpOption,
+];
 
-const commands: ReadonlyArray<Command> = ["serve", "pull", "commit", "version"];
+const commands: ReadonlyArray<Command> = ["serve", "pull", "commit", "log", "version"];
 const isCommand = (word: string | undefined): word is Command =>
   commands.some((command) => command === word);
 
@@ -223,6 +256,15 @@ export const parseInvocation = (
       return yield* fail("--no-share applies only to quire serve");
     }
 
+    const logOnly = logOptions.find((option) => options.has(option.name));
+    if (first !== "log" && logOnly !== undefined) {
+      return yield* fail(`--${logOnly.name} applies only to quire log`);
+    }
+    // pull and log publish nothing: a flag naming their author would suggest they did.
+    if ((first === "pull" || first === "log") && options.has("author")) {
+      return yield* fail("--author applies only to quire serve and quire commit");
+    }
+
     const config = yield* parseRuntimeConfig(first, options, host);
     if (first === "serve") {
       if (rest.length > 0) return yield* fail("quire serve takes no PATH");
@@ -230,6 +272,7 @@ export const parseInvocation = (
     }
     const path = yield* parseCliPath(first, rest, host);
     if (first === "pull") return { _tag: "Pull", config, path } satisfies Invocation;
+    if (first === "log") return yield* parseLog(config, path, options);
 
     const messages = options.get("message") ?? [];
     const [message] = messages;
@@ -239,8 +282,36 @@ export const parseInvocation = (
   });
 };
 
+/** The rest of `quire log`: `-n`, `--file`, `--full`, `--json`. */
+const parseLog = (
+  config: RuntimeConfig,
+  path: string,
+  options: ReadonlyMap<string, ReadonlyArray<string>>,
+): Either.Either<Invocation, ConfigError> =>
+  Either.gen(function* () {
+    const limit = yield* parseInteger(
+      fromFlag(options, "max-count"),
+      defaultLogLimit,
+      1,
+      1_000_000,
+    );
+    const fileSetting = fromFlag(options, "file");
+    const file = fileSetting?.value.replace(/\/+$/, "");
+    if (file !== undefined && (file === "" || file.includes("\u0000") || file.startsWith("/")))
+      return yield* fail("--file must name a notebook path relative to the working copy's top");
+    return {
+      _tag: "Log",
+      config,
+      path,
+      limit,
+      ...(file === undefined ? {} : { file }),
+      full: options.has("full"),
+      json: options.has("json"),
+    } satisfies Invocation;
+  });
+
 const parseCliPath = (
-  command: "pull" | "commit",
+  command: "pull" | "commit" | "log",
   rest: ReadonlyArray<string>,
   host: Host,
 ): Either.Either<string, ConfigError> => {
@@ -326,7 +397,7 @@ export const secretValuesOf = (env: Host["env"]): ReadonlyArray<string> =>
   );
 
 const parseRuntimeConfig = (
-  command: "serve" | "pull" | "commit",
+  command: "serve" | "pull" | "commit" | "log",
   options: ReadonlyMap<string, ReadonlyArray<string>>,
   host: Host,
 ): Either.Either<RuntimeConfig, ConfigError> =>
@@ -408,6 +479,11 @@ const parseRuntimeConfig = (
           );
     const memorySamples = yield* parseSwitch(false, fromEnv(host, "QUIRE_MEMORY_SAMPLES"));
     const pathSets = yield* parsePathSets(options, host);
+    const authorSetting = fromFlag(options, "author") ?? fromEnv(host, "QUIRE_AUTHOR");
+    const author = authorSetting === undefined ? undefined : authorSetting.value;
+    const authorFault = author === undefined ? undefined : authorProblem(author);
+    if (authorSetting !== undefined && authorFault !== undefined)
+      return yield* fail(`${authorSetting.origin} ${authorFault}`);
 
     return {
       store,
@@ -423,6 +499,7 @@ const parseRuntimeConfig = (
       ...(faultInjection === undefined ? {} : { faultInjection }),
       ...(memorySamples && command === "serve" ? { memorySamples: true } : {}),
       pathSets,
+      ...(author === undefined ? {} : { author }),
       secretValues: secretValuesOf(host.env),
     };
   });

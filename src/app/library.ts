@@ -17,6 +17,8 @@ import {
   type SuccessStructured,
 } from "../domain/envelope.js";
 import type { DomainError } from "../domain/errors.js";
+import { defaultLogLimit } from "../domain/history.js";
+import { logObject, type LogJson } from "../domain/logReport.js";
 import { noPathSets, type PathSets } from "../domain/pathSets.js";
 import type { FileSystemService } from "../ports/FileSystem.js";
 import type { ObjectStoreService } from "../ports/ObjectStore.js";
@@ -119,6 +121,9 @@ export interface OpenNotebookOptions {
   readonly probe?: boolean;
 }
 
+/** A log as the facade answers it: `quire log --json`'s object with `code: "OK"`. */
+export type LogResult = { readonly code: "OK" } & LogJson;
+
 /** The outcome of a call: the MCP success object (`code: "OK"`) or the MCP error object. */
 export type CallResult = SuccessStructured | ErrorStructured;
 
@@ -130,6 +135,17 @@ export interface QuireNotebook {
   readonly pull: (path?: string) => Promise<CallResult>;
   /** Commit `path` (omitted = the notebook directory) with `message`. */
   readonly commit: (message: string, path?: string) => Promise<CallResult>;
+  /**
+   * The notebook's publications, newest first (SPEC §11, docs/history.md): at most
+   * `limit` (default 50), only those touching `file` when given, as `quire log --json`
+   * prints them with `code: "OK"`; or the error object (NOT_PULLED for a copy never
+   * pulled).
+   */
+  readonly log: (options?: {
+    readonly path?: string;
+    readonly limit?: number;
+    readonly file?: string;
+  }) => Promise<LogResult | ErrorStructured>;
   /**
    * Resolves once the housekeeping that calls run after answering has ended (pruning
    * private state, the stat cache, releasing each working copy's lock): await it before
@@ -213,6 +229,21 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
     pull: (path) => run(service.pull(path === undefined ? {} : { path })),
     commit: (message, path) =>
       run(service.commit({ message, author, ...(path === undefined ? {} : { path }) })),
+    log: async (request = {}) => {
+      const exit = await Effect.runPromiseExit(
+        service.log({
+          limit: request.limit ?? defaultLogLimit,
+          ...(request.path === undefined ? {} : { path: request.path }),
+          ...(request.file === undefined ? {} : { file: request.file }),
+        }),
+      );
+      if (Exit.isSuccess(exit)) return { code: "OK", ...logObject(exit.value) };
+      const failure = Cause.failureOption(exit.cause);
+      if (Option.isNone(failure))
+        throw new Error(`quire: internal failure: ${Cause.pretty(exit.cause)}`);
+      return errorEnvelope(failure.value, await Effect.runPromise(ids.diagnosticId), sets)
+        .structured;
+    },
     close: async () => {
       await Effect.runPromise(tidyUpsDone);
       await opened.release();

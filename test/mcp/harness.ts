@@ -98,6 +98,9 @@ export const startHarness = async (
         calls.push({ op: "commit", request });
         return script.commit?.(request) ?? Effect.succeed(defaultReport(request.path));
       }),
+    // The MCP surface has no history tool unless asked for: nothing here calls it.
+    log: (request) =>
+      Effect.succeed({ path: request.path ?? notebookDirectory, generation: 0, publications: [] }),
     // The MCP server never ends sessions itself (serve's shutdown does, after it).
     discardIfPublished: () => Effect.die("the MCP server must not discard working copies"),
   };

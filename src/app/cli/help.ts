@@ -39,6 +39,7 @@ Usage:
   quire serve                    the MCP server on stdio (tools notes_pull, notes_commit)
   quire pull PATH                write the current notebook into PATH, merging local edits
   quire commit PATH -m MESSAGE   publish PATH's edits, merging concurrent changes
+  quire log PATH                 the notebook's publications, newest first
   quire mcp install CLIENT       register quire in an MCP client (claude-code, codex,
                                  gemini, cursor, vscode, claude-desktop); also
                                  quire mcp uninstall CLIENT, quire mcp status
@@ -57,12 +58,16 @@ session directory ($TMPDIR/quire-<random>/notebook) and that is the notebook dir
 with it, the workspace root is the notebook directory and tool calls may name another
 working copy below it. SIGINT/SIGTERM stop taking calls and let calls in flight finish.
 
-On a file store, the serve processes of this user on this host share one of them: the
-first one runs the others' calls too, so their commits publish together.
+The serve processes of one store, this user and this host (with the same credentials)
+share one of them: the first one runs the others' calls too, so their commits publish
+together.
 
 ${storeOptions}
 
 ${workspaceOptions("a fresh session directory")}
+
+  --author <name>            record publications under this name, beside  QUIRE_AUTHOR
+                             the client's (default: the MCP client's name)
 
 ${tuningOptions("  --no-share                 run every call in this process               QUIRE_NO_SHARE=1\n")}
 `,
@@ -83,12 +88,30 @@ Publishes the edits in the working copy PATH (which must have been pulled), merg
 whatever others published meanwhile.
 
   -m, --message <text>       non-blank, at most 16,384 bytes (required)
+  --author <name>            record the publication under this name       QUIRE_AUTHOR
+                             (default: cli and the OS user)
 
 ${storeOptions}
 
 ${workspaceOptions("the current directory")}
 
 ${tuningOptions()}
+`,
+  log: `Usage: quire log PATH [-n N] [--file F] [--full] [--json] [options]
+
+Lists the notebook's publications, newest first: generation, time, author, message
+and the files each changed (A added, M modified, D deleted) with their line counts.
+PATH is a working copy that was pulled; its cache serves the packs it already has.
+
+  -n, --max-count <n>        at most n publications (default 50)
+  --file <path>              only publications that changed this notebook path
+                             (relative to the copy's top; a directory: files below it)
+  --full                     whole messages, not only their first lines
+  --json                     one JSON object on stdout (docs/history.md)
+
+${storeOptions}
+
+${workspaceOptions("the current directory")}
 `,
   version: `Usage: quire version
 

@@ -6,6 +6,7 @@
  */
 import * as Os from "node:os";
 import { Effect, Either, Exit, LogLevel } from "effect";
+import { clientAuthor } from "../../domain/author.js";
 import { redact } from "../../domain/redact.js";
 import { type Host, type Invocation, parseInvocation, secretValuesOf } from "../config.js";
 import { formatLine, isEnabled, loggerLayer, parseLogLevel } from "../logging.js";
@@ -44,7 +45,7 @@ const startupLine = (error: StartupError): string =>
       : `quire: cannot start: ${error.message}`;
 
 const runConfigured = async (
-  invocation: Extract<Invocation, { readonly _tag: "Serve" | "Pull" | "Commit" }>,
+  invocation: Extract<Invocation, { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" }>,
 ): Promise<number> => {
   const config = invocation.config;
   // A host that went away (its end of the pipe closed, as when it stops `serve` with a
@@ -66,7 +67,7 @@ const runConfigured = async (
   };
   // Loaded here so that help, version and configuration errors start fast.
   const { runCommand } = await import("./run.js");
-  const program = runCommand(invocation, { name: "cli", version: osUserName() }, terminal, {
+  const program = runCommand(invocation, clientAuthor("cli", osUserName()), terminal, {
     version: packageVersion(),
     redaction,
   }).pipe(

@@ -2,9 +2,10 @@
  * The CLI commands as Effects over the configured services, returning the exit status.
  * All behaviour lives in the use cases; this only renders their result.
  */
-import { Cause, Clock, Effect, LogLevel, type Scope } from "effect";
+import { Clock, Effect, LogLevel, type Scope } from "effect";
 import { renderCliError, renderCliSuccess, renderIncoming } from "../../domain/cliReport.js";
-import { type DomainError, domainError } from "../../domain/errors.js";
+import type { DomainError } from "../../domain/errors.js";
+import { recordedAuthor } from "../../domain/author.js";
 import type { RedactOptions } from "../../domain/redact.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
 import type { Invocation, RuntimeConfig } from "../config.js";
@@ -19,6 +20,8 @@ import { notebookOptions, withNotebook, type Workspace } from "../layers.js";
 import { isAtOrBelow, overlapsStore, storeOverlapError } from "../usecases/workingCopy/openCopy.js";
 import { defaultGraceMs } from "../mcp/grace.js";
 import { type Terminal, exitCodes } from "./terminal.js";
+import { runLog } from "./history.js";
+import { defectsAsInternal } from "./defects.js";
 
 type Once = Extract<Invocation, { readonly _tag: "Pull" | "Commit" }>;
 
@@ -59,22 +62,7 @@ const runWithId = (
       invocation._tag === "Pull"
         ? notebook.pull({ path: invocation.path })
         : notebook.commit({ path: invocation.path, message: invocation.message, author });
-    const result = yield* operation.pipe(
-      Effect.catchAllDefect((defect) =>
-        Effect.logError(`${command} failed unexpectedly`, Cause.die(defect)).pipe(
-          Effect.zipRight(
-            Effect.fail(
-              domainError({
-                code: "ENGINE_FAILED",
-                reason: "INTERNAL",
-                message: `An unexpected internal error occurred; the log record with diagnosticId ${diagnosticId} has the cause.`,
-              }),
-            ),
-          ),
-        ),
-      ),
-      Effect.either,
-    );
+    const result = yield* defectsAsInternal(operation, command, diagnosticId).pipe(Effect.either);
     const durationMs = (yield* Clock.currentTimeMillis) - startedAt;
     const sets = invocation.config.pathSets;
     if (result._tag === "Right") {
@@ -221,7 +209,12 @@ const serve = (
       const { serveStdio } = yield* Effect.promise(() => import("../mcp/stdio.js"));
       const sessionId = workspace.sessionId;
       yield* serveStdio(
-        { version: settings.version, pathSets: config.pathSets, redaction: settings.redaction },
+        {
+          version: settings.version,
+          pathSets: config.pathSets,
+          redaction: settings.redaction,
+          ...(config.author === undefined ? {} : { author: config.author }),
+        },
         defaultGraceMs,
         Effect.zipRight(
           absorbLateSignals,
@@ -238,7 +231,7 @@ const serve = (
  * StartupError when the process must not start.
  */
 export const runCommand = (
-  invocation: Extract<Invocation, { readonly _tag: "Serve" | "Pull" | "Commit" }>,
+  invocation: Extract<Invocation, { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" }>,
   author: Author,
   terminal: Terminal,
   settings: ServeSettings,
@@ -275,7 +268,14 @@ export const runCommand = (
     (workspace) =>
       invocation._tag === "Serve"
         ? serve(invocation.config, workspace, settings)
-        : runOnce(invocation, author, terminal, settings.redaction),
+        : invocation._tag === "Log"
+          ? runLog(invocation, terminal, settings.redaction)
+          : runOnce(
+              invocation,
+              recordedAuthor(author, invocation.config.author),
+              terminal,
+              settings.redaction,
+            ),
     // Whether it shares is the configuration's (`config.share`: serve only, see canShare).
     { release: settings.version, graceMs: defaultGraceMs },
   );

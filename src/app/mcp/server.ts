@@ -17,6 +17,7 @@ import {
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { Cause, Clock, Effect, Either, Exit, Fiber, FiberId, LogLevel, Runtime } from "effect";
 import { errorEnvelope, successEnvelope } from "../../domain/envelope.js";
+import { clientAuthor, recordedAuthor } from "../../domain/author.js";
 import { type DomainError, domainError } from "../../domain/errors.js";
 import type { PathSets } from "../../domain/pathSets.js";
 import { type RedactOptions, redact } from "../../domain/redact.js";
@@ -35,6 +36,8 @@ export interface McpServerSettings {
   readonly pathSets: PathSets;
   /** Extra scrubbing of error text (private root, secret values). */
   readonly redaction?: RedactOptions;
+  /** `--author`: the name this server's publications are recorded under (domain/author.ts). */
+  readonly author?: string;
 }
 
 /** A built server and the way to stop it gracefully. */
@@ -320,8 +323,10 @@ export const makeMcpServer = (
       answers.add(answered);
       void answered.then(() => answers.delete(answered));
       const client = server.getClientVersion();
-      const author =
-        client === undefined ? unknownAuthor : { name: client.name, version: client.version };
+      const author = recordedAuthor(
+        client === undefined ? unknownAuthor : clientAuthor(client.name, client.version),
+        settings.author,
+      );
       const params = request.params ?? {};
       const fiber = Runtime.runFork(runtime)(
         callTool(params["name"], params["arguments"], author, settings, defectOf(request)),

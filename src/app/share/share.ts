@@ -382,6 +382,8 @@ export const sharedNotebook = (
       notebookDirectory: local.notebookDirectory,
       pull: (request) => viaShared({ op: "pull", ...request }, local.pull(request)),
       commit: (request) => viaShared({ op: "commit", ...request }, local.commit(request)),
+      // Read-only, and never a swap of `current`: nothing to gain from the sharing process.
+      log: local.log,
       discardIfPublished: local.discardIfPublished,
       stopSharing: lock.withPermits(1)(
         Effect.suspend(() => {

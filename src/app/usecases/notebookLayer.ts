@@ -26,6 +26,7 @@ import { refuseNestedCopies } from "./workingCopy/nesting.js";
 import { makePendingWrites } from "./workingCopy/pendingWrites.js";
 import { openWorkingCopy } from "./workingCopy/openCopy.js";
 import { pull } from "./pull/pull.js";
+import { historyLog } from "./history/log.js";
 import type { NotebookOptions } from "./shared/notebookOptions.js";
 
 /** How long a call waits for another process holding the same working copy. */
@@ -262,6 +263,22 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             ...(value.incoming.length === 0 ? {} : { incoming: value.incoming }),
           })),
           Effect.withLogSpan("commit"),
+          Effect.annotateLogs("module", "notebook"),
+        ),
+      log: (request) =>
+        openCopy(request.path, false).pipe(
+          Effect.flatMap(
+            Option.match({
+              onNone: () => Effect.fail(notPulled),
+              onSome: (resolved) =>
+                withCopy(resolved, (call) =>
+                  Option.isNone(call.state) ? Effect.fail(notPulled) : historyLog(call, request),
+                ),
+            }),
+          ),
+          Effect.scoped,
+          Effect.map(({ path, value }) => ({ ...value, path })),
+          Effect.withLogSpan("log"),
           Effect.annotateLogs("module", "notebook"),
         ),
       discardIfPublished: (path) =>

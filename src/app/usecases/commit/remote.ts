@@ -16,7 +16,7 @@ import {
   type Manifest,
   type PackDescriptor,
 } from "../../../domain/manifest.js";
-import { decodePack, type DecodedPack } from "../../../domain/pack.js";
+import { decodePack, type DecodedPack, type PackHeader } from "../../../domain/pack.js";
 import { encodeText } from "../../../domain/content.js";
 import type { FileSystemService, FsError, PathInfo } from "../../../ports/FileSystem.js";
 import { StoreError, type LocalFile, type ObjectStoreService } from "../../../ports/ObjectStore.js";
@@ -260,11 +260,13 @@ const verified = (
     return Option.some({ descriptor, bytes, pack: decoded.right });
   });
 
-/** Applies a verified pack to a mutable tree, registering its blobs. */
-const applyPack = (tree: Map<string, BlobRef>, loaded: LoadedPack, blobs: BlobSource): void => {
+/** Registers every blob a verified pack puts, calling `each` with its path and reference. */
+const registerPuts = (
+  loaded: LoadedPack,
+  blobs: BlobSource,
+  each: (path: string, ref: BlobRef) => void = () => undefined,
+): void => {
   const { header, blobStart } = loaded.pack;
-  if (header.kind === "checkpoint") tree.clear();
-  for (const path of header.deletes) tree.delete(path);
   for (const put of header.puts) {
     const ref: BlobRef = {
       id: put.id,
@@ -272,10 +274,45 @@ const applyPack = (tree: Map<string, BlobRef>, loaded: LoadedPack, blobs: BlobSo
       offset: blobStart + put.offset,
       size: put.size,
     };
-    tree.set(put.path, ref);
     blobs.addRef(ref);
+    each(put.path, ref);
   }
 };
+
+/** Applies a verified pack to a mutable tree, registering its blobs. */
+const applyPack = (tree: Map<string, BlobRef>, loaded: LoadedPack, blobs: BlobSource): void => {
+  const { header } = loaded.pack;
+  if (header.kind === "checkpoint") tree.clear();
+  for (const path of header.deletes) tree.delete(path);
+  registerPuts(loaded, blobs, (path, ref) => tree.set(path, ref));
+};
+
+/** A pack read for what it records (the history): its descriptor and header. */
+export interface ReadPack {
+  readonly descriptor: PackDescriptor;
+  readonly header: PackHeader;
+}
+
+/**
+ * Reads the packs `descriptors` (the copy's cache first, then the store), each verified
+ * against its descriptor, and registers their blobs in `ctx.blobs` so that
+ * `ctx.blobs.load` finds every content they put. `undefined` in place of a pack the store
+ * no longer has (pruned by a later checkpoint's cleanup). Fails on store, cache or
+ * integrity errors.
+ */
+export const readPacks = (
+  ctx: RemoteContext,
+  descriptors: ReadonlyArray<PackDescriptor>,
+): Effect.Effect<Array<ReadPack | undefined>, DomainError> =>
+  fetchPacks(ctx, descriptors, false).pipe(
+    Effect.map((loaded) =>
+      loaded.map((pack) => {
+        if (Option.isNone(pack)) return undefined;
+        registerPuts(pack.value, ctx.blobs);
+        return { descriptor: pack.value.descriptor, header: pack.value.pack.header };
+      }),
+    ),
+  );
 
 const sameEtag = (a: Option.Option<string>, b: Option.Option<string>): boolean =>
   Option.getEquivalence((x: string, y: string) => x === y)(a, b);

@@ -4,7 +4,8 @@
  * crossed the line compacts the stable prefix of the tail — everything before its own
  * increment — into one complete-state checkpoint and swaps it in with an ordinary
  * compare-and-swap of `current` that keeps the head and every newer increment and moves
- * the replaced chain into `retained`. Writers are never blocked: a checkpoint that loses
+ * the replaced chain into `retained`. Beside it, before the swap, it stores the history
+ * segment of the publications it absorbs (SPEC §11, domain/history.ts). Writers are never blocked: a checkpoint that loses
  * or is overtaken is re-planned against the new manifest or discarded, never published
  * against a manifest it does not describe.
  */
@@ -23,6 +24,7 @@ import { reach } from "../shared/failpoints.js";
 import type { NotebookOptions } from "../shared/notebookOptions.js";
 import { rememberWritten } from "../commit/lastWritten.js";
 import { publishManifest, readManifest, uploadPack, type RemoteView } from "../commit/remote.js";
+import { segmentFor, type PreparedSegment } from "../history/segments.js";
 
 /** The default tail byte threshold of a checkpoint (`--checkpoint-bytes`): 64 MiB. */
 export const defaultCheckpointBytes = 64 * 1024 * 1024;
@@ -49,6 +51,8 @@ export interface PreparedCheckpoint {
   readonly key: string;
   readonly bytes: Uint8Array;
   readonly descriptor: PackDescriptor;
+  /** The history segment stored beside it (history/segments.ts), uploaded first. */
+  readonly history: PreparedSegment;
 }
 
 /**
@@ -56,7 +60,9 @@ export interface PreparedCheckpoint {
  * that publication wrote (its increment last, at `base.generation + 1`) and `base` the
  * complete state it was merged onto. `None` when no threshold is crossed or nothing
  * precedes the publication in the tail. Loads every blob of `base`, so it runs before
- * the working copy is settled (while every cached pack is still present).
+ * the working copy is settled (while every cached pack is still present). Also builds
+ * the history segment of the publications it absorbs (history/segments.ts): `None` as
+ * well when a pack of that chain is gone.
  */
 export const prepareCheckpoint = (
   call: CopyCall,
@@ -83,7 +89,10 @@ export const prepareCheckpoint = (
       files,
     });
     const key = packKey("checkpoint", base.generation, publicationId);
+    const history = yield* segmentFor(call, published, base.generation, key);
+    if (Option.isNone(history)) return Option.none();
     return Option.some({
+      history: history.value,
       generation: base.generation,
       after: own.publicationId,
       key,
@@ -106,7 +115,7 @@ export const prepareCheckpoint = (
  */
 export const planCheckpoint = (
   m: Manifest,
-  checkpoint: PreparedCheckpoint,
+  checkpoint: Pick<PreparedCheckpoint, "generation" | "after" | "descriptor">,
   options: Pick<NotebookOptions, "checkpointPacks" | "checkpointBytes" | "retainedCheckpoints">,
 ):
   | { readonly _tag: "Next"; readonly next: Manifest }
@@ -157,6 +166,11 @@ export const publishCheckpoint = (
   checkpoint: PreparedCheckpoint,
 ): Effect.Effect<CheckpointOutcome, DomainError> =>
   Effect.gen(function* () {
+    // The segment first: once the checkpoint is in `current`, its history is in the store.
+    yield* uploadPack(call.store, checkpoint.history.key, checkpoint.history.bytes, {
+      kind: "history",
+      generation: String(checkpoint.generation),
+    });
     yield* uploadPack(call.store, checkpoint.key, checkpoint.bytes, {
       size: String(checkpoint.descriptor.size),
       sha256: checkpoint.descriptor.sha256,

@@ -1,0 +1,133 @@
+/**
+ * `quire log` (SPEC §11): the publications of the notebook, newest first — those of the
+ * chain `current` names, replayed from its packs, then those the checkpoints' history
+ * segments recorded (domain/history.ts), segment after segment, until the limit is
+ * reached. A store written before history segments existed still lists what its
+ * retained chains hold.
+ */
+import { Effect, Option } from "effect";
+import { domainError, type DomainError } from "../../../domain/errors.js";
+import {
+  historyKey,
+  type HistoryLog,
+  type HistorySegment,
+  type LogRequest,
+  type PublicationRecord,
+} from "../../../domain/history.js";
+import type { Manifest, PackChain } from "../../../domain/manifest.js";
+import { readManifest, type RemoteContext } from "../commit/remote.js";
+import { chainRecords } from "./records.js";
+import { readSegment } from "./segments.js";
+
+const touches = (record: PublicationRecord, file: string | undefined): boolean =>
+  file === undefined || record.files.some((f) => f.path === file || f.path.startsWith(`${file}/`));
+
+/**
+ * The records of the retained chains still in the store, newest first (a store from
+ * before history segments), and how far back nothing is recorded then.
+ */
+const retainedRecords = (
+  ctx: RemoteContext,
+  retained: ReadonlyArray<PackChain>,
+  activeCheckpoint: number,
+): Effect.Effect<
+  { readonly records: ReadonlyArray<PublicationRecord>; readonly unrecordedThrough: number },
+  DomainError
+> =>
+  Effect.gen(function* () {
+    const records: PublicationRecord[] = [];
+    let unrecordedThrough = activeCheckpoint;
+    for (const chain of retained) {
+      const found = yield* chainRecords(ctx, chain.checkpoint, chain.increments);
+      if (Option.isNone(found)) break;
+      records.push(...[...found.value.records].reverse());
+      unrecordedThrough = found.value.fromStart ? 0 : chain.checkpoint.generation;
+      if (found.value.fromStart) break;
+    }
+    return { records, unrecordedThrough };
+  });
+
+/** Lists the publications of `manifest` (see {@link historyLog}); `None`: a pack is gone. */
+const logOf = (
+  ctx: RemoteContext,
+  manifest: Manifest,
+  request: LogRequest,
+): Effect.Effect<Option.Option<HistoryLog>, DomainError> =>
+  Effect.gen(function* () {
+    const listed: PublicationRecord[] = [];
+    // Newest first; only records older than every one seen so far count (a merged
+    // segment may repeat what a newer source gave).
+    let oldest = Number.POSITIVE_INFINITY;
+    const add = (records: ReadonlyArray<PublicationRecord>) => {
+      for (const record of records) {
+        if (listed.length >= request.limit) return;
+        if (record.generation >= oldest) continue;
+        oldest = record.generation;
+        if (touches(record, request.file)) listed.push(record);
+      }
+    };
+    const result = (unrecordedThrough: number): HistoryLog => {
+      const through = Math.min(unrecordedThrough, oldest - 1);
+      return {
+        generation: manifest.generation,
+        publications: listed,
+        ...(listed.length < request.limit && through > 0 ? { unrecordedThrough: through } : {}),
+      };
+    };
+    const active = yield* chainRecords(ctx, manifest.checkpoint, manifest.increments);
+    // A pack of the active chain gone: `current` moved on meanwhile (the caller re-reads).
+    if (Option.isNone(active)) return Option.none();
+    add([...active.value.records].reverse());
+    if (active.value.fromStart) return Option.some(result(0));
+    let next: string | null = historyKey(manifest.checkpoint.key);
+    let first = true;
+    while (next !== null && listed.length < request.limit) {
+      const segment: Option.Option<HistorySegment> = yield* readSegment(ctx, next);
+      if (Option.isNone(segment)) {
+        if (!first) return Option.some(result(oldest - 1));
+        // No segment for the active checkpoint: a store from before history segments.
+        const older = yield* retainedRecords(
+          ctx,
+          manifest.retained,
+          manifest.checkpoint.generation,
+        );
+        add(older.records);
+        return Option.some(result(older.unrecordedThrough));
+      }
+      add([...segment.value.records].reverse());
+      if (segment.value.previous === null)
+        return Option.some(result(segment.value.unrecordedThrough));
+      next = segment.value.previous;
+      first = false;
+    }
+    return Option.some(result(0));
+  });
+
+/**
+ * The publications of the notebook, newest first, at most `request.limit`, only those
+ * touching `request.file` when given. Reads `current`, the active chain's packs (the
+ * copy's cache first) and as many history segments as the limit needs. Fails with
+ * STORAGE_FAILURE on store errors and STORAGE_INTEGRITY when `current` or a pack fails
+ * validation.
+ */
+export const historyLog = (
+  ctx: RemoteContext,
+  request: LogRequest,
+): Effect.Effect<HistoryLog, DomainError> =>
+  Effect.gen(function* () {
+    for (let attempt = 0; ; attempt++) {
+      const { manifest } = yield* readManifest(ctx.store);
+      if (Option.isNone(manifest)) return { generation: 0, publications: [] };
+      const log = yield* logOf(ctx, manifest.value, request);
+      if (Option.isSome(log)) return log.value;
+      // The chain's packs were pruned between the read and the fetch: `current` moved.
+      if (attempt >= 3)
+        return yield* Effect.fail(
+          domainError({
+            code: "STORAGE_INTEGRITY",
+            reason: "PACK_MISSING",
+            message: "A pack the current manifest references is missing from the store.",
+          }),
+        );
+    }
+  });

@@ -1,0 +1,115 @@
+/**
+ * SPEC §11, in process through the Promise facade: with a checkpoint every 16
+ * increments, 2,000 commits later the log still lists every one of them (history
+ * segments across 100+ checkpoints), and what a commit costs the store — requests and
+ * bytes, checkpointing commits included — does not grow with the history's length.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Effect } from "effect";
+import { afterAll, describe, expect, it } from "vitest";
+import * as MemoryObjectStore from "../../src/adapters/memoryObjectStore.js";
+import { openNotebook, type ObjectStoreService } from "../../src/index.js";
+
+const root = mkdtempSync(join(tmpdir(), "quire-history-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** The inner store with every request and every byte sent or received counted. */
+const counted = (inner: ObjectStoreService) => {
+  const tally = { requests: 0, bytes: 0 };
+  const store: ObjectStoreService = {
+    ...inner,
+    get: (key) =>
+      Effect.sync(() => tally.requests++).pipe(
+        Effect.zipRight(inner.get(key)),
+        Effect.tap((found) =>
+          Effect.sync(() => {
+            if (found._tag === "Some") tally.bytes += found.value.body.length;
+          }),
+        ),
+      ),
+    head: (key) => Effect.sync(() => tally.requests++).pipe(Effect.zipRight(inner.head(key))),
+    list: (prefix) => Effect.sync(() => tally.requests++).pipe(Effect.zipRight(inner.list(prefix))),
+    delete: (key, options) =>
+      Effect.sync(() => tally.requests++).pipe(Effect.zipRight(inner.delete(key, options))),
+    put: (key, body, condition, metadata) =>
+      Effect.sync(() => {
+        tally.requests++;
+        tally.bytes += body.length;
+      }).pipe(Effect.zipRight(inner.put(key, body, condition, metadata))),
+    putAfter: <E>(
+      key: string,
+      body: Uint8Array,
+      condition: Parameters<ObjectStoreService["put"]>[2],
+      after: Effect.Effect<void, E>,
+    ) =>
+      Effect.sync(() => {
+        tally.requests++;
+        tally.bytes += body.length;
+      }).pipe(Effect.zipRight(inner.putAfter(key, body, condition, after))),
+  };
+  return { store, tally };
+};
+
+describe("history across checkpoints", () => {
+  it(
+    "2,000 commits with a checkpoint every 16: the log lists them all; a commit's cost stays flat",
+    { timeout: 600_000 },
+    async () => {
+      const workspace = join(root, "ws");
+      mkdirSync(workspace);
+      const { store, tally } = counted(MemoryObjectStore.make());
+      const notebook = await openNotebook({
+        store,
+        workspaceRoot: workspace,
+        privateRoot: join(root, "private"),
+        checkpointPacks: 16,
+        author: { name: "history-test", version: "1" },
+        probe: false,
+      });
+      const copy = join(workspace, "c");
+      expect(await notebook.pull(copy)).toMatchObject({ code: "OK" });
+      const commits = 2_000;
+      // Per window of 64 commits (four checkpoints each): requests and bytes.
+      const windows: Array<{ requests: number; bytes: number }> = [];
+      for (let i = 1; i <= commits; i++) {
+        if ((i - 1) % 64 === 0) windows.push({ requests: tally.requests, bytes: tally.bytes });
+        writeFileSync(join(copy, `n${i % 20}.md`), `line ${i}\n`);
+        const result = await notebook.commit(`commit ${i}`, copy);
+        expect(result.code, JSON.stringify(result)).toBe("OK");
+      }
+      const costs = windows.slice(1).map((w, index) => ({
+        requests: w.requests - (windows[index]?.requests ?? 0),
+        bytes: w.bytes - (windows[index]?.bytes ?? 0),
+      }));
+      // The second window against the last: the same work, whatever came before.
+      const early = costs[1];
+      const late = costs[costs.length - 1];
+      if (early === undefined || late === undefined) throw new Error("too few windows");
+      expect(late.requests).toBeLessThanOrEqual(early.requests * 1.05 + 4);
+      expect(late.bytes).toBeLessThanOrEqual(early.bytes * 1.1);
+
+      const log = await notebook.log({ path: copy, limit: commits });
+      if (log.code !== "OK") throw new Error(JSON.stringify(log));
+      expect(log.publications.length).toBe(commits);
+      expect(log.publications.map((p) => p.message)).toEqual(
+        Array.from({ length: commits }, (_, i) => `commit ${commits - i}`),
+      );
+      expect(log.publications.every((p) => p.author.name === "history-test")).toBe(true);
+      expect(log.unrecordedThrough).toBeUndefined();
+      // One more than asked for is not listed; a file filter still reaches the oldest.
+      const one = await notebook.log({ path: copy, limit: 3, file: "n1.md" });
+      if (one.code !== "OK") throw new Error(JSON.stringify(one));
+      expect(one.publications.map((p) => p.message)).toEqual([
+        "commit 1981",
+        "commit 1961",
+        "commit 1941",
+      ]);
+      const oldest = await notebook.log({ path: copy, limit: commits, file: "n1.md" });
+      if (oldest.code !== "OK") throw new Error(JSON.stringify(oldest));
+      expect(oldest.publications[oldest.publications.length - 1]?.message).toBe("commit 1");
+      await notebook.close();
+    },
+  );
+});

@@ -1,0 +1,267 @@
+/**
+ * SPEC §11 through real `quire` processes: authors (`--author`, QUIRE_AUTHOR, the OS
+ * user), `quire log` in text and JSON, its filters, and the history segments that keep
+ * the log whole across checkpoints (and what a store from before them still shows).
+ */
+import { existsSync, rmSync, unlinkSync } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt, commit, makeWorld, pull, runCli, write, type World } from "../helpers/cli.js";
+
+beforeAll(assertBuilt);
+
+const worlds: World[] = [];
+afterAll(() => {
+  for (const world of worlds) world.cleanup();
+});
+
+const user = (() => {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return process.env["USER"] ?? "unknown";
+  }
+})();
+
+interface LoggedFile {
+  path: string;
+  change: string;
+  insertions: number;
+  deletions: number;
+}
+interface Logged {
+  generation: number;
+  time: string;
+  author: { name: string; version: string };
+  message: string;
+  files: LoggedFile[];
+}
+interface LogJson {
+  path: string;
+  generation: number;
+  publications: Logged[];
+  unrecordedThrough?: number;
+}
+
+/** Checks the documented shape (docs/history.md) field by field, nothing more, nothing less. */
+const validLog = (text: string): LogJson => {
+  expect(text.endsWith("\n") && !text.slice(0, -1).includes("\n")).toBe(true);
+  const log = JSON.parse(text) as LogJson;
+  expect(Object.keys(log).sort()).toEqual(
+    [
+      "generation",
+      "path",
+      "publications",
+      ...("unrecordedThrough" in log ? ["unrecordedThrough"] : []),
+    ].sort(),
+  );
+  for (const p of log.publications) {
+    expect(Object.keys(p).sort()).toEqual(["author", "files", "generation", "message", "time"]);
+    expect(Number.isInteger(p.generation) && p.generation >= 1).toBe(true);
+    expect(new Date(p.time).toISOString()).toBe(p.time);
+    expect(Object.keys(p.author).sort()).toEqual(["name", "version"]);
+    for (const f of p.files) {
+      expect(Object.keys(f).sort()).toEqual(["change", "deletions", "insertions", "path"]);
+      expect(["added", "modified", "deleted"]).toContain(f.change);
+    }
+  }
+  return log;
+};
+
+const ok = async (run: Promise<{ code: number | null; stdout: string; stderr: string }>) => {
+  const result = await run;
+  expect(result.code, result.stderr).toBe(0);
+  return result;
+};
+
+describe("history: authors and quire log", () => {
+  it(
+    "two copies, three authors, five commits: log lists them newest first with authors, messages and counts",
+    { timeout: 180_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const [one, two] = [world.copy("one"), world.copy("two")];
+      await ok(pull(world, one));
+      write(one, "notes/a.md", "1\n2\n3\n");
+      write(one, "notes/b.md", "b1\nb2\n");
+      await ok(runCli(world, ["commit", one, "-m", "alice starts", "--author", "alice"]));
+      await ok(pull(world, two));
+      write(two, "notes/a.md", "1\nTWO\n3\n");
+      await ok(
+        runCli(world, ["commit", two, "-m", "bob edits a\n\nwith a body", "--author", "bob"]),
+      );
+      write(one, "c.md", "c\n");
+      await ok(commit(world, one, "carol adds c", { env: { QUIRE_AUTHOR: "carol" } }));
+      await ok(pull(world, two));
+      unlinkSync(path.join(two, "notes/b.md"));
+      await ok(runCli(world, ["commit", two, "-m", "bob deletes b", "--author", "bob"]));
+      await ok(pull(world, one));
+      write(one, "notes/a.md", "1\nTWO\n3\n4\n");
+      await ok(commit(world, one, "the OS user appends"));
+
+      const json = validLog((await ok(runCli(world, ["log", one, "--json"]))).stdout);
+      expect(json.path).toBe(one);
+      expect(json.generation).toBe(5);
+      expect(json.unrecordedThrough).toBeUndefined();
+      expect(json.publications.map((p) => [p.generation, p.author.name, p.message])).toEqual([
+        [5, "cli", "the OS user appends"],
+        [4, "bob", "bob deletes b"],
+        [3, "carol", "carol adds c"],
+        [2, "bob", "bob edits a\n\nwith a body"],
+        [1, "alice", "alice starts"],
+      ]);
+      expect(json.publications[0]?.author.version).toBe(user);
+      expect(json.publications[1]?.author.version).toBe(`cli ${user}`);
+      expect(json.publications.map((p) => p.files)).toEqual([
+        [{ path: "notes/a.md", change: "modified", insertions: 1, deletions: 0 }],
+        [{ path: "notes/b.md", change: "deleted", insertions: 0, deletions: 2 }],
+        [{ path: "c.md", change: "added", insertions: 1, deletions: 0 }],
+        [{ path: "notes/a.md", change: "modified", insertions: 1, deletions: 1 }],
+        [
+          { path: "notes/a.md", change: "added", insertions: 3, deletions: 0 },
+          { path: "notes/b.md", change: "added", insertions: 2, deletions: 0 },
+        ],
+      ]);
+      // The other copy sees the same history.
+      expect(
+        validLog((await ok(runCli(world, ["log", two, "--json"]))).stdout).publications,
+      ).toEqual(json.publications);
+
+      const text = (await ok(runCli(world, ["log", one, "-n", "2"]))).stdout;
+      expect(text).toBe(
+        [
+          `generation 5  ${json.publications[0]?.time}  cli (${user})`,
+          "    the OS user appends",
+          "",
+          "    M notes/a.md  +1",
+          "",
+          `generation 4  ${json.publications[1]?.time}  bob (cli ${user})`,
+          "    bob deletes b",
+          "",
+          "    D notes/b.md  -2",
+          "",
+        ].join("\n"),
+      );
+      const short = (await ok(runCli(world, ["log", one, "--file", "notes/b.md"]))).stdout;
+      expect(short.match(/^generation \d+/gm)).toEqual(["generation 4", "generation 1"]);
+      const dir = validLog(
+        (await ok(runCli(world, ["log", one, "--file", "notes/", "--json"]))).stdout,
+      );
+      expect(dir.publications.map((p) => p.generation)).toEqual([5, 4, 2, 1]);
+      const full = (
+        await ok(runCli(world, ["log", one, "--full", "--file", "notes/a.md", "-n", "2"]))
+      ).stdout;
+      expect(full).toContain("    bob edits a\n\n    with a body\n");
+      expect((await ok(runCli(world, ["log", one, "-n", "2"]))).stdout).not.toContain(
+        "with a body",
+      );
+    },
+  );
+
+  it(
+    "refuses bad log arguments and bad authors, and a copy never pulled",
+    { timeout: 60_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const copy = world.copy("c");
+      for (const args of [
+        ["log", copy, "-n", "0"],
+        ["log", copy, "-n", "x"],
+        ["log", copy, "--file", "/abs"],
+        ["log", copy, "--author", "x"],
+        ["pull", copy, "--json"],
+        ["commit", copy, "-m", "m", "--author", "two\nlines"],
+        ["commit", copy, "-m", "m", "--author", "  "],
+        ["commit", copy, "-m", "m", "--author", "x".repeat(257)],
+      ]) {
+        const result = await runCli(world, args);
+        expect(result.code, args.join(" ")).toBe(2);
+        expect(result.stderr).toMatch(/^quire: invalid configuration: /);
+      }
+      const bad = await runCli(world, ["commit", copy, "-m", "m"], {
+        env: { QUIRE_AUTHOR: "a\u001bb" },
+      });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("QUIRE_AUTHOR must not contain control characters");
+      await ok(runCli(world, ["pull", world.copy("other")]));
+      const never = await runCli(world, ["log", copy]);
+      expect(never.code).toBe(1);
+      expect(never.stderr).toContain("NOT_PULLED");
+      const empty = await ok(runCli(world, ["log", world.copy("other")]));
+      expect(empty.stdout).toBe("no publications\n");
+    },
+  );
+
+  it(
+    "checkpoints keep the log whole (history segments); a store from before them says what it lacks",
+    { timeout: 240_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const copy = world.copy("c");
+      const env = { QUIRE_CHECKPOINT_PACKS: "2" };
+      await ok(pull(world, copy, { env }));
+      const commits = 14;
+      for (let i = 1; i <= commits; i++) {
+        write(copy, `n${i % 3}.md`, `line ${i}\n`);
+        await ok(commit(world, copy, `m${i}`, { env }));
+      }
+      const history = path.join(world.store, "objects", "history");
+      expect(existsSync(history)).toBe(true);
+      const log = validLog(
+        (await ok(runCli(world, ["log", copy, "-n", "100", "--json"], { env }))).stdout,
+      );
+      expect(log.publications.map((p) => p.message)).toEqual(
+        Array.from({ length: commits }, (_, i) => `m${commits - i}`),
+      );
+      // Checkpoints add generations of their own: the publications' are increasing, not dense.
+      const gens = log.publications.map((p) => p.generation);
+      expect([...gens].sort((a, b) => b - a)).toEqual(gens);
+      expect(log.generation).toBeGreaterThan(commits);
+      expect(log.unrecordedThrough).toBeUndefined();
+      const limited = validLog(
+        (await ok(runCli(world, ["log", copy, "-n", "5", "--json"]))).stdout,
+      );
+      expect(limited.publications.map((p) => p.message)).toEqual([
+        "m14",
+        "m13",
+        "m12",
+        "m11",
+        "m10",
+      ]);
+
+      // A store written before history segments: the log lists what the packs still hold.
+      rmSync(history, { recursive: true });
+      const old = validLog((await ok(runCli(world, ["log", copy, "-n", "100", "--json"]))).stdout);
+      expect(old.publications.length).toBeGreaterThan(0);
+      expect(old.publications.length).toBeLessThan(commits);
+      expect(old.publications.map((p) => p.message)).toEqual(
+        Array.from({ length: old.publications.length }, (_, i) => `m${commits - i}`),
+      );
+      expect(old.unrecordedThrough).toBeGreaterThan(0);
+      const text = (await ok(runCli(world, ["log", copy, "-n", "100"]))).stdout;
+      expect(text).toContain(
+        `publications up to generation ${old.unrecordedThrough} have no record`,
+      );
+      // And the next checkpoints start a history again, which says the same.
+      for (let i = 1; i <= 4; i++) {
+        write(copy, "again.md", `again ${i}\n`);
+        await ok(commit(world, copy, `again ${i}`, { env }));
+      }
+      expect(existsSync(history)).toBe(true);
+      const after = validLog(
+        (await ok(runCli(world, ["log", copy, "-n", "100", "--json"]))).stdout,
+      );
+      expect(after.publications.slice(0, 4).map((p) => p.message)).toEqual([
+        "again 4",
+        "again 3",
+        "again 2",
+        "again 1",
+      ]);
+      expect(after.unrecordedThrough).toBeGreaterThan(0);
+    },
+  );
+});

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import {
+  authorProblem,
+  clientAuthor,
+  maxAuthorBytes,
+  recordedAuthor,
+} from "../../src/domain/author.js";
+import { terminalSafe } from "../../src/domain/logReport.js";
+
+describe("authors", () => {
+  it("an operator's name is one bounded line of visible text", () => {
+    expect(authorProblem("reviewer-2")).toBeUndefined();
+    expect(authorProblem("Ana María · 研究")).toBeUndefined();
+    for (const bad of [
+      "",
+      "   ",
+      "\t",
+      "a\nb",
+      "a\rb",
+      "a\u0000b",
+      "a\u001b[2Jb",
+      "a\u0085b",
+      "a\u2028b",
+    ])
+      expect(authorProblem(bad), JSON.stringify(bad)).toBeDefined();
+    expect(authorProblem("é".repeat(maxAuthorBytes / 2))).toBeUndefined();
+    expect(authorProblem("é".repeat(maxAuthorBytes / 2 + 1))).toBeDefined();
+  });
+
+  it("a client's name is made printable and cut, never refused", () => {
+    expect(clientAuthor("claude-code", "1.2.3")).toEqual({ name: "claude-code", version: "1.2.3" });
+    expect(clientAuthor("evil\u001b[31m\nname", "1\r\n2")).toEqual({
+      name: "evil [31m name",
+      version: "1 2",
+    });
+    expect(clientAuthor("   ", "")).toEqual({ name: "unknown", version: "" });
+    const long = clientAuthor("😀".repeat(200), "v");
+    expect(Buffer.byteLength(long.name)).toBeLessThanOrEqual(maxAuthorBytes);
+    expect(long.name).toBe("😀".repeat(maxAuthorBytes / 4));
+  });
+
+  it("a named author keeps the client beside it", () => {
+    const client = { name: "cli", version: "alice" };
+    expect(recordedAuthor(client, undefined)).toBe(client);
+    expect(recordedAuthor(client, "planner")).toEqual({ name: "planner", version: "cli alice" });
+  });
+
+  it("text from the store cannot drive the terminal", () => {
+    expect(terminalSafe("a\u001b]0;owned\u0007b\tc\nd")).toBe("a\uFFFD]0;owned\uFFFDb\tc\uFFFDd");
+    expect(terminalSafe("a\nb\u009bc", true)).toBe("a\nb\uFFFDc");
+  });
+});
