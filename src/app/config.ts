@@ -93,6 +93,8 @@ export interface RuntimeConfig {
    * the client's own name then kept beside it (domain/author.ts); absent: the client's.
    */
   readonly author?: string;
+  /** `serve --history-tool`: also serve the read-only MCP tool `notes_log` (SPEC §11). */
+  readonly historyTool?: true;
   /** Secret environment values (AWS keys, tokens) every diagnostic is scrubbed of. */
   readonly secretValues: ReadonlyArray<string>;
 }
@@ -140,6 +142,7 @@ export const runtimeOptions: ReadonlyArray<OptionSpec> = [
   { name: "allow-mass-delete", takesValue: false },
   { name: "no-share", takesValue: false },
   { name: "author", takesValue: true },
+  { name: "history-tool", takesValue: false },
   { name: "writable", takesValue: true },
   { name: "read-only", takesValue: true },
 ];
@@ -254,6 +257,9 @@ export const parseInvocation = (
     // refused.
     if (first !== "serve" && options.has("no-share")) {
       return yield* fail("--no-share applies only to quire serve");
+    }
+    if (first !== "serve" && options.has("history-tool")) {
+      return yield* fail("--history-tool applies only to quire serve (quire log is its CLI form)");
     }
 
     const logOnly = logOptions.find((option) => options.has(option.name));
@@ -500,6 +506,7 @@ const parseRuntimeConfig = (
       ...(memorySamples && command === "serve" ? { memorySamples: true } : {}),
       pathSets,
       ...(author === undefined ? {} : { author }),
+      ...(options.has("history-tool") ? { historyTool: true } : {}),
       secretValues: secretValuesOf(host.env),
     };
   });

@@ -59,6 +59,8 @@ export interface LogRequest {
   readonly limit: number;
   /** Only publications that changed this notebook path, or a file below it. */
   readonly file?: string;
+  /** Only publications newer than this generation. */
+  readonly sinceGeneration?: number;
 }
 
 /** A log: the publications found, newest first. */

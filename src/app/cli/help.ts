@@ -68,6 +68,7 @@ ${workspaceOptions("a fresh session directory")}
 
   --author <name>            record publications under this name, beside  QUIRE_AUTHOR
                              the client's (default: the MCP client's name)
+  --history-tool             also serve notes_log, the read-only history (docs/history.md)
 
 ${tuningOptions("  --no-share                 run every call in this process               QUIRE_NO_SHARE=1\n")}
 `,

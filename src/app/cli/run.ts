@@ -214,6 +214,7 @@ const serve = (
           pathSets: config.pathSets,
           redaction: settings.redaction,
           ...(config.author === undefined ? {} : { author: config.author }),
+          ...(config.historyTool === true ? { historyTool: true } : {}),
         },
         defaultGraceMs,
         Effect.zipRight(

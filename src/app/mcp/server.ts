@@ -26,7 +26,16 @@ import { type Author, Notebook, type SyncReport } from "../Notebook.js";
 import { describeCommit, describePull, instructions } from "./descriptions.js";
 import { defectOf } from "./callDefects.js";
 import type { CallDefect } from "./jsonRpcLine.js";
-import { type Echo, cutEcho, decodeCommitArguments, decodePullArguments } from "./toolInput.js";
+import {
+  type Echo,
+  cutEcho,
+  decodeCommitArguments,
+  decodeLogArguments,
+  decodePullArguments,
+  maxLogLimit,
+} from "./toolInput.js";
+import { defaultLogLimit, type HistoryLog } from "../../domain/history.js";
+import { logObject, renderLog } from "../../domain/logReport.js";
 
 /** What the server needs besides the services. */
 export interface McpServerSettings {
@@ -38,6 +47,8 @@ export interface McpServerSettings {
   readonly redaction?: RedactOptions;
   /** `--author`: the name this server's publications are recorded under (domain/author.ts). */
   readonly author?: string;
+  /** `--history-tool`: also serve the read-only `notes_log` (SPEC §11); off by default. */
+  readonly historyTool?: boolean;
 }
 
 /** A built server and the way to stop it gracefully. */
@@ -59,7 +70,11 @@ export interface McpServerHandle {
 }
 
 const objectSchema = (
-  properties: Record<string, { type: "string"; description: string }>,
+  properties: Record<
+    string,
+    | { type: "string"; description: string }
+    | { type: "integer"; minimum: number; maximum?: number; description: string }
+  >,
   required: ReadonlyArray<string>,
 ): Tool["inputSchema"] => ({
   type: "object",
@@ -83,7 +98,52 @@ const pathProperty = {
  * resets edits to read-only paths; repeating a pull changes nothing more, repeating a
  * commit can publish what the first one refused; both reach only the configured store.
  */
-export const toolDefinitions = (sets: PathSets): ReadonlyArray<Tool> => [
+export const toolDefinitions = (sets: PathSets, historyTool = false): ReadonlyArray<Tool> => [
+  ...twoTools(sets),
+  ...(historyTool ? [logTool] : []),
+];
+
+/**
+ * `notes_log` (`serve --history-tool`, SPEC §11): the notebook's publications, newest
+ * first. It reads and writes nothing but the copy's pack cache, so it is read-only and
+ * idempotent.
+ */
+const logTool: Tool = {
+  name: "notes_log",
+  title: "Show the notebook's history",
+  description:
+    "Lists the notebook's publications, newest first: generation, time, author, message and the files each changed with their line counts. Read-only. The working copy must have been pulled. Use sinceGeneration to see what others published after a generation you know, file to see who changed a note.",
+  inputSchema: objectSchema(
+    {
+      path: pathProperty,
+      file: {
+        type: "string",
+        description:
+          "Only publications that changed this notebook path (relative to the working copy's top, as results list files), or a file below it.",
+      },
+      sinceGeneration: {
+        type: "integer",
+        minimum: 0,
+        description: "Only publications newer than this generation.",
+      },
+      limit: {
+        type: "integer",
+        minimum: 1,
+        maximum: maxLogLimit,
+        description: `At most this many publications (default ${defaultLogLimit}).`,
+      },
+    },
+    [],
+  ),
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+};
+
+const twoTools = (sets: PathSets): ReadonlyArray<Tool> => [
   {
     name: "notes_pull",
     title: "Pull the shared notebook",
@@ -197,6 +257,15 @@ export const callTool = (
       };
     };
 
+    const logged = (log: HistoryLog & { readonly path: string }): Outcome => ({
+      result: {
+        content: [{ type: "text", text: renderLog(log, { color: false, full: true }) }],
+        structuredContent: { code: "OK", ...logObject(log) },
+      },
+      code: "OK",
+      generation: log.generation,
+    });
+
     const dispatch: Effect.Effect<Outcome, never, Notebook> = Effect.gen(function* () {
       const notebook = yield* Notebook;
       const run = (operation: Effect.Effect<SyncReport, DomainError>) =>
@@ -219,8 +288,16 @@ export const callTool = (
         if (Either.isLeft(decoded)) return failure(decoded.left);
         return yield* run(notebook.commit({ ...decoded.right, author }));
       }
+      if (name === "notes_log" && settings.historyTool === true) {
+        const decoded = decodeLogArguments(args, echo);
+        if (Either.isLeft(decoded)) return failure(decoded.left);
+        const { limit, ...rest } = decoded.right;
+        return yield* notebook
+          .log({ ...rest, limit: limit ?? defaultLogLimit })
+          .pipe(Effect.match({ onFailure: failure, onSuccess: logged }));
+      }
       return refuse(
-        `Unknown tool ${JSON.stringify(tool)}; the tools are notes_pull and notes_commit.`,
+        `Unknown tool ${JSON.stringify(tool)}; the tools are notes_pull${settings.historyTool === true ? ", notes_commit and notes_log" : " and notes_commit"}.`,
       );
     }).pipe(
       Effect.catchAllDefect((defect) =>
@@ -285,7 +362,7 @@ export const makeMcpServer = (
         instructions: instructions(notebook.notebookDirectory, settings.pathSets),
       },
     );
-    const tools = toolDefinitions(settings.pathSets);
+    const tools = toolDefinitions(settings.pathSets, settings.historyTool === true);
     const inFlight = new Set<Fiber.RuntimeFiber<CallToolResult>>();
     // tools/call requests whose response has not reached the transport yet: a call is
     // over for drain only once its answer is written, not when its fiber ends.

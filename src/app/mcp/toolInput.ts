@@ -41,6 +41,9 @@ const problems = {
   MESSAGE_ENCODING: "message must be UTF-8 text without U+0000.",
   MESSAGE_BLANK: "message must not be empty or only white space.",
   MESSAGE_TOO_LONG: `message must be at most ${maxMessageBytes.toLocaleString("en-US")} UTF-8 bytes.`,
+  FILE_ENCODING: "file must be UTF-8 text without U+0000.",
+  FILE_NOT_RELATIVE:
+    "file must be a notebook path relative to the working copy's top (as results list them), at most 4,096 bytes.",
 } as const;
 type Problem = keyof typeof problems;
 
@@ -52,6 +55,18 @@ const PathArgument = Schema.String.pipe(
   Schema.filter(
     (path) => path === "" || path.startsWith("~/") || NodePath.isAbsolute(path),
     flag("PATH_NOT_ABSOLUTE"),
+  ),
+);
+
+const FileArgument = Schema.String.pipe(
+  Schema.filter(isEncodable, flag("FILE_ENCODING")),
+  Schema.filter(
+    (file) =>
+      file !== "" &&
+      !file.startsWith("/") &&
+      !file.startsWith("~/") &&
+      utf8Length(file) <= maxPathBytes,
+    flag("FILE_NOT_RELATIVE"),
   ),
 );
 
@@ -98,8 +113,12 @@ const checkString = (
       const problem = issue?.message ?? "";
       // Every filter names its problem; anything else would be a bug in this file.
       if (!isProblem(problem)) return invalid("A field has an invalid value.");
+      // Only problems named like an error reason are reported under their own name.
       const reason =
-        problem === "PATH_ENCODING" || problem === "MESSAGE_ENCODING"
+        problem === "PATH_ENCODING" ||
+        problem === "MESSAGE_ENCODING" ||
+        problem === "FILE_ENCODING" ||
+        problem === "FILE_NOT_RELATIVE"
           ? "INVALID_ARGUMENT"
           : problem;
       return domainError({ code: "INVALID_REQUEST", reason, message: problems[problem] });
@@ -107,7 +126,7 @@ const checkString = (
   );
 
 interface Field {
-  readonly name: "path" | "message";
+  readonly name: "path" | "message" | "file";
   readonly required: boolean;
   readonly schema: Schema.Schema<string>;
 }
@@ -119,7 +138,7 @@ interface Field {
  * order (shape before values), is the error.
  */
 const decodeFields = (
-  tool: "notes_pull" | "notes_commit",
+  tool: "notes_pull" | "notes_commit" | "notes_log",
   fields: ReadonlyArray<Field>,
   input: unknown,
   echo: Echo,
@@ -185,3 +204,71 @@ export const decodeCommitArguments = (
         ? Either.left(invalid(`notes_commit needs the field "message".`))
         : Either.right(path === undefined ? { message } : { message, path }),
   );
+
+/** The arguments of notes_log (`serve --history-tool`), as decoded. */
+export interface LogArguments {
+  readonly path?: string;
+  readonly file?: string;
+  readonly limit?: number;
+  readonly sinceGeneration?: number;
+}
+
+/** The most publications one notes_log call lists. */
+export const maxLogLimit = 1000;
+
+const logIntegers = {
+  limit: { min: 1, max: maxLogLimit },
+  sinceGeneration: { min: 0, max: Number.MAX_SAFE_INTEGER },
+} as const;
+
+const fileField: Field = { name: "file", required: false, schema: FileArgument };
+
+/**
+ * Decodes notes_log arguments (`undefined` means none were sent): a JSON object of at
+ * most `path`, `file` (strings, checked like notes_pull's path and as a notebook path)
+ * and `limit` (1 to {@link maxLogLimit}), `sinceGeneration` (≥ 0), whole numbers.
+ */
+export const decodeLogArguments = (
+  input: unknown,
+  echo: Echo = cutEcho,
+): Either.Either<LogArguments, DomainError> => {
+  const accepted = "path, file, limit and sinceGeneration";
+  if (input === undefined) input = {};
+  if (!isJsonObject(input))
+    return Either.left(
+      invalid(`notes_log arguments must be a JSON object (${accepted}), not ${jsonTypeOf(input)}.`),
+    );
+  const strings: Record<string, unknown> = {};
+  const numbers: { limit?: number; sinceGeneration?: number } = {};
+  for (const key of Object.keys(input)) {
+    if (key === "limit" || key === "sinceGeneration") {
+      const value = input[key];
+      const { min, max } = logIntegers[key];
+      if (typeof value !== "number" || !Number.isInteger(value))
+        return Either.left(
+          invalid(
+            `"${key}" must be a whole number, not ${jsonTypeOf(value)}${typeof value === "number" ? " with a fraction" : ""}.`,
+          ),
+        );
+      if (value < min || value > max)
+        return Either.left(
+          invalid(`"${key}" must be from ${min} to ${max.toLocaleString("en-US")}.`),
+        );
+      numbers[key] = value;
+    } else if (key === "path" || key === "file") strings[key] = input[key];
+    else
+      return Either.left(
+        invalid(
+          `notes_log has no field ${JSON.stringify(echo(key))}; it accepts only ${accepted}.`,
+        ),
+      );
+  }
+  return Either.map(
+    decodeFields("notes_log", [pathField, fileField], strings, echo),
+    ({ path, file }) => ({
+      ...(path === undefined ? {} : { path }),
+      ...(file === undefined ? {} : { file: file.replace(/\/+$/, "") }),
+      ...numbers,
+    }),
+  );
+};

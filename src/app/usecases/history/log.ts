@@ -55,14 +55,18 @@ const logOf = (
 ): Effect.Effect<Option.Option<HistoryLog>, DomainError> =>
   Effect.gen(function* () {
     const listed: PublicationRecord[] = [];
-    // Newest first; only records older than every one seen so far count (a merged
-    // segment may repeat what a newer source gave).
+    // Newest first; only records older than every one seen so far count (a retained
+    // chain or a segment never repeats a newer source's, but a damaged store might).
     let oldest = Number.POSITIVE_INFINITY;
+    const since = request.sinceGeneration ?? 0;
+    // Done when the limit is reached or every publication newer than `since` was seen.
+    const done = () => listed.length >= request.limit || oldest <= since + 1;
     const add = (records: ReadonlyArray<PublicationRecord>) => {
       for (const record of records) {
         if (listed.length >= request.limit) return;
         if (record.generation >= oldest) continue;
         oldest = record.generation;
+        if (record.generation <= since) return;
         if (touches(record, request.file)) listed.push(record);
       }
     };
@@ -71,17 +75,17 @@ const logOf = (
       return {
         generation: manifest.generation,
         publications: listed,
-        ...(listed.length < request.limit && through > 0 ? { unrecordedThrough: through } : {}),
+        ...(listed.length < request.limit && through > since ? { unrecordedThrough: through } : {}),
       };
     };
     const active = yield* chainRecords(ctx, manifest.checkpoint, manifest.increments);
     // A pack of the active chain gone: `current` moved on meanwhile (the caller re-reads).
     if (Option.isNone(active)) return Option.none();
     add([...active.value.records].reverse());
-    if (active.value.fromStart) return Option.some(result(0));
+    if (active.value.fromStart || done()) return Option.some(result(0));
     let next: string | null = historyKey(manifest.checkpoint.key);
     let first = true;
-    while (next !== null && listed.length < request.limit) {
+    while (next !== null && !done()) {
       const segment: Option.Option<HistorySegment> = yield* readSegment(ctx, next);
       if (Option.isNone(segment)) {
         if (!first) return Option.some(result(oldest - 1));
