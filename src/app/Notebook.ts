@@ -4,6 +4,7 @@
  */
 import { Context, type Effect } from "effect";
 import type { DomainError } from "../domain/errors.js";
+import type { CopyStatus } from "../domain/copyStatus.js";
 import type { HistoryLog, LogRequest } from "../domain/history.js";
 import type { FileStat } from "../domain/tree.js";
 import type { FileChange } from "../domain/treeDiff.js";
@@ -58,6 +59,14 @@ export interface NotebookService {
   readonly log: (
     request: LogRequest & { readonly path?: string },
   ) => Effect.Effect<HistoryLog & { readonly path: string }, DomainError>;
+  /**
+   * SPEC §11: what the working copy holds unpublished, and how far `current` is ahead
+   * (usecases/history/status.ts). Publishes nothing and writes no note.
+   * INVALID_REQUEST/NOT_PULLED for a copy never pulled.
+   */
+  readonly status: (request: {
+    readonly path?: string;
+  }) => Effect.Effect<CopyStatus & { readonly path: string }, DomainError>;
   /**
    * Removes the working copy at `path` (default: the notebook directory) and its private
    * state if it holds nothing unpublished (see `holdsOnlyPublished` in

@@ -35,7 +35,7 @@ export interface Host {
 }
 
 /** The subcommands. */
-export type Command = "serve" | "pull" | "commit" | "log" | "version";
+export type Command = "serve" | "pull" | "commit" | "log" | "status" | "version";
 
 /** What a help request is about. */
 export type HelpTopic = "quire" | Command;
@@ -123,6 +123,13 @@ export type Invocation =
       readonly full: boolean;
       /** `--json`: the structured log on stdout instead of text. */
       readonly json: boolean;
+    }
+  | {
+      readonly _tag: "Status";
+      readonly config: RuntimeConfig;
+      readonly path: string;
+      /** `--json`: the structured status on stdout instead of text. */
+      readonly json: boolean;
     };
 
 /** The options of serve, pull and commit (`quire mcp install` passes them through to serve). */
@@ -153,16 +160,18 @@ const logOptions: ReadonlyArray<OptionSpec> = [
   { name: "max-count", short: "n", takesValue: true },
   { name: "file", takesValue: true },
   { name: "full", takesValue: false },
-  { name: "json", takesValue: false },
 ];
+/** `--json`, of `quire log` and `quire status`. */
+const jsonOption: OptionSpec = { name: "json", takesValue: false };
 const allOptions: ReadonlyArray<OptionSpec> = [
   ...runtimeOptions,
   messageOption,
   ...logOptions,
+  jsonOption,
   helpOption,
 ];
 
-const commands: ReadonlyArray<Command> = ["serve", "pull", "commit", "log", "version"];
+const commands: ReadonlyArray<Command> = ["serve", "pull", "commit", "log", "status", "version"];
 const isCommand = (word: string | undefined): word is Command =>
   commands.some((command) => command === word);
 
@@ -266,8 +275,11 @@ export const parseInvocation = (
     if (first !== "log" && logOnly !== undefined) {
       return yield* fail(`--${logOnly.name} applies only to quire log`);
     }
-    // pull and log publish nothing: a flag naming their author would suggest they did.
-    if ((first === "pull" || first === "log") && options.has("author")) {
+    if (first !== "log" && first !== "status" && options.has("json")) {
+      return yield* fail("--json applies only to quire log and quire status");
+    }
+    // Only serve and commit publish: a flag naming the author elsewhere would suggest so.
+    if (first !== "serve" && first !== "commit" && options.has("author")) {
       return yield* fail("--author applies only to quire serve and quire commit");
     }
 
@@ -279,6 +291,8 @@ export const parseInvocation = (
     const path = yield* parseCliPath(first, rest, host);
     if (first === "pull") return { _tag: "Pull", config, path } satisfies Invocation;
     if (first === "log") return yield* parseLog(config, path, options);
+    if (first === "status")
+      return { _tag: "Status", config, path, json: options.has("json") } satisfies Invocation;
 
     const messages = options.get("message") ?? [];
     const [message] = messages;
@@ -317,7 +331,7 @@ const parseLog = (
   });
 
 const parseCliPath = (
-  command: "pull" | "commit" | "log",
+  command: "pull" | "commit" | "log" | "status",
   rest: ReadonlyArray<string>,
   host: Host,
 ): Either.Either<string, ConfigError> => {
@@ -403,7 +417,7 @@ export const secretValuesOf = (env: Host["env"]): ReadonlyArray<string> =>
   );
 
 const parseRuntimeConfig = (
-  command: "serve" | "pull" | "commit" | "log",
+  command: "serve" | "pull" | "commit" | "log" | "status",
   options: ReadonlyMap<string, ReadonlyArray<string>>,
   host: Host,
 ): Either.Either<RuntimeConfig, ConfigError> =>

@@ -17,6 +17,7 @@ import {
   type SuccessStructured,
 } from "../domain/envelope.js";
 import type { DomainError } from "../domain/errors.js";
+import type { CopyStatus } from "../domain/copyStatus.js";
 import { defaultLogLimit } from "../domain/history.js";
 import { logObject, type LogJson } from "../domain/logReport.js";
 import { noPathSets, type PathSets } from "../domain/pathSets.js";
@@ -147,6 +148,13 @@ export interface QuireNotebook {
     readonly file?: string;
   }) => Promise<LogResult | ErrorStructured>;
   /**
+   * What the working copy `path` holds unpublished and how far the notebook is ahead
+   * (SPEC §11), with `code: "OK"` and the copy's directory; or the error object.
+   */
+  readonly status: (
+    path?: string,
+  ) => Promise<({ readonly code: "OK"; readonly path: string } & CopyStatus) | ErrorStructured>;
+  /**
    * Resolves once the housekeeping that calls run after answering has ended (pruning
    * private state, the stat cache, releasing each working copy's lock): await it before
    * the process exits or the private root is removed. Housekeeping is process-wide, so
@@ -216,34 +224,38 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
   );
   const author = options.author ?? { name: "library", version: "" };
   const sets = options.pathSets ?? noPathSets;
-  const run = async (effect: Effect.Effect<SyncReport, DomainError>): Promise<CallResult> => {
+  /** The value of `effect`, or its domain error as the error object; a defect rejects. */
+  const answer = async <A>(effect: Effect.Effect<A, DomainError>): Promise<A | ErrorStructured> => {
     const exit = await Effect.runPromiseExit(effect);
-    if (Exit.isSuccess(exit)) return successEnvelope(exit.value, sets).structured;
+    if (Exit.isSuccess(exit)) return exit.value;
     const failure = Cause.failureOption(exit.cause);
     if (Option.isNone(failure))
       throw new Error(`quire: internal failure: ${Cause.pretty(exit.cause)}`);
     return errorEnvelope(failure.value, await Effect.runPromise(ids.diagnosticId), sets).structured;
   };
+  const run = (effect: Effect.Effect<SyncReport, DomainError>): Promise<CallResult> =>
+    answer(effect.pipe(Effect.map((report) => successEnvelope(report, sets).structured)));
   return {
     service,
     pull: (path) => run(service.pull(path === undefined ? {} : { path })),
     commit: (message, path) =>
       run(service.commit({ message, author, ...(path === undefined ? {} : { path }) })),
-    log: async (request = {}) => {
-      const exit = await Effect.runPromiseExit(
-        service.log({
-          limit: request.limit ?? defaultLogLimit,
-          ...(request.path === undefined ? {} : { path: request.path }),
-          ...(request.file === undefined ? {} : { file: request.file }),
-        }),
-      );
-      if (Exit.isSuccess(exit)) return { code: "OK", ...logObject(exit.value) };
-      const failure = Cause.failureOption(exit.cause);
-      if (Option.isNone(failure))
-        throw new Error(`quire: internal failure: ${Cause.pretty(exit.cause)}`);
-      return errorEnvelope(failure.value, await Effect.runPromise(ids.diagnosticId), sets)
-        .structured;
-    },
+    log: (request = {}) =>
+      answer(
+        service
+          .log({
+            limit: request.limit ?? defaultLogLimit,
+            ...(request.path === undefined ? {} : { path: request.path }),
+            ...(request.file === undefined ? {} : { file: request.file }),
+          })
+          .pipe(Effect.map((log) => ({ code: "OK" as const, ...logObject(log) }))),
+      ),
+    status: (path) =>
+      answer(
+        service
+          .status(path === undefined ? {} : { path })
+          .pipe(Effect.map((status) => ({ code: "OK" as const, ...status }))),
+      ),
     close: async () => {
       await Effect.runPromise(tidyUpsDone);
       await opened.release();

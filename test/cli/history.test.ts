@@ -3,7 +3,7 @@
  * user), `quire log` in text and JSON, its filters, and the history segments that keep
  * the log whole across checkpoints (and what a store from before them still shows).
  */
-import { existsSync, rmSync, unlinkSync } from "node:fs";
+import { existsSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,6 +43,17 @@ interface LogJson {
   publications: Logged[];
   unrecordedThrough?: number;
 }
+
+/** The documented shape of `quire status --json` (docs/history.md), key by key. */
+const validStatus = (text: string): Record<string, unknown> => {
+  expect(text.endsWith("\n") && !text.slice(0, -1).includes("\n")).toBe(true);
+  const status = JSON.parse(text) as Record<string, unknown>;
+  const keys = ["path", "generation", "remoteGeneration", "ahead", "changes", "markers", "invalid", "recoveryPending"];
+  expect(Object.keys(status).sort()).toEqual(
+    [...keys, ...("aheadAtLeast" in status ? ["aheadAtLeast"] : [])].sort(),
+  );
+  return status;
+};
 
 /** Checks the documented shape (docs/history.md) field by field, nothing more, nothing less. */
 const validLog = (text: string): LogJson => {
@@ -262,6 +273,77 @@ describe("history: authors and quire log", () => {
         "again 1",
       ]);
       expect(after.unrecordedThrough).toBeGreaterThan(0);
+    },
+  );
+
+  it(
+    "status: unpublished changes, marker blocks, files a commit refuses, and how far the notebook is ahead",
+    { timeout: 120_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const [one, two] = [world.copy("one"), world.copy("two")];
+      await ok(pull(world, one));
+      write(one, "keep.md", "k\n");
+      write(one, "edit.md", "e\n");
+      write(one, "gone.md", "g\n");
+      await ok(commit(world, one, "seed"));
+      await ok(pull(world, two));
+      const clean = validStatus((await ok(runCli(world, ["status", two, "--json"]))).stdout);
+      expect(clean).toMatchObject({ generation: 1, remoteGeneration: 1, ahead: 0, changes: [] });
+      expect((await ok(runCli(world, ["status", two]))).stdout).toBe(
+        "generation 1; up to date with the notebook\nnothing to commit\n",
+      );
+      // Others publish twice; this copy edits, adds, deletes, leaves markers and a symlink.
+      for (const i of [1, 2]) {
+        write(one, "keep.md", `k${i}\n`);
+        await ok(commit(world, one, `more ${i}`));
+      }
+      write(two, "edit.md", "e\nmore\n");
+      write(two, "new.md", "<<<<<<< local\na\n=======\nb\n>>>>>>> remote\n");
+      unlinkSync(path.join(two, "gone.md"));
+      symlinkSync("/etc/passwd", path.join(two, "link.md"));
+      writeFileSync(path.join(two, "bin.md"), Buffer.from([0, 1, 2]));
+      const status = validStatus((await ok(runCli(world, ["status", two, "--json"]))).stdout);
+      expect(status).toEqual({
+        path: two,
+        generation: 1,
+        remoteGeneration: 3,
+        ahead: 2,
+        changes: [
+          { path: "edit.md", change: "modified" },
+          { path: "gone.md", change: "deleted" },
+          { path: "new.md", change: "added" },
+        ],
+        markers: [{ path: "new.md", ranges: [{ start: 1, end: 5 }] }],
+        invalid: [
+          { path: "bin.md", reason: "CONTAINS_NUL" },
+          { path: "link.md", reason: "SYMLINK" },
+        ],
+        recoveryPending: false,
+      });
+      expect((await ok(runCli(world, ["status", two]))).stdout).toBe(
+        [
+          "generation 1; the notebook is 2 publications ahead (quire pull brings them in)",
+          "unpublished changes:",
+          "  M edit.md",
+          "  D gone.md",
+          "  A new.md",
+          "unresolved conflict markers (resolve them before committing):",
+          "  new.md  lines 1-5",
+          "cannot be committed as they are:",
+          "  bin.md  CONTAINS_NUL",
+          "  link.md  SYMLINK",
+          "",
+        ].join("\n"),
+      );
+      // Nothing was published or written by looking.
+      const again = validStatus((await ok(runCli(world, ["status", two, "--json"]))).stdout);
+      expect(again).toEqual(status);
+      expect(existsSync(path.join(two, "gone.md"))).toBe(false);
+      const never = await runCli(world, ["status", world.copy("never")]);
+      expect(never.code).toBe(1);
+      expect(never.stderr).toContain("NOT_PULLED");
     },
   );
 });

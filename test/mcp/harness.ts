@@ -101,6 +101,17 @@ export const startHarness = async (
     // The MCP surface has no history tool unless asked for: nothing here calls it.
     log: (request) =>
       Effect.succeed({ path: request.path ?? notebookDirectory, generation: 0, publications: [] }),
+    status: (request) =>
+      Effect.succeed({
+        path: request.path ?? notebookDirectory,
+        generation: 0,
+        remoteGeneration: 0,
+        ahead: 0,
+        changes: [],
+        markers: [],
+        invalid: [],
+        recoveryPending: false,
+      }),
     // The MCP server never ends sessions itself (serve's shutdown does, after it).
     discardIfPublished: () => Effect.die("the MCP server must not discard working copies"),
   };

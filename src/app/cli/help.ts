@@ -40,6 +40,7 @@ Usage:
   quire pull PATH                write the current notebook into PATH, merging local edits
   quire commit PATH -m MESSAGE   publish PATH's edits, merging concurrent changes
   quire log PATH                 the notebook's publications, newest first
+  quire status PATH              what PATH holds unpublished; how far the notebook is ahead
   quire mcp install CLIENT       register quire in an MCP client (claude-code, codex,
                                  gemini, cursor, vscode, claude-desktop); also
                                  quire mcp uninstall CLIENT, quire mcp status
@@ -108,6 +109,20 @@ PATH is a working copy that was pulled; its cache serves the packs it already ha
   --file <path>              only publications that changed this notebook path
                              (relative to the copy's top; a directory: files below it)
   --full                     whole messages, not only their first lines
+  --json                     one JSON object on stdout (docs/history.md)
+
+${storeOptions}
+
+${workspaceOptions("the current directory")}
+`,
+  status: `Usage: quire status PATH [--json] [options]
+
+Shows what the working copy PATH holds that is not published: files added (A),
+modified (M) and deleted (D) since it was last pulled or committed, files with
+unresolved conflict marker blocks, files a commit would refuse as they are (symlinks,
+binary files, …), and how many publications the notebook has that PATH has not pulled
+(one read of the store). Publishes nothing and writes no note.
+
   --json                     one JSON object on stdout (docs/history.md)
 
 ${storeOptions}

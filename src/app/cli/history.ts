@@ -1,10 +1,12 @@
 /**
- * `quire log` (SPEC §11): the notebook's publications on stdout, as text or (`--json`)
- * one JSON object; a domain error as the candid error text on stderr, like pull and
- * commit (run.ts).
+ * `quire log` and `quire status` (SPEC §11): the notebook's publications, or what a copy
+ * holds unpublished, on stdout as text or (`--json`) one JSON object; a domain error as
+ * the candid error text on stderr, like pull and commit (run.ts).
  */
 import { Effect } from "effect";
 import { renderCliError } from "../../domain/cliReport.js";
+import { renderStatus, statusJson } from "../../domain/copyStatus.js";
+import type { DomainError } from "../../domain/errors.js";
 import { logJson, renderLog } from "../../domain/logReport.js";
 import type { RedactOptions } from "../../domain/redact.js";
 import { IdGenerator } from "../../ports/IdGenerator.js";
@@ -13,36 +15,53 @@ import { Notebook } from "../Notebook.js";
 import { defectsAsInternal } from "./defects.js";
 import { type Terminal, exitCodes } from "./terminal.js";
 
-/** A `quire log` invocation. */
-export type LogInvocation = Extract<Invocation, { readonly _tag: "Log" }>;
+/** A `quire log` or `quire status` invocation. */
+export type HistoryInvocation = Extract<Invocation, { readonly _tag: "Log" | "Status" }>;
 
 /**
- * Runs `quire log`: status 0 with the log on stdout, or 1 with the error on stderr (a
- * defect becomes ENGINE_FAILED/INTERNAL, its cause logged under the diagnosticId).
+ * Runs `quire log` or `quire status`: status 0 with the answer on stdout, or 1 with the
+ * error on stderr (a defect becomes ENGINE_FAILED/INTERNAL, its cause logged under the
+ * diagnosticId).
  */
-export const runLog = (
-  invocation: LogInvocation,
+export const runHistory = (
+  invocation: HistoryInvocation,
   terminal: Terminal,
   redaction: RedactOptions,
 ): Effect.Effect<number, never, Notebook | IdGenerator> =>
   Effect.gen(function* () {
     const diagnosticId = yield* (yield* IdGenerator).diagnosticId;
     const notebook = yield* Notebook;
-    const result = yield* defectsAsInternal(
-      notebook.log({
-        path: invocation.path,
-        limit: invocation.limit,
-        ...(invocation.file === undefined ? {} : { file: invocation.file }),
-      }),
-      "log",
-      diagnosticId,
-    ).pipe(Effect.either, Effect.annotateLogs("diagnosticId", diagnosticId));
+    const answer: Effect.Effect<string, DomainError> =
+      invocation._tag === "Log"
+        ? notebook
+            .log({
+              path: invocation.path,
+              limit: invocation.limit,
+              ...(invocation.file === undefined ? {} : { file: invocation.file }),
+            })
+            .pipe(
+              Effect.map((log) =>
+                invocation.json
+                  ? logJson(log)
+                  : renderLog(log, { color: terminal.outColor, full: invocation.full }),
+              ),
+            )
+        : notebook
+            .status({ path: invocation.path })
+            .pipe(
+              Effect.map((status) =>
+                invocation.json
+                  ? statusJson(status)
+                  : renderStatus(status, { color: terminal.outColor }),
+              ),
+            );
+    const command = invocation._tag === "Log" ? "log" : "status";
+    const result = yield* defectsAsInternal(answer, command, diagnosticId).pipe(
+      Effect.either,
+      Effect.annotateLogs("diagnosticId", diagnosticId),
+    );
     if (result._tag === "Right") {
-      terminal.out(
-        invocation.json
-          ? logJson(result.right)
-          : renderLog(result.right, { color: terminal.outColor, full: invocation.full }),
-      );
+      terminal.out(result.right);
       return exitCodes.ok;
     }
     terminal.err(

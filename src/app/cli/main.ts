@@ -45,7 +45,10 @@ const startupLine = (error: StartupError): string =>
       : `quire: cannot start: ${error.message}`;
 
 const runConfigured = async (
-  invocation: Extract<Invocation, { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" }>,
+  invocation: Extract<
+    Invocation,
+    { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" | "Status" }
+  >,
 ): Promise<number> => {
   const config = invocation.config;
   // A host that went away (its end of the pipe closed, as when it stops `serve` with a

@@ -20,7 +20,7 @@ import { notebookOptions, withNotebook, type Workspace } from "../layers.js";
 import { isAtOrBelow, overlapsStore, storeOverlapError } from "../usecases/workingCopy/openCopy.js";
 import { defaultGraceMs } from "../mcp/grace.js";
 import { type Terminal, exitCodes } from "./terminal.js";
-import { runLog } from "./history.js";
+import { runHistory } from "./history.js";
 import { defectsAsInternal } from "./defects.js";
 
 type Once = Extract<Invocation, { readonly _tag: "Pull" | "Commit" }>;
@@ -232,7 +232,10 @@ const serve = (
  * StartupError when the process must not start.
  */
 export const runCommand = (
-  invocation: Extract<Invocation, { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" }>,
+  invocation: Extract<
+    Invocation,
+    { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" | "Status" }
+  >,
   author: Author,
   terminal: Terminal,
   settings: ServeSettings,
@@ -269,8 +272,8 @@ export const runCommand = (
     (workspace) =>
       invocation._tag === "Serve"
         ? serve(invocation.config, workspace, settings)
-        : invocation._tag === "Log"
-          ? runLog(invocation, terminal, settings.redaction)
+        : invocation._tag === "Log" || invocation._tag === "Status"
+          ? runHistory(invocation, terminal, settings.redaction)
           : runOnce(
               invocation,
               recordedAuthor(author, invocation.config.author),

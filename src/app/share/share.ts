@@ -384,6 +384,7 @@ export const sharedNotebook = (
       commit: (request) => viaShared({ op: "commit", ...request }, local.commit(request)),
       // Read-only, and never a swap of `current`: nothing to gain from the sharing process.
       log: local.log,
+      status: local.status,
       discardIfPublished: local.discardIfPublished,
       stopSharing: lock.withPermits(1)(
         Effect.suspend(() => {

@@ -27,6 +27,7 @@ import { makePendingWrites } from "./workingCopy/pendingWrites.js";
 import { openWorkingCopy } from "./workingCopy/openCopy.js";
 import { pull } from "./pull/pull.js";
 import { historyLog } from "./history/log.js";
+import { copyStatus } from "./history/status.js";
 import type { NotebookOptions } from "./shared/notebookOptions.js";
 
 /** How long a call waits for another process holding the same working copy. */
@@ -279,6 +280,19 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           Effect.scoped,
           Effect.map(({ path, value }) => ({ ...value, path })),
           Effect.withLogSpan("log"),
+          Effect.annotateLogs("module", "notebook"),
+        ),
+      status: (request) =>
+        openCopy(request.path, false).pipe(
+          Effect.flatMap(
+            Option.match({
+              onNone: () => Effect.fail(notPulled),
+              onSome: (resolved) => withCopy(resolved, copyStatus),
+            }),
+          ),
+          Effect.scoped,
+          Effect.map(({ path, value }) => ({ ...value, path })),
+          Effect.withLogSpan("status"),
           Effect.annotateLogs("module", "notebook"),
         ),
       discardIfPublished: (path) =>

@@ -183,6 +183,36 @@ export const scanWorkingCopy = (
   recordedAtMs: number,
   blobs: BlobSource,
 ): Effect.Effect<Scan, DomainError> =>
+  surveyWorkingCopy(tree, stats, recordedAtMs, blobs).pipe(
+    Effect.flatMap(({ files, issues }) =>
+      issues.length === 0
+        ? Effect.succeed(files)
+        : Effect.fail(
+            domainError({
+              code: "INVALID_CONTENT",
+              reason: "INVALID_FILES",
+              message:
+                "The working copy holds files that are not notebook text; fix or remove them, then call again.",
+              files: issues,
+            }),
+          ),
+    ),
+  );
+
+/**
+ * What {@link scanWorkingCopy} finds, the files that are not notebook text reported
+ * beside the valid ones (sorted by path) instead of failing the scan: for `quire status`,
+ * which shows both. Fails only when the file system does (ENGINE_FAILED/LOCAL_IO).
+ */
+export const surveyWorkingCopy = (
+  tree: RootedTree,
+  stats: ReadonlyMap<string, StatStamp>,
+  recordedAtMs: number,
+  blobs: BlobSource,
+): Effect.Effect<
+  { readonly files: Scan; readonly issues: ReadonlyArray<FileIssue> },
+  DomainError
+> =>
   Effect.gen(function* () {
     const startedMs = yield* Clock.currentTimeMillis;
     let listing = yield* walked(tree);
@@ -282,19 +312,8 @@ export const scanWorkingCopy = (
       }
     }
     blobs.addScan(tree, files);
-    if (issues.length > 0) {
-      issues.sort((a, b) => compareCodeUnits(a.path, b.path));
-      return yield* Effect.fail(
-        domainError({
-          code: "INVALID_CONTENT",
-          reason: "INVALID_FILES",
-          message:
-            "The working copy holds files that are not notebook text; fix or remove them, then call again.",
-          files: issues,
-        }),
-      );
-    }
-    return files;
+    issues.sort((a, b) => compareCodeUnits(a.path, b.path));
+    return { files, issues };
   });
 
 /** Paths (notebook form) whose content differs between `before` and `target`. */

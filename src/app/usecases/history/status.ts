@@ -1,0 +1,117 @@
+/**
+ * `quire status` (SPEC §11): what a working copy holds that is not published — files
+ * added, modified or deleted since its baseline, files with unresolved conflict marker
+ * blocks, files a commit would refuse (not notebook text, symlinks, special files) —
+ * and how many publications `current` has that the copy has not pulled. One scan (as a
+ * commit's, with the stat cache) and one read of `current`; nothing is published and no
+ * note is written.
+ */
+import { Effect, Option } from "effect";
+import type { CopyStatus, LocalChange } from "../../../domain/copyStatus.js";
+import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
+import type { Manifest } from "../../../domain/manifest.js";
+import { findMarkerBlocks } from "../../../domain/markers.js";
+import { compareCodeUnits } from "../../../domain/paths.js";
+import { idsOf } from "../../../domain/tree.js";
+import type { CopyCall } from "../shared/context.js";
+import { forEachPooled } from "../shared/pooled.js";
+import { readManifest } from "../commit/remote.js";
+import { loadText } from "../pull/mergeRun.js";
+import { loadStats, mergeBaseOf } from "../workingCopy/privateState.js";
+import { surveyWorkingCopy } from "../workingCopy/workingCopy.js";
+
+/**
+ * How many publications `manifest` holds above `generation`: its increments (each one
+ * publication; its checkpoint too when it is the first, at generation 1), in every chain
+ * it names. `atLeast` when the copy is older than the oldest chain.
+ */
+export const publicationsAhead = (
+  manifest: Manifest,
+  generation: number,
+): { readonly ahead: number; readonly atLeast: boolean } => {
+  const chains = [
+    { checkpoint: manifest.checkpoint, increments: manifest.increments },
+    ...manifest.retained,
+  ];
+  let ahead = 0;
+  let oldest = manifest.checkpoint.generation;
+  for (const chain of chains) {
+    oldest = Math.min(oldest, chain.checkpoint.generation);
+    ahead += chain.increments.filter((d) => d.generation > generation).length;
+    if (chain.checkpoint.generation === 1 && generation < 1) ahead += 1;
+  }
+  return { ahead, atLeast: generation < oldest && oldest > 1 };
+};
+
+/**
+ * The status of the copy `call` holds (see the module comment). INVALID_REQUEST/
+ * NOT_PULLED for a copy never pulled; STORAGE_FAILURE when `current` cannot be read;
+ * ENGINE_FAILED/LOCAL_IO when the copy cannot be scanned.
+ */
+export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainError> =>
+  Effect.gen(function* () {
+    if (Option.isNone(call.state))
+      return yield* Effect.fail(
+        domainError({
+          code: "INVALID_REQUEST",
+          reason: "NOT_PULLED",
+          message: "This working copy was never pulled; call notes_pull first.",
+        }),
+      );
+    const state = call.state.value;
+    // Compared with what the next commit merges against: the baseline, but for held files.
+    const mergeBase = mergeBaseOf(state);
+    call.blobs.addTree(state.baseline);
+    if (mergeBase !== state.baseline) call.blobs.addTree(mergeBase);
+    const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
+    const { files, issues } = yield* surveyWorkingCopy(
+      call.tree,
+      stats.stamps,
+      stats.recordedAtMs,
+      call.blobs,
+    );
+    const base = idsOf(mergeBase);
+    const local = idsOf(files);
+    const refused = new Set(issues.map((issue) => issue.path));
+    const changes: LocalChange[] = [];
+    for (const [path, id] of local) {
+      const before = base.get(path);
+      if (before === undefined) changes.push({ path, change: "added" });
+      else if (before !== id) changes.push({ path, change: "modified" });
+    }
+    // A file the scan refused is not deleted: it is there, in a form a commit refuses.
+    for (const path of base.keys())
+      if (!local.has(path) && !refused.has(path)) changes.push({ path, change: "deleted" });
+    changes.sort((a, b) => compareCodeUnits(a.path, b.path));
+    const markers: FileIssue[] = [];
+    yield* forEachPooled(
+      changes.filter((c) => c.change !== "deleted"),
+      ({ path }) =>
+        loadText(call.blobs, local.get(path) ?? "").pipe(
+          Effect.map((text) => {
+            const ranges = findMarkerBlocks(text);
+            if (ranges.length > 0) markers.push({ path, reason: "MARKER_BLOCK", ranges });
+          }),
+        ),
+      { workers: 8, itemsPerWorker: 1 },
+    );
+    markers.sort((a, b) => compareCodeUnits(a.path, b.path));
+    const { manifest } = yield* readManifest(call.store);
+    const remote = Option.match(manifest, {
+      onNone: () => ({ remoteGeneration: 0, ahead: 0, atLeast: false }),
+      onSome: (m) => ({
+        remoteGeneration: m.generation,
+        ...publicationsAhead(m, state.generation),
+      }),
+    });
+    return {
+      generation: state.generation,
+      remoteGeneration: remote.remoteGeneration,
+      ahead: remote.ahead,
+      ...(remote.atLeast ? { aheadAtLeast: true as const } : {}),
+      changes,
+      markers,
+      invalid: issues,
+      recoveryPending: state.recoveryRequired,
+    };
+  });

@@ -1,0 +1,115 @@
+/**
+ * What `quire status` reports (SPEC §11, docs/history.md), and how it is printed: for
+ * people as text, for scripts as one JSON object. Paths are notebook paths (valid names
+ * only; a refused name is shown as the scan reports it, made terminal-safe).
+ */
+import type { FileIssue } from "./errors.js";
+import { terminalSafe } from "./logReport.js";
+
+/** One unpublished change. */
+export interface LocalChange {
+  readonly path: string;
+  readonly change: "added" | "modified" | "deleted";
+}
+
+/** What `quire status` reports. */
+export interface CopyStatus {
+  /** The generation the copy was last brought to (its baseline). */
+  readonly generation: number;
+  /** `current`'s generation (0: nothing published). */
+  readonly remoteGeneration: number;
+  /** Publications in `current` newer than the copy's generation. */
+  readonly ahead: number;
+  /**
+   * Set when the copy is older than every chain `current` still names: `ahead` counts
+   * what those chains hold, and more publications came before them.
+   */
+  readonly aheadAtLeast?: true;
+  /** Unpublished changes, sorted by path. */
+  readonly changes: ReadonlyArray<LocalChange>;
+  /** Changed files holding complete conflict marker blocks (a commit refuses them). */
+  readonly markers: ReadonlyArray<FileIssue>;
+  /** Files a commit refuses as they are (INVALID_CONTENT's file reasons). */
+  readonly invalid: ReadonlyArray<FileIssue>;
+  /** An interrupted call left the copy to be resynchronised by the next pull or commit. */
+  readonly recoveryPending: boolean;
+}
+
+/** Rendering options. */
+export interface StatusRenderOptions {
+  readonly color: boolean;
+}
+
+const letter = { added: "A", modified: "M", deleted: "D" } as const;
+
+const ranges = (issue: FileIssue): string =>
+  issue.ranges.length === 0
+    ? ""
+    : `  lines ${issue.ranges.map((r) => (r.start === r.end ? `${r.start}` : `${r.start}-${r.end}`)).join(", ")}`;
+
+/**
+ * The text of a status, every line LF-terminated:
+ *
+ * ```text
+ * generation 12; the notebook is 3 publications ahead (quire pull brings them in)
+ * unpublished changes:
+ *   A notes/new.md
+ *   M plan.md
+ * unresolved conflict markers (resolve them before committing):
+ *   plan.md  lines 3-7
+ * cannot be committed as they are:
+ *   link.md  SYMLINK
+ * ```
+ *
+ * or `nothing to commit` when there are no changes. With `color`, added and modified
+ * are green, deleted and refused red.
+ */
+export const renderStatus = (status: CopyStatus, options: StatusRenderOptions): string => {
+  const paint = (code: string, text: string) => (options.color ? `${code}${text}\u001b[0m` : text);
+  const [green, red, yellow] = ["\u001b[32m", "\u001b[31m", "\u001b[33m"];
+  const count = `${status.aheadAtLeast === true ? "at least " : ""}${status.ahead} publication${status.ahead === 1 && status.aheadAtLeast !== true ? "" : "s"}`;
+  const lines = [
+    status.ahead === 0
+      ? `generation ${status.generation}; up to date with the notebook`
+      : `generation ${status.generation}; the notebook is ${count} ahead (quire pull brings them in)`,
+  ];
+  if (status.recoveryPending)
+    lines.push(
+      paint(
+        yellow,
+        "an interrupted call left this copy to be resynchronised by the next pull or commit",
+      ),
+    );
+  if (status.changes.length === 0) lines.push("nothing to commit");
+  else {
+    lines.push("unpublished changes:");
+    for (const c of status.changes)
+      lines.push(
+        `  ${paint(c.change === "deleted" ? red : green, letter[c.change])} ${terminalSafe(c.path)}`,
+      );
+  }
+  if (status.markers.length > 0) {
+    lines.push("unresolved conflict markers (resolve them before committing):");
+    for (const m of status.markers) lines.push(`  ${terminalSafe(m.path)}${ranges(m)}`);
+  }
+  if (status.invalid.length > 0) {
+    lines.push("cannot be committed as they are:");
+    for (const i of status.invalid)
+      lines.push(`  ${terminalSafe(i.path)}  ${paint(red, i.reason)}`);
+  }
+  return `${lines.join("\n")}\n`;
+};
+
+/** The JSON `quire status --json` prints (one line), with the copy's directory. */
+export const statusJson = (status: CopyStatus & { readonly path: string }): string =>
+  `${JSON.stringify({
+    path: status.path,
+    generation: status.generation,
+    remoteGeneration: status.remoteGeneration,
+    ahead: status.ahead,
+    ...(status.aheadAtLeast === true ? { aheadAtLeast: true } : {}),
+    changes: status.changes.map((c) => ({ path: c.path, change: c.change })),
+    markers: status.markers.map((m) => ({ path: m.path, ranges: m.ranges })),
+    invalid: status.invalid.map((i) => ({ path: i.path, reason: i.reason })),
+    recoveryPending: status.recoveryPending,
+  })}\n`;
