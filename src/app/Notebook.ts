@@ -4,7 +4,7 @@
  */
 import { Context, type Effect } from "effect";
 import type { DomainError } from "../domain/errors.js";
-import type { CopyStatus } from "../domain/copyStatus.js";
+import type { CopyDiff, CopyStatus } from "../domain/copyStatus.js";
 import type { HistoryLog, LogRequest } from "../domain/history.js";
 import type { FileStat } from "../domain/tree.js";
 import type { FileChange } from "../domain/treeDiff.js";
@@ -67,6 +67,16 @@ export interface NotebookService {
   readonly status: (request: {
     readonly path?: string;
   }) => Effect.Effect<CopyStatus & { readonly path: string }, DomainError>;
+  /**
+   * SPEC §11: the unified diff of the working copy's unpublished changes, only of
+   * `files` (notebook paths or directories) when any are given
+   * (usecases/history/diff.ts). Reads no store; writes no note. NOT_PULLED for a copy
+   * never pulled.
+   */
+  readonly diff: (request: {
+    readonly path?: string;
+    readonly files: ReadonlyArray<string>;
+  }) => Effect.Effect<CopyDiff & { readonly path: string }, DomainError>;
   /**
    * Removes the working copy at `path` (default: the notebook directory) and its private
    * state if it holds nothing unpublished (see `holdsOnlyPublished` in

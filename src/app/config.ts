@@ -35,7 +35,7 @@ export interface Host {
 }
 
 /** The subcommands. */
-export type Command = "serve" | "pull" | "commit" | "log" | "status" | "version";
+export type Command = "serve" | "pull" | "commit" | "log" | "status" | "diff" | "version";
 
 /** What a help request is about. */
 export type HelpTopic = "quire" | Command;
@@ -130,6 +130,17 @@ export type Invocation =
       readonly path: string;
       /** `--json`: the structured status on stdout instead of text. */
       readonly json: boolean;
+    }
+  | {
+      readonly _tag: "Diff";
+      readonly config: RuntimeConfig;
+      readonly path: string;
+      /** `FILE…` after PATH: only these notebook paths (or directories of them). */
+      readonly files: ReadonlyArray<string>;
+      /** `--stat`: the diffstat instead of the diff. */
+      readonly stat: boolean;
+      /** `--json`: the structured diff on stdout instead of text. */
+      readonly json: boolean;
     };
 
 /** The options of serve, pull and commit (`quire mcp install` passes them through to serve). */
@@ -161,17 +172,28 @@ const logOptions: ReadonlyArray<OptionSpec> = [
   { name: "file", takesValue: true },
   { name: "full", takesValue: false },
 ];
-/** `--json`, of `quire log` and `quire status`. */
+/** `--json`, of `quire log`, `quire status` and `quire diff`. */
 const jsonOption: OptionSpec = { name: "json", takesValue: false };
+/** `--stat`, of `quire diff`. */
+const statOption: OptionSpec = { name: "stat", takesValue: false };
 const allOptions: ReadonlyArray<OptionSpec> = [
   ...runtimeOptions,
   messageOption,
   ...logOptions,
   jsonOption,
+  statOption,
   helpOption,
 ];
 
-const commands: ReadonlyArray<Command> = ["serve", "pull", "commit", "log", "status", "version"];
+const commands: ReadonlyArray<Command> = [
+  "serve",
+  "pull",
+  "commit",
+  "log",
+  "status",
+  "diff",
+  "version",
+];
 const isCommand = (word: string | undefined): word is Command =>
   commands.some((command) => command === word);
 
@@ -275,8 +297,11 @@ export const parseInvocation = (
     if (first !== "log" && logOnly !== undefined) {
       return yield* fail(`--${logOnly.name} applies only to quire log`);
     }
-    if (first !== "log" && first !== "status" && options.has("json")) {
-      return yield* fail("--json applies only to quire log and quire status");
+    if (first !== "log" && first !== "status" && first !== "diff" && options.has("json")) {
+      return yield* fail("--json applies only to quire log, quire status and quire diff");
+    }
+    if (first !== "diff" && options.has("stat")) {
+      return yield* fail("--stat applies only to quire diff");
     }
     // Only serve and commit publish: a flag naming the author elsewhere would suggest so.
     if (first !== "serve" && first !== "commit" && options.has("author")) {
@@ -287,6 +312,23 @@ export const parseInvocation = (
     if (first === "serve") {
       if (rest.length > 0) return yield* fail("quire serve takes no PATH");
       return { _tag: "Serve", config } satisfies Invocation;
+    }
+    if (first === "diff") {
+      const [copy, ...files] = rest;
+      const path = yield* parseCliPath(first, copy === undefined ? [] : [copy], host);
+      for (const file of files)
+        if (file === "" || file.includes("\u0000") || file.startsWith("/"))
+          return yield* fail(
+            "each FILE must be a notebook path relative to the working copy's top",
+          );
+      return {
+        _tag: "Diff",
+        config,
+        path,
+        files: files.map((file) => file.replace(/\/+$/, "")),
+        stat: options.has("stat"),
+        json: options.has("json"),
+      } satisfies Invocation;
     }
     const path = yield* parseCliPath(first, rest, host);
     if (first === "pull") return { _tag: "Pull", config, path } satisfies Invocation;
@@ -331,7 +373,7 @@ const parseLog = (
   });
 
 const parseCliPath = (
-  command: "pull" | "commit" | "log" | "status",
+  command: "pull" | "commit" | "log" | "status" | "diff",
   rest: ReadonlyArray<string>,
   host: Host,
 ): Either.Either<string, ConfigError> => {
@@ -417,7 +459,7 @@ export const secretValuesOf = (env: Host["env"]): ReadonlyArray<string> =>
   );
 
 const parseRuntimeConfig = (
-  command: "serve" | "pull" | "commit" | "log" | "status",
+  command: "serve" | "pull" | "commit" | "log" | "status" | "diff",
   options: ReadonlyMap<string, ReadonlyArray<string>>,
   host: Host,
 ): Either.Either<RuntimeConfig, ConfigError> =>

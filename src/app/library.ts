@@ -17,7 +17,7 @@ import {
   type SuccessStructured,
 } from "../domain/envelope.js";
 import type { DomainError } from "../domain/errors.js";
-import type { CopyStatus } from "../domain/copyStatus.js";
+import type { CopyDiff, CopyStatus } from "../domain/copyStatus.js";
 import { defaultLogLimit } from "../domain/history.js";
 import { logObject, type LogJson } from "../domain/logReport.js";
 import { noPathSets, type PathSets } from "../domain/pathSets.js";
@@ -155,6 +155,14 @@ export interface QuireNotebook {
     path?: string,
   ) => Promise<({ readonly code: "OK"; readonly path: string } & CopyStatus) | ErrorStructured>;
   /**
+   * The unified diff of the working copy `path`'s unpublished changes (SPEC §11), only
+   * of `files` when given, with `code: "OK"`; or the error object.
+   */
+  readonly diff: (options?: {
+    readonly path?: string;
+    readonly files?: ReadonlyArray<string>;
+  }) => Promise<({ readonly code: "OK"; readonly path: string } & CopyDiff) | ErrorStructured>;
+  /**
    * Resolves once the housekeeping that calls run after answering has ended (pruning
    * private state, the stat cache, releasing each working copy's lock): await it before
    * the process exits or the private root is removed. Housekeeping is process-wide, so
@@ -249,6 +257,15 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
             ...(request.file === undefined ? {} : { file: request.file }),
           })
           .pipe(Effect.map((log) => ({ code: "OK" as const, ...logObject(log) }))),
+      ),
+    diff: (request = {}) =>
+      answer(
+        service
+          .diff({
+            files: request.files ?? [],
+            ...(request.path === undefined ? {} : { path: request.path }),
+          })
+          .pipe(Effect.map((diff) => ({ code: "OK" as const, ...diff }))),
       ),
     status: (path) =>
       answer(

@@ -35,6 +35,24 @@ export interface CopyStatus {
   readonly recoveryPending: boolean;
 }
 
+/** One file's unpublished change as `quire diff` shows it. */
+export interface FileDiff {
+  readonly path: string;
+  readonly change: "added" | "modified" | "deleted";
+  readonly insertions: number;
+  readonly deletions: number;
+  /** Its unified diff (domain/unifiedDiff.ts). */
+  readonly diff: string;
+}
+
+/** What `quire diff` reports. */
+export interface CopyDiff {
+  /** The generation the copy was last brought to. */
+  readonly generation: number;
+  /** Sorted by path. */
+  readonly files: ReadonlyArray<FileDiff>;
+}
+
 /** Rendering options. */
 export interface StatusRenderOptions {
   readonly color: boolean;
@@ -112,4 +130,68 @@ export const statusJson = (status: CopyStatus & { readonly path: string }): stri
     markers: status.markers.map((m) => ({ path: m.path, ranges: m.ranges })),
     invalid: status.invalid.map((i) => ({ path: i.path, reason: i.reason })),
     recoveryPending: status.recoveryPending,
+  })}\n`;
+
+/**
+ * The text of `quire diff`: the files' unified diffs one after another (with `color`:
+ * removed lines red, added green, hunk headers cyan, file headers bold, as git colours
+ * them), made terminal-safe.
+ */
+export const renderDiff = (diff: CopyDiff, options: StatusRenderOptions): string =>
+  diff.files
+    .map((f) => terminalSafe(f.diff, true))
+    .join("")
+    .split("\n")
+    .map((line) => {
+      if (!options.color || line === "") return line;
+      const code = /^(diff --git|new file|deleted file|--- |\+\+\+ )/.test(line)
+        ? "\u001b[1m"
+        : line.startsWith("@@")
+          ? "\u001b[36m"
+          : line.startsWith("-")
+            ? "\u001b[31m"
+            : line.startsWith("+")
+              ? "\u001b[32m"
+              : "";
+      return code === "" ? line : `${code}${line}\u001b[0m`;
+    })
+    .join("\n");
+
+/**
+ * The text of `quire diff --stat`, as git prints it: one line per file, ` path | N +-`
+ * with the bars scaled to at most 40 columns (every changed file gets at least one),
+ * then ` K files changed, I insertions(+), D deletions(-)`.
+ */
+export const renderDiffStat = (diff: CopyDiff, options: StatusRenderOptions): string => {
+  if (diff.files.length === 0) return "";
+  const paint = (code: string, text: string) =>
+    options.color && text !== "" ? `${code}${text}\u001b[0m` : text;
+  const width = Math.max(...diff.files.map((f) => f.path.length));
+  const most = Math.max(...diff.files.map((f) => f.insertions + f.deletions));
+  const digits = String(most).length;
+  const scale = most > 40 ? 40 / most : 1;
+  const bar = (count: number) => (count === 0 ? 0 : Math.max(1, Math.round(count * scale)));
+  const lines = diff.files.map((f) =>
+    ` ${terminalSafe(f.path).padEnd(width)} | ${String(f.insertions + f.deletions).padStart(digits)} ${paint("\u001b[32m", "+".repeat(bar(f.insertions)))}${paint("\u001b[31m", "-".repeat(bar(f.deletions)))}`.trimEnd(),
+  );
+  const insertions = diff.files.reduce((n, f) => n + f.insertions, 0);
+  const deletions = diff.files.reduce((n, f) => n + f.deletions, 0);
+  const parts = [`${diff.files.length} file${diff.files.length === 1 ? "" : "s"} changed`];
+  if (insertions > 0) parts.push(`${insertions} insertion${insertions === 1 ? "" : "s"}(+)`);
+  if (deletions > 0) parts.push(`${deletions} deletion${deletions === 1 ? "" : "s"}(-)`);
+  return `${lines.join("\n")}\n ${parts.join(", ")}\n`;
+};
+
+/** The JSON `quire diff --json` prints (one line), with the copy's directory. */
+export const diffJson = (diff: CopyDiff & { readonly path: string }): string =>
+  `${JSON.stringify({
+    path: diff.path,
+    generation: diff.generation,
+    files: diff.files.map((f) => ({
+      path: f.path,
+      change: f.change,
+      insertions: f.insertions,
+      deletions: f.deletions,
+      diff: f.diff,
+    })),
   })}\n`;

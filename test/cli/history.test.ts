@@ -48,7 +48,16 @@ interface LogJson {
 const validStatus = (text: string): Record<string, unknown> => {
   expect(text.endsWith("\n") && !text.slice(0, -1).includes("\n")).toBe(true);
   const status = JSON.parse(text) as Record<string, unknown>;
-  const keys = ["path", "generation", "remoteGeneration", "ahead", "changes", "markers", "invalid", "recoveryPending"];
+  const keys = [
+    "path",
+    "generation",
+    "remoteGeneration",
+    "ahead",
+    "changes",
+    "markers",
+    "invalid",
+    "recoveryPending",
+  ];
   expect(Object.keys(status).sort()).toEqual(
     [...keys, ...("aheadAtLeast" in status ? ["aheadAtLeast"] : [])].sort(),
   );
@@ -344,6 +353,97 @@ describe("history: authors and quire log", () => {
       const never = await runCli(world, ["status", world.copy("never")]);
       expect(never.code).toBe(1);
       expect(never.stderr).toContain("NOT_PULLED");
+    },
+  );
+
+  it(
+    "diff: git's unified diff of unpublished changes, --stat, --json, FILE filters",
+    { timeout: 120_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const copy = world.copy("c");
+      await ok(pull(world, copy));
+      const lines = Array.from({ length: 12 }, (_, i) => `line ${i + 1}\n`).join("");
+      write(copy, "notes/a.md", lines);
+      write(copy, "gone.md", "bye\n");
+      await ok(commit(world, copy, "seed"));
+      expect((await ok(runCli(world, ["diff", copy]))).stdout).toBe("");
+      write(
+        copy,
+        "notes/a.md",
+        lines.replace("line 2\n", "LINE 2\n").replace("line 11\n", "line 11\nadded\n"),
+      );
+      write(copy, "new.md", "fresh\nno newline");
+      unlinkSync(path.join(copy, "gone.md"));
+      const diff = (await ok(runCli(world, ["diff", copy]))).stdout;
+      expect(diff).toBe(
+        [
+          "diff --git a/gone.md b/gone.md",
+          "deleted file mode 100644",
+          "--- a/gone.md",
+          "+++ /dev/null",
+          "@@ -1 +0,0 @@",
+          "-bye",
+          "diff --git a/new.md b/new.md",
+          "new file mode 100644",
+          "--- /dev/null",
+          "+++ b/new.md",
+          "@@ -0,0 +1,2 @@",
+          "+fresh",
+          "+no newline",
+          "\\ No newline at end of file",
+          "diff --git a/notes/a.md b/notes/a.md",
+          "--- a/notes/a.md",
+          "+++ b/notes/a.md",
+          "@@ -1,5 +1,5 @@",
+          " line 1",
+          "-line 2",
+          "+LINE 2",
+          " line 3",
+          " line 4",
+          " line 5",
+          "@@ -9,4 +9,5 @@ line 8",
+          " line 9",
+          " line 10",
+          " line 11",
+          "+added",
+          " line 12",
+          "",
+        ].join("\n"),
+      );
+      const only = (await ok(runCli(world, ["diff", copy, "notes"]))).stdout;
+      expect(only.startsWith("diff --git a/notes/a.md b/notes/a.md\n")).toBe(true);
+      expect(only).not.toContain("gone.md");
+      expect((await ok(runCli(world, ["diff", copy, "--stat"]))).stdout).toBe(
+        [
+          " gone.md    | 1 -",
+          " new.md     | 2 ++",
+          " notes/a.md | 3 ++-",
+          " 3 files changed, 4 insertions(+), 2 deletions(-)",
+          "",
+        ].join("\n"),
+      );
+      const json = JSON.parse(
+        (await ok(runCli(world, ["diff", copy, "--json", "new.md"]))).stdout,
+      ) as Record<string, unknown>;
+      expect(json).toEqual({
+        path: copy,
+        generation: 1,
+        files: [
+          {
+            path: "new.md",
+            change: "added",
+            insertions: 2,
+            deletions: 0,
+            diff: "diff --git a/new.md b/new.md\nnew file mode 100644\n--- /dev/null\n+++ b/new.md\n@@ -0,0 +1,2 @@\n+fresh\n+no newline\n\\ No newline at end of file\n",
+          },
+        ],
+      });
+      const bad = await runCli(world, ["diff", copy, "/etc/passwd"]);
+      expect(bad.code).toBe(2);
+      const stat = await runCli(world, ["log", copy, "--stat"]);
+      expect(stat.code).toBe(2);
     },
   );
 });

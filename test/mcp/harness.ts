@@ -112,6 +112,8 @@ export const startHarness = async (
         invalid: [],
         recoveryPending: false,
       }),
+    diff: (request) =>
+      Effect.succeed({ path: request.path ?? notebookDirectory, generation: 0, files: [] }),
     // The MCP server never ends sessions itself (serve's shutdown does, after it).
     discardIfPublished: () => Effect.die("the MCP server must not discard working copies"),
   };

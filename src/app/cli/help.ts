@@ -41,6 +41,7 @@ Usage:
   quire commit PATH -m MESSAGE   publish PATH's edits, merging concurrent changes
   quire log PATH                 the notebook's publications, newest first
   quire status PATH              what PATH holds unpublished; how far the notebook is ahead
+  quire diff PATH [FILE...]      the unified diff of PATH's unpublished changes (--stat)
   quire mcp install CLIENT       register quire in an MCP client (claude-code, codex,
                                  gemini, cursor, vscode, claude-desktop); also
                                  quire mcp uninstall CLIENT, quire mcp status
@@ -109,6 +110,20 @@ PATH is a working copy that was pulled; its cache serves the packs it already ha
   --file <path>              only publications that changed this notebook path
                              (relative to the copy's top; a directory: files below it)
   --full                     whole messages, not only their first lines
+  --json                     one JSON object on stdout (docs/history.md)
+
+${storeOptions}
+
+${workspaceOptions("the current directory")}
+`,
+  diff: `Usage: quire diff PATH [FILE...] [--stat] [--json] [options]
+
+Prints the unified diff of the unpublished changes in the working copy PATH, against
+what its next commit merges against, in the form git diff prints (three lines of
+context). FILE names a notebook path (relative to the copy's top) or a directory of
+them: only those. Publishes nothing and writes no note.
+
+  --stat                     the diffstat instead: path | count +++--- per file
   --json                     one JSON object on stdout (docs/history.md)
 
 ${storeOptions}

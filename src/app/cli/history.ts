@@ -5,7 +5,13 @@
  */
 import { Effect } from "effect";
 import { renderCliError } from "../../domain/cliReport.js";
-import { renderStatus, statusJson } from "../../domain/copyStatus.js";
+import {
+  diffJson,
+  renderDiff,
+  renderDiffStat,
+  renderStatus,
+  statusJson,
+} from "../../domain/copyStatus.js";
 import type { DomainError } from "../../domain/errors.js";
 import { logJson, renderLog } from "../../domain/logReport.js";
 import type { RedactOptions } from "../../domain/redact.js";
@@ -16,7 +22,7 @@ import { defectsAsInternal } from "./defects.js";
 import { type Terminal, exitCodes } from "./terminal.js";
 
 /** A `quire log` or `quire status` invocation. */
-export type HistoryInvocation = Extract<Invocation, { readonly _tag: "Log" | "Status" }>;
+export type HistoryInvocation = Extract<Invocation, { readonly _tag: "Log" | "Status" | "Diff" }>;
 
 /**
  * Runs `quire log` or `quire status`: status 0 with the answer on stdout, or 1 with the
@@ -46,16 +52,28 @@ export const runHistory = (
                   : renderLog(log, { color: terminal.outColor, full: invocation.full }),
               ),
             )
-        : notebook
-            .status({ path: invocation.path })
-            .pipe(
-              Effect.map((status) =>
-                invocation.json
-                  ? statusJson(status)
-                  : renderStatus(status, { color: terminal.outColor }),
-              ),
-            );
-    const command = invocation._tag === "Log" ? "log" : "status";
+        : invocation._tag === "Status"
+          ? notebook
+              .status({ path: invocation.path })
+              .pipe(
+                Effect.map((status) =>
+                  invocation.json
+                    ? statusJson(status)
+                    : renderStatus(status, { color: terminal.outColor }),
+                ),
+              )
+          : notebook
+              .diff({ path: invocation.path, files: invocation.files })
+              .pipe(
+                Effect.map((diff) =>
+                  invocation.json
+                    ? diffJson(diff)
+                    : invocation.stat
+                      ? renderDiffStat(diff, { color: terminal.outColor })
+                      : renderDiff(diff, { color: terminal.outColor }),
+                ),
+              );
+    const command = invocation._tag.toLowerCase();
     const result = yield* defectsAsInternal(answer, command, diagnosticId).pipe(
       Effect.either,
       Effect.annotateLogs("diagnosticId", diagnosticId),

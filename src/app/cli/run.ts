@@ -234,7 +234,7 @@ const serve = (
 export const runCommand = (
   invocation: Extract<
     Invocation,
-    { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" | "Status" }
+    { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" | "Status" | "Diff" }
   >,
   author: Author,
   terminal: Terminal,
@@ -272,7 +272,7 @@ export const runCommand = (
     (workspace) =>
       invocation._tag === "Serve"
         ? serve(invocation.config, workspace, settings)
-        : invocation._tag === "Log" || invocation._tag === "Status"
+        : invocation._tag === "Log" || invocation._tag === "Status" || invocation._tag === "Diff"
           ? runHistory(invocation, terminal, settings.redaction)
           : runOnce(
               invocation,

@@ -385,6 +385,7 @@ export const sharedNotebook = (
       // Read-only, and never a swap of `current`: nothing to gain from the sharing process.
       log: local.log,
       status: local.status,
+      diff: local.diff,
       discardIfPublished: local.discardIfPublished,
       stopSharing: lock.withPermits(1)(
         Effect.suspend(() => {

@@ -28,6 +28,7 @@ import { openWorkingCopy } from "./workingCopy/openCopy.js";
 import { pull } from "./pull/pull.js";
 import { historyLog } from "./history/log.js";
 import { copyStatus } from "./history/status.js";
+import { copyDiff } from "./history/diff.js";
 import type { NotebookOptions } from "./shared/notebookOptions.js";
 
 /** How long a call waits for another process holding the same working copy. */
@@ -206,6 +207,25 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
       message: "This working copy was never pulled; call notes_pull first.",
     });
 
+    /** A read of an existing copy (`NOT_PULLED` when there is none), with its path. */
+    const onPulledCopy = <A extends object>(
+      path: string | undefined,
+      span: string,
+      body: (call: CopyCall) => Effect.Effect<A, DomainError>,
+    ): Effect.Effect<A & { readonly path: string }, DomainError> =>
+      openCopy(path, false).pipe(
+        Effect.flatMap(
+          Option.match({
+            onNone: () => Effect.fail(notPulled),
+            onSome: (resolved) => withCopy(resolved, body),
+          }),
+        ),
+        Effect.scoped,
+        Effect.map(({ path: resolved, value }) => ({ ...value, path: resolved })),
+        Effect.withLogSpan(span),
+        Effect.annotateLogs("module", "notebook"),
+      );
+
     const service: NotebookService = {
       notebookDirectory: options.notebookDirectory,
       pull: (request) =>
@@ -267,34 +287,12 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           Effect.annotateLogs("module", "notebook"),
         ),
       log: (request) =>
-        openCopy(request.path, false).pipe(
-          Effect.flatMap(
-            Option.match({
-              onNone: () => Effect.fail(notPulled),
-              onSome: (resolved) =>
-                withCopy(resolved, (call) =>
-                  Option.isNone(call.state) ? Effect.fail(notPulled) : historyLog(call, request),
-                ),
-            }),
-          ),
-          Effect.scoped,
-          Effect.map(({ path, value }) => ({ ...value, path })),
-          Effect.withLogSpan("log"),
-          Effect.annotateLogs("module", "notebook"),
+        onPulledCopy(request.path, "log", (call) =>
+          Option.isNone(call.state) ? Effect.fail(notPulled) : historyLog(call, request),
         ),
-      status: (request) =>
-        openCopy(request.path, false).pipe(
-          Effect.flatMap(
-            Option.match({
-              onNone: () => Effect.fail(notPulled),
-              onSome: (resolved) => withCopy(resolved, copyStatus),
-            }),
-          ),
-          Effect.scoped,
-          Effect.map(({ path, value }) => ({ ...value, path })),
-          Effect.withLogSpan("status"),
-          Effect.annotateLogs("module", "notebook"),
-        ),
+      status: (request) => onPulledCopy(request.path, "status", copyStatus),
+      diff: (request) =>
+        onPulledCopy(request.path, "diff", (call) => copyDiff(call, request.files)),
       discardIfPublished: (path) =>
         Effect.gen(function* () {
           const opened = yield* openCopy(path, false);

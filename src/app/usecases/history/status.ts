@@ -12,12 +12,12 @@ import { domainError, type DomainError, type FileIssue } from "../../../domain/e
 import type { Manifest } from "../../../domain/manifest.js";
 import { findMarkerBlocks } from "../../../domain/markers.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
-import { idsOf } from "../../../domain/tree.js";
+import { idsOf, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
 import { forEachPooled } from "../shared/pooled.js";
 import { readManifest } from "../commit/remote.js";
 import { loadText } from "../pull/mergeRun.js";
-import { loadStats, mergeBaseOf } from "../workingCopy/privateState.js";
+import { type CopyState, loadStats, mergeBaseOf } from "../workingCopy/privateState.js";
 import { surveyWorkingCopy } from "../workingCopy/workingCopy.js";
 
 /**
@@ -43,12 +43,25 @@ export const publicationsAhead = (
   return { ahead, atLeast: generation < oldest && oldest > 1 };
 };
 
+/** What a copy holds against its merge base: the scan and the changes it makes. */
+export interface Unpublished {
+  readonly state: CopyState;
+  /** The merge base's ids (the baseline, but for held files). */
+  readonly base: Tree;
+  /** The scan's valid files' ids. */
+  readonly local: Tree;
+  /** Unpublished changes, sorted by path. */
+  readonly changes: ReadonlyArray<LocalChange>;
+  /** Files a commit refuses as they are. */
+  readonly issues: ReadonlyArray<FileIssue>;
+}
+
 /**
- * The status of the copy `call` holds (see the module comment). INVALID_REQUEST/
- * NOT_PULLED for a copy never pulled; STORAGE_FAILURE when `current` cannot be read;
- * ENGINE_FAILED/LOCAL_IO when the copy cannot be scanned.
+ * Scans the copy `call` holds (as a commit does, with the stat cache) and compares it
+ * with what the next commit merges against. NOT_PULLED for a copy never pulled;
+ * ENGINE_FAILED/LOCAL_IO when it cannot be scanned.
  */
-export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainError> =>
+export const unpublished = (call: CopyCall): Effect.Effect<Unpublished, DomainError> =>
   Effect.gen(function* () {
     if (Option.isNone(call.state))
       return yield* Effect.fail(
@@ -83,6 +96,17 @@ export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainErro
     for (const path of base.keys())
       if (!local.has(path) && !refused.has(path)) changes.push({ path, change: "deleted" });
     changes.sort((a, b) => compareCodeUnits(a.path, b.path));
+    return { state, base, local, changes, issues };
+  });
+
+/**
+ * The status of the copy `call` holds (see the module comment). INVALID_REQUEST/
+ * NOT_PULLED for a copy never pulled; STORAGE_FAILURE when `current` cannot be read;
+ * ENGINE_FAILED/LOCAL_IO when the copy cannot be scanned.
+ */
+export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainError> =>
+  Effect.gen(function* () {
+    const { state, local, changes, issues } = yield* unpublished(call);
     const markers: FileIssue[] = [];
     yield* forEachPooled(
       changes.filter((c) => c.change !== "deleted"),
