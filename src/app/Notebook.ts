@@ -5,7 +5,7 @@
 import { Context, type Effect } from "effect";
 import type { DomainError } from "../domain/errors.js";
 import type { CopyDiff, CopyStatus } from "../domain/copyStatus.js";
-import type { HistoryLog, LogRequest } from "../domain/history.js";
+import type { HistoryLog, LogRequest, ShownPublication } from "../domain/history.js";
 import type { FileStat } from "../domain/tree.js";
 import type { FileChange } from "../domain/treeDiff.js";
 
@@ -77,6 +77,18 @@ export interface NotebookService {
     readonly path?: string;
     readonly files: ReadonlyArray<string>;
   }) => Effect.Effect<CopyDiff & { readonly path: string }, DomainError>;
+  /**
+   * SPEC §11: the publication at `generation` with the diff of each file it changed
+   * (only of `files` when any are given; usecases/history/show.ts), read through the
+   * working copy's cache. INVALID_REQUEST/GENERATION_PRUNED when its content is gone,
+   * INVALID_ARGUMENT when no publication has that generation, NOT_PULLED for a copy
+   * never pulled.
+   */
+  readonly show: (request: {
+    readonly path?: string;
+    readonly generation: number;
+    readonly files: ReadonlyArray<string>;
+  }) => Effect.Effect<ShownPublication & { readonly path: string }, DomainError>;
   /**
    * Removes the working copy at `path` (default: the notebook directory) and its private
    * state if it holds nothing unpublished (see `holdsOnlyPublished` in

@@ -35,7 +35,7 @@ export interface Host {
 }
 
 /** The subcommands. */
-export type Command = "serve" | "pull" | "commit" | "log" | "status" | "diff" | "version";
+export type Command = "serve" | "pull" | "commit" | "log" | "status" | "diff" | "show" | "version";
 
 /** What a help request is about. */
 export type HelpTopic = "quire" | Command;
@@ -141,6 +141,16 @@ export type Invocation =
       readonly stat: boolean;
       /** `--json`: the structured diff on stdout instead of text. */
       readonly json: boolean;
+    }
+  | {
+      readonly _tag: "Show";
+      readonly config: RuntimeConfig;
+      readonly path: string;
+      readonly generation: number;
+      /** `FILE…` after GEN: only these notebook paths (or directories of them). */
+      readonly files: ReadonlyArray<string>;
+      /** `--json`: the structured publication on stdout instead of text. */
+      readonly json: boolean;
     };
 
 /** The options of serve, pull and commit (`quire mcp install` passes them through to serve). */
@@ -192,6 +202,7 @@ const commands: ReadonlyArray<Command> = [
   "log",
   "status",
   "diff",
+  "show",
   "version",
 ];
 const isCommand = (word: string | undefined): word is Command =>
@@ -297,8 +308,8 @@ export const parseInvocation = (
     if (first !== "log" && logOnly !== undefined) {
       return yield* fail(`--${logOnly.name} applies only to quire log`);
     }
-    if (first !== "log" && first !== "status" && first !== "diff" && options.has("json")) {
-      return yield* fail("--json applies only to quire log, quire status and quire diff");
+    if (!["log", "status", "diff", "show"].includes(first) && options.has("json")) {
+      return yield* fail("--json applies only to quire log, status, diff and show");
     }
     if (first !== "diff" && options.has("stat")) {
       return yield* fail("--stat applies only to quire diff");
@@ -313,20 +324,39 @@ export const parseInvocation = (
       if (rest.length > 0) return yield* fail("quire serve takes no PATH");
       return { _tag: "Serve", config } satisfies Invocation;
     }
-    if (first === "diff") {
-      const [copy, ...files] = rest;
+    if (first === "diff" || first === "show") {
+      const [copy, ...more] = rest;
       const path = yield* parseCliPath(first, copy === undefined ? [] : [copy], host);
+      const [generationWord, ...shownFiles] = more;
+      const files = first === "show" ? shownFiles : more;
       for (const file of files)
         if (file === "" || file.includes("\u0000") || file.startsWith("/"))
           return yield* fail(
             "each FILE must be a notebook path relative to the working copy's top",
           );
+      const notebookPaths = files.map((file) => file.replace(/\/+$/, ""));
+      if (first === "diff")
+        return {
+          _tag: "Diff",
+          config,
+          path,
+          files: notebookPaths,
+          stat: options.has("stat"),
+          json: options.has("json"),
+        } satisfies Invocation;
+      if (generationWord === undefined) return yield* fail("quire show needs PATH and GEN");
+      const generation = yield* parseInteger(
+        { value: generationWord, origin: "GEN" },
+        0,
+        1,
+        999_999_999,
+      );
       return {
-        _tag: "Diff",
+        _tag: "Show",
         config,
         path,
-        files: files.map((file) => file.replace(/\/+$/, "")),
-        stat: options.has("stat"),
+        generation,
+        files: notebookPaths,
         json: options.has("json"),
       } satisfies Invocation;
     }
@@ -373,7 +403,7 @@ const parseLog = (
   });
 
 const parseCliPath = (
-  command: "pull" | "commit" | "log" | "status" | "diff",
+  command: "pull" | "commit" | "log" | "status" | "diff" | "show",
   rest: ReadonlyArray<string>,
   host: Host,
 ): Either.Either<string, ConfigError> => {
@@ -459,7 +489,7 @@ export const secretValuesOf = (env: Host["env"]): ReadonlyArray<string> =>
   );
 
 const parseRuntimeConfig = (
-  command: "serve" | "pull" | "commit" | "log" | "status" | "diff",
+  command: "serve" | "pull" | "commit" | "log" | "status" | "diff" | "show",
   options: ReadonlyMap<string, ReadonlyArray<string>>,
   host: Host,
 ): Either.Either<RuntimeConfig, ConfigError> =>

@@ -18,7 +18,7 @@ import {
 } from "../domain/envelope.js";
 import type { DomainError } from "../domain/errors.js";
 import type { CopyDiff, CopyStatus } from "../domain/copyStatus.js";
-import { defaultLogLimit } from "../domain/history.js";
+import { defaultLogLimit, type ShownPublication } from "../domain/history.js";
 import { logObject, type LogJson } from "../domain/logReport.js";
 import { noPathSets, type PathSets } from "../domain/pathSets.js";
 import type { FileSystemService } from "../ports/FileSystem.js";
@@ -163,6 +163,18 @@ export interface QuireNotebook {
     readonly files?: ReadonlyArray<string>;
   }) => Promise<({ readonly code: "OK"; readonly path: string } & CopyDiff) | ErrorStructured>;
   /**
+   * The publication at `generation` with each file's diff (SPEC §11), only of `files`
+   * when given, with `code: "OK"`; or the error object (GENERATION_PRUNED when its
+   * content is gone).
+   */
+  readonly show: (options: {
+    readonly path?: string;
+    readonly generation: number;
+    readonly files?: ReadonlyArray<string>;
+  }) => Promise<
+    ({ readonly code: "OK"; readonly path: string } & ShownPublication) | ErrorStructured
+  >;
+  /**
    * Resolves once the housekeeping that calls run after answering has ended (pruning
    * private state, the stat cache, releasing each working copy's lock): await it before
    * the process exits or the private root is removed. Housekeeping is process-wide, so
@@ -266,6 +278,16 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
             ...(request.path === undefined ? {} : { path: request.path }),
           })
           .pipe(Effect.map((diff) => ({ code: "OK" as const, ...diff }))),
+      ),
+    show: (request) =>
+      answer(
+        service
+          .show({
+            generation: request.generation,
+            files: request.files ?? [],
+            ...(request.path === undefined ? {} : { path: request.path }),
+          })
+          .pipe(Effect.map((shown) => ({ code: "OK" as const, ...shown }))),
       ),
     status: (path) =>
       answer(

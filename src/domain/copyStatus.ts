@@ -4,7 +4,8 @@
  * only; a refused name is shown as the scan reports it, made terminal-safe).
  */
 import type { FileIssue } from "./errors.js";
-import { terminalSafe } from "./logReport.js";
+import type { FileDiff, ShownPublication } from "./history.js";
+import { renderRecord, terminalSafe } from "./logReport.js";
 
 /** One unpublished change. */
 export interface LocalChange {
@@ -35,15 +36,7 @@ export interface CopyStatus {
   readonly recoveryPending: boolean;
 }
 
-/** One file's unpublished change as `quire diff` shows it. */
-export interface FileDiff {
-  readonly path: string;
-  readonly change: "added" | "modified" | "deleted";
-  readonly insertions: number;
-  readonly deletions: number;
-  /** Its unified diff (domain/unifiedDiff.ts). */
-  readonly diff: string;
-}
+export type { FileDiff } from "./history.js";
 
 /** What `quire diff` reports. */
 export interface CopyDiff {
@@ -188,6 +181,34 @@ export const diffJson = (diff: CopyDiff & { readonly path: string }): string =>
     path: diff.path,
     generation: diff.generation,
     files: diff.files.map((f) => ({
+      path: f.path,
+      change: f.change,
+      insertions: f.insertions,
+      deletions: f.deletions,
+      diff: f.diff,
+    })),
+  })}\n`;
+
+/**
+ * The text of `quire show`: the publication's header line and whole message as the log
+ * prints them, a blank line, then each file's unified diff (coloured as `quire diff`).
+ */
+export const renderShown = (
+  shown: ShownPublication,
+  options: { readonly color: boolean },
+): string =>
+  // The record's text ends with the blank line that separates it from its files.
+  `${renderRecord({ ...shown, publicationId: "", files: [] }, { ...options, full: true })}${renderDiff({ generation: shown.generation, files: shown.files }, options)}`;
+
+/** The JSON `quire show --json` prints (one line), with the copy's directory. */
+export const shownJson = (shown: ShownPublication & { readonly path: string }): string =>
+  `${JSON.stringify({
+    path: shown.path,
+    generation: shown.generation,
+    time: shown.time,
+    author: { name: shown.author.name, version: shown.author.version },
+    message: shown.message,
+    files: shown.files.map((f) => ({
       path: f.path,
       change: f.change,
       insertions: f.insertions,

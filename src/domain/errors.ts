@@ -110,6 +110,13 @@ export const errorTable = {
       when: "notes_commit on a working copy that was never pulled from this store.",
       remedy: "Call notes_pull on the working copy, then notes_commit.",
     },
+    GENERATION_PRUNED: {
+      action: "FIX_REQUEST",
+      retryable: false,
+      when: "quire show, restore or revert asked for the content of a generation whose packs the store no longer keeps (older than the retained checkpoints).",
+      remedy:
+        "Ask for a newer generation (quire log still lists the old one's record), or keep more history with --retained-checkpoints.",
+    },
     NESTED_WORKING_COPY: {
       action: "FIX_REQUEST",
       retryable: false,

@@ -50,6 +50,26 @@ export interface PublicationRecord {
   readonly files: ReadonlyArray<FileRecord>;
 }
 
+/** One file's change with its unified diff, as `quire diff` and `quire show` show it. */
+export interface FileDiff {
+  readonly path: string;
+  readonly change: "added" | "modified" | "deleted";
+  readonly insertions: number;
+  readonly deletions: number;
+  /** Its unified diff (domain/unifiedDiff.ts). */
+  readonly diff: string;
+}
+
+/** One publication as `quire show` shows it: its record, each file with its diff. */
+export interface ShownPublication {
+  readonly generation: number;
+  readonly time: string;
+  readonly author: { readonly name: string; readonly version: string };
+  readonly message: string;
+  /** Sorted by path. */
+  readonly files: ReadonlyArray<FileDiff>;
+}
+
 /** How many publications a log lists when not told (`quire log` without `-n`). */
 export const defaultLogLimit = 50;
 

@@ -28,7 +28,8 @@ const firstLine = (message: string): string => message.split(/\r?\n/, 1)[0] ?? "
 
 const changeLetter = { added: "A", modified: "M", deleted: "D" } as const;
 
-const renderRecord = (record: PublicationRecord, options: LogRenderOptions): string => {
+/** One publication of the log's text (see {@link renderLog}), LF-terminated. */
+export const renderRecord = (record: PublicationRecord, options: LogRenderOptions): string => {
   const paint = (code: string, text: string) => (options.color ? `${code}${text}${reset}` : text);
   const who = [record.author.name, record.author.version === "" ? "" : `(${record.author.version})`]
     .filter((part) => part !== "")

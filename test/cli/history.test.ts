@@ -177,6 +177,50 @@ describe("history: authors and quire log", () => {
       expect((await ok(runCli(world, ["log", one, "-n", "2"]))).stdout).not.toContain(
         "with a body",
       );
+
+      // show: the deleting publication, its header as the log's and its diff.
+      const shown = (await ok(runCli(world, ["show", one, "4"]))).stdout;
+      expect(shown).toBe(
+        [
+          `generation 4  ${json.publications[1]?.time}  bob (cli ${user})`,
+          "    bob deletes b",
+          "",
+          "diff --git a/notes/b.md b/notes/b.md",
+          "deleted file mode 100644",
+          "--- a/notes/b.md",
+          "+++ /dev/null",
+          "@@ -1,2 +0,0 @@",
+          "-b1",
+          "-b2",
+          "",
+        ].join("\n"),
+      );
+      const shownJson = JSON.parse(
+        (await ok(runCli(world, ["show", one, "2", "--json"]))).stdout,
+      ) as Record<string, unknown>;
+      expect(shownJson).toEqual({
+        path: one,
+        generation: 2,
+        time: json.publications[3]?.time,
+        author: { name: "bob", version: `cli ${user}` },
+        message: "bob edits a\n\nwith a body",
+        files: [
+          {
+            path: "notes/a.md",
+            change: "modified",
+            insertions: 1,
+            deletions: 1,
+            diff: "diff --git a/notes/a.md b/notes/a.md\n--- a/notes/a.md\n+++ b/notes/a.md\n@@ -1,3 +1,3 @@\n 1\n-2\n+TWO\n 3\n",
+          },
+        ],
+      });
+      const first = (await ok(runCli(world, ["show", one, "1", "notes/b.md"]))).stdout;
+      expect(first).toContain("+++ b/notes/b.md");
+      expect(first).not.toContain("notes/a.md");
+      for (const gen of ["6", "0", "x"]) {
+        const refused = await runCli(world, ["show", one, gen]);
+        expect(refused.code, gen).toBe(gen === "6" ? 1 : 2);
+      }
     },
   );
 
@@ -242,6 +286,14 @@ describe("history: authors and quire log", () => {
       expect([...gens].sort((a, b) => b - a)).toEqual(gens);
       expect(log.generation).toBeGreaterThan(commits);
       expect(log.unrecordedThrough).toBeUndefined();
+      // The oldest content is pruned (one chain retained): a clear error; a recent one shows.
+      const pruned = await runCli(world, ["show", copy, String(gens[gens.length - 1])]);
+      expect(pruned.code).toBe(1);
+      expect(pruned.stderr).toContain("INVALID_REQUEST · GENERATION_PRUNED");
+      expect(pruned.stderr).toContain("quire log still lists its record");
+      expect((await ok(runCli(world, ["show", copy, String(gens[0])]))).stdout).toContain(
+        "    m14\n",
+      );
       const limited = validLog(
         (await ok(runCli(world, ["log", copy, "-n", "5", "--json"]))).stdout,
       );

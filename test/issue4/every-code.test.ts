@@ -204,6 +204,23 @@ const scenarios: {
     MESSAGE_BLANK: async () => commitA((await published()).nb, " \u2003\n"),
     MESSAGE_TOO_LONG: async () => commitA((await published()).nb, "é".repeat(8193)),
     NOT_PULLED: async () => commitA(world().open()),
+    GENERATION_PRUNED: async () => {
+      // A checkpoint after every increment and no retained chain: generation 1's packs go.
+      const { w, nb } = await published({ checkpointPacks: 1, retainedCheckpoints: 0 });
+      for (let i = 0; i < 4; i++) {
+        w.write("/ws/a/x.md", `edit ${i}\n`);
+        await ok(nb, "notes_commit");
+      }
+      const exit = await Effect.runPromiseExit(
+        nb
+          .show({ path: "/ws/a", generation: 1, files: [] })
+          .pipe(Logger.withMinimumLogLevel(LogLevel.None)),
+      );
+      if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail")
+        throw new Error(`expected show to fail, got ${String(exit)}`);
+      const envelope = errorEnvelope(exit.cause.error, "0000000000000000", noPathSets);
+      return { structured: envelope.structured, text: envelope.text };
+    },
     NESTED_WORKING_COPY: async () => {
       const { nb } = await published();
       return viaMcp(nb, "notes_pull", { path: "/ws/a/inner" });

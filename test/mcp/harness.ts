@@ -114,6 +114,15 @@ export const startHarness = async (
       }),
     diff: (request) =>
       Effect.succeed({ path: request.path ?? notebookDirectory, generation: 0, files: [] }),
+    show: (request) =>
+      Effect.succeed({
+        path: request.path ?? notebookDirectory,
+        generation: request.generation,
+        time: "",
+        author: { name: "", version: "" },
+        message: "",
+        files: [],
+      }),
     // The MCP server never ends sessions itself (serve's shutdown does, after it).
     discardIfPublished: () => Effect.die("the MCP server must not discard working copies"),
   };

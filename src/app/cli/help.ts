@@ -42,6 +42,7 @@ Usage:
   quire log PATH                 the notebook's publications, newest first
   quire status PATH              what PATH holds unpublished; how far the notebook is ahead
   quire diff PATH [FILE...]      the unified diff of PATH's unpublished changes (--stat)
+  quire show PATH GEN [FILE...]  one publication: its message, author, time and diff
   quire mcp install CLIENT       register quire in an MCP client (claude-code, codex,
                                  gemini, cursor, vscode, claude-desktop); also
                                  quire mcp uninstall CLIENT, quire mcp status
@@ -124,6 +125,20 @@ context). FILE names a notebook path (relative to the copy's top) or a directory
 them: only those. Publishes nothing and writes no note.
 
   --stat                     the diffstat instead: path | count +++--- per file
+  --json                     one JSON object on stdout (docs/history.md)
+
+${storeOptions}
+
+${workspaceOptions("the current directory")}
+`,
+  show: `Usage: quire show PATH GEN [FILE...] [--json] [options]
+
+Shows the publication at generation GEN (as quire log lists them): its time, author,
+whole message, and the unified diff of each file it changed against the notebook just
+before it. FILE names a notebook path (or a directory of them): only those. The content
+of a generation is kept while its chain is retained (--retained-checkpoints); an older
+one is GENERATION_PRUNED, though quire log still lists its record.
+
   --json                     one JSON object on stdout (docs/history.md)
 
 ${storeOptions}

@@ -9,7 +9,9 @@ import {
   diffJson,
   renderDiff,
   renderDiffStat,
+  renderShown,
   renderStatus,
+  shownJson,
   statusJson,
 } from "../../domain/copyStatus.js";
 import type { DomainError } from "../../domain/errors.js";
@@ -22,7 +24,10 @@ import { defectsAsInternal } from "./defects.js";
 import { type Terminal, exitCodes } from "./terminal.js";
 
 /** A `quire log` or `quire status` invocation. */
-export type HistoryInvocation = Extract<Invocation, { readonly _tag: "Log" | "Status" | "Diff" }>;
+export type HistoryInvocation = Extract<
+  Invocation,
+  { readonly _tag: "Log" | "Status" | "Diff" | "Show" }
+>;
 
 /**
  * Runs `quire log` or `quire status`: status 0 with the answer on stdout, or 1 with the
@@ -62,17 +67,31 @@ export const runHistory = (
                     : renderStatus(status, { color: terminal.outColor }),
                 ),
               )
-          : notebook
-              .diff({ path: invocation.path, files: invocation.files })
-              .pipe(
-                Effect.map((diff) =>
-                  invocation.json
-                    ? diffJson(diff)
-                    : invocation.stat
-                      ? renderDiffStat(diff, { color: terminal.outColor })
-                      : renderDiff(diff, { color: terminal.outColor }),
-                ),
-              );
+          : invocation._tag === "Diff"
+            ? notebook
+                .diff({ path: invocation.path, files: invocation.files })
+                .pipe(
+                  Effect.map((diff) =>
+                    invocation.json
+                      ? diffJson(diff)
+                      : invocation.stat
+                        ? renderDiffStat(diff, { color: terminal.outColor })
+                        : renderDiff(diff, { color: terminal.outColor }),
+                  ),
+                )
+            : notebook
+                .show({
+                  path: invocation.path,
+                  generation: invocation.generation,
+                  files: invocation.files,
+                })
+                .pipe(
+                  Effect.map((shown) =>
+                    invocation.json
+                      ? shownJson(shown)
+                      : renderShown(shown, { color: terminal.outColor }),
+                  ),
+                );
     const command = invocation._tag.toLowerCase();
     const result = yield* defectsAsInternal(answer, command, diagnosticId).pipe(
       Effect.either,

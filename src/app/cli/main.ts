@@ -47,7 +47,7 @@ const startupLine = (error: StartupError): string =>
 const runConfigured = async (
   invocation: Extract<
     Invocation,
-    { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" | "Status" | "Diff" }
+    { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" | "Status" | "Diff" | "Show" }
   >,
 ): Promise<number> => {
   const config = invocation.config;

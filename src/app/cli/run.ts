@@ -234,7 +234,7 @@ const serve = (
 export const runCommand = (
   invocation: Extract<
     Invocation,
-    { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" | "Status" | "Diff" }
+    { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" | "Status" | "Diff" | "Show" }
   >,
   author: Author,
   terminal: Terminal,
@@ -272,14 +272,14 @@ export const runCommand = (
     (workspace) =>
       invocation._tag === "Serve"
         ? serve(invocation.config, workspace, settings)
-        : invocation._tag === "Log" || invocation._tag === "Status" || invocation._tag === "Diff"
-          ? runHistory(invocation, terminal, settings.redaction)
-          : runOnce(
+        : invocation._tag === "Pull" || invocation._tag === "Commit"
+          ? runOnce(
               invocation,
               recordedAuthor(author, invocation.config.author),
               terminal,
               settings.redaction,
-            ),
+            )
+          : runHistory(invocation, terminal, settings.redaction),
     // Whether it shares is the configuration's (`config.share`: serve only, see canShare).
     { release: settings.version, graceMs: defaultGraceMs },
   );

@@ -386,6 +386,7 @@ export const sharedNotebook = (
       log: local.log,
       status: local.status,
       diff: local.diff,
+      show: local.show,
       discardIfPublished: local.discardIfPublished,
       stopSharing: lock.withPermits(1)(
         Effect.suspend(() => {

@@ -29,6 +29,7 @@ import { pull } from "./pull/pull.js";
 import { historyLog } from "./history/log.js";
 import { copyStatus } from "./history/status.js";
 import { copyDiff } from "./history/diff.js";
+import { showPublication } from "./history/show.js";
 import type { NotebookOptions } from "./shared/notebookOptions.js";
 
 /** How long a call waits for another process holding the same working copy. */
@@ -293,6 +294,12 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
       status: (request) => onPulledCopy(request.path, "status", copyStatus),
       diff: (request) =>
         onPulledCopy(request.path, "diff", (call) => copyDiff(call, request.files)),
+      show: (request) =>
+        onPulledCopy(request.path, "show", (call) =>
+          Option.isNone(call.state)
+            ? Effect.fail(notPulled)
+            : showPublication(call, request.generation, request.files),
+        ),
       discardIfPublished: (path) =>
         Effect.gen(function* () {
           const opened = yield* openCopy(path, false);

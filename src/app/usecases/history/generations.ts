@@ -1,0 +1,105 @@
+/**
+ * One publication's content (SPEC §11): where the packs of the publication at a
+ * generation are — the chain of `current` (active or retained) that holds it — and the
+ * state of the notebook just before and just after it, replayed from that chain's
+ * checkpoint. For `quire show`, `restore` and `revert`. Content is available only while
+ * the chain is retained (`--retained-checkpoints`); older generations are
+ * INVALID_REQUEST/GENERATION_PRUNED (their record stays in the log).
+ */
+import { Effect, Option } from "effect";
+import { domainError, type DomainError } from "../../../domain/errors.js";
+import type { Manifest, PackChain, PackDescriptor } from "../../../domain/manifest.js";
+import type { PackHeader } from "../../../domain/pack.js";
+import { readManifest, readPacks, type RemoteContext } from "../commit/remote.js";
+
+/** A publication's header and the notebook (path → content id) before and after it. */
+export interface PublicationStates {
+  readonly header: PackHeader;
+  readonly before: ReadonlyMap<string, string>;
+  readonly after: ReadonlyMap<string, string>;
+}
+
+/** Where the publication at `generation` is in `manifest`. */
+type Located =
+  | {
+      readonly _tag: "Found";
+      readonly checkpoint: PackDescriptor;
+      readonly increments: ReadonlyArray<PackDescriptor>;
+    }
+  | { readonly _tag: "Pruned" }
+  | { readonly _tag: "Unknown"; readonly why: string };
+
+const locate = (manifest: Manifest, generation: number): Located => {
+  if (generation > manifest.generation)
+    return { _tag: "Unknown", why: `the notebook is at generation ${manifest.generation}` };
+  const chains: ReadonlyArray<PackChain> = [
+    { checkpoint: manifest.checkpoint, increments: manifest.increments },
+    ...manifest.retained,
+  ];
+  let oldest = manifest.checkpoint.generation;
+  for (const chain of chains) {
+    oldest = Math.min(oldest, chain.checkpoint.generation);
+    // The notebook's first publication is the first chain's checkpoint.
+    if (chain.checkpoint.generation === generation && generation === 1)
+      return { _tag: "Found", checkpoint: chain.checkpoint, increments: [] };
+    const at = chain.increments.findIndex((d) => d.generation === generation);
+    if (at >= 0)
+      return {
+        _tag: "Found",
+        checkpoint: chain.checkpoint,
+        increments: chain.increments.slice(0, at + 1),
+      };
+  }
+  if (generation < oldest || (generation === oldest && oldest > 1)) return { _tag: "Pruned" };
+  return { _tag: "Unknown", why: "it is a checkpoint's generation, not a publication" };
+};
+
+const pruned = (generation: number): DomainError =>
+  domainError({
+    code: "INVALID_REQUEST",
+    reason: "GENERATION_PRUNED",
+    message: `The content of generation ${generation} is no longer in the store (only the last --retained-checkpoints chains keep theirs); quire log still lists its record.`,
+  });
+
+/**
+ * The states around the publication at `generation`: INVALID_REQUEST/GENERATION_PRUNED
+ * when its packs are gone, INVALID_ARGUMENT when no publication has that generation,
+ * STORAGE_FAILURE / STORAGE_INTEGRITY on store errors and invalid packs.
+ */
+export const publicationStates = (
+  ctx: RemoteContext,
+  generation: number,
+): Effect.Effect<PublicationStates, DomainError> =>
+  Effect.gen(function* () {
+    const { manifest } = yield* readManifest(ctx.store);
+    const located: Located = Option.isNone(manifest)
+      ? { _tag: "Unknown", why: "nothing is published yet" }
+      : locate(manifest.value, generation);
+    if (located._tag === "Pruned") return yield* Effect.fail(pruned(generation));
+    if (located._tag === "Unknown")
+      return yield* Effect.fail(
+        domainError({
+          code: "INVALID_REQUEST",
+          reason: "INVALID_ARGUMENT",
+          message: `Generation ${generation} is not a publication (${located.why}); quire log lists the publications.`,
+        }),
+      );
+    const packs = yield* readPacks(ctx, [located.checkpoint, ...located.increments]);
+    const state = new Map<string, string>();
+    let before: ReadonlyMap<string, string> = state;
+    let header: PackHeader | undefined;
+    for (const [index, pack] of packs.entries()) {
+      // Removed by a cleanup after the read: it was just pruned.
+      if (pack === undefined) return yield* Effect.fail(pruned(generation));
+      // Copied once, before the publication itself (the chain's length times the
+      // notebook's size would be quadratic).
+      if (index === packs.length - 1) before = new Map(state);
+      header = pack.header;
+      if (pack.header.kind === "checkpoint") state.clear();
+      for (const path of pack.header.deletes) state.delete(path);
+      for (const put of pack.header.puts) state.set(put.path, put.id);
+    }
+    if (header === undefined || header.generation !== generation)
+      return yield* Effect.fail(pruned(generation));
+    return { header, before, after: state };
+  });

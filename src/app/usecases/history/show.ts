@@ -1,0 +1,72 @@
+/**
+ * `quire show` (SPEC §11): one publication — its generation, time, author, message —
+ * and the unified diff of each file it changed against the state just before it, from
+ * the packs of the chain that holds it (history/generations.ts).
+ */
+import { Effect } from "effect";
+import type { FileDiff } from "../../../domain/copyStatus.js";
+import { decodeText } from "../../../domain/content.js";
+import { countChanges } from "../../../domain/diffstat.js";
+import type { DomainError } from "../../../domain/errors.js";
+import type { ShownPublication } from "../../../domain/history.js";
+import { compareCodeUnits } from "../../../domain/paths.js";
+import { unifiedDiff } from "../../../domain/unifiedDiff.js";
+import type { RemoteContext } from "../commit/remote.js";
+import { publicationStates } from "./generations.js";
+
+/** The text of a stored content, or `undefined` for none (absent, or not notebook text). */
+export const storedText = (
+  ctx: RemoteContext,
+  id: string | undefined,
+): Effect.Effect<string | undefined, DomainError> =>
+  id === undefined
+    ? Effect.succeed(undefined)
+    : ctx.blobs.load(id).pipe(
+        Effect.map((bytes) => {
+          const decoded = decodeText(bytes);
+          return "text" in decoded ? decoded.text : undefined;
+        }),
+      );
+
+const selected = (path: string, files: ReadonlyArray<string>): boolean =>
+  files.length === 0 || files.some((f) => path === f || path.startsWith(`${f}/`));
+
+/**
+ * The publication at `generation`, its diffs only of `files` (notebook paths or
+ * directories) when any are given. GENERATION_PRUNED when its content is gone;
+ * INVALID_ARGUMENT when no publication has that generation.
+ */
+export const showPublication = (
+  ctx: RemoteContext,
+  generation: number,
+  files: ReadonlyArray<string>,
+): Effect.Effect<ShownPublication, DomainError> =>
+  Effect.gen(function* () {
+    const { header, before, after } = yield* publicationStates(ctx, generation);
+    const paths = [...new Set([...header.puts.map((p) => p.path), ...header.deletes])]
+      .filter((path) => before.get(path) !== after.get(path) && selected(path, files))
+      .sort(compareCodeUnits);
+    const diffs = yield* Effect.forEach(
+      paths,
+      (path): Effect.Effect<FileDiff, DomainError> =>
+        Effect.gen(function* () {
+          const old = yield* storedText(ctx, before.get(path));
+          const updated = yield* storedText(ctx, after.get(path));
+          return {
+            path,
+            change: !before.has(path) ? "added" : !after.has(path) ? "deleted" : "modified",
+            ...countChanges(old, updated),
+            diff: unifiedDiff(path, old, updated),
+          };
+        }),
+      { concurrency: 8 },
+    );
+    const publication = header.publication;
+    return {
+      generation,
+      time: publication?.time ?? "",
+      author: publication?.author ?? { name: "", version: "" },
+      message: publication?.message ?? "",
+      files: diffs,
+    };
+  });
