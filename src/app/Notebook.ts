@@ -5,7 +5,7 @@
 import { Context, type Effect } from "effect";
 import type { DomainError } from "../domain/errors.js";
 import type { CopyDiff, CopyStatus } from "../domain/copyStatus.js";
-import type { HistoryLog, LogRequest, ShownPublication } from "../domain/history.js";
+import type { HistoryLog, LogRequest, RestoredFiles, ShownPublication } from "../domain/history.js";
 import type { FileStat } from "../domain/tree.js";
 import type { FileChange } from "../domain/treeDiff.js";
 
@@ -89,6 +89,27 @@ export interface NotebookService {
     readonly generation: number;
     readonly files: ReadonlyArray<string>;
   }) => Effect.Effect<ShownPublication & { readonly path: string }, DomainError>;
+  /**
+   * SPEC §11: writes `files` as they were at `generation` into the working copy
+   * (usecases/history/restore.ts); published by the next commit.
+   * INVALID_REQUEST/UNPUBLISHED_CHANGES when that would replace unpublished changes
+   * without `force`; GENERATION_PRUNED when the content is gone.
+   */
+  readonly restore: (request: {
+    readonly path?: string;
+    readonly generation: number;
+    readonly files: ReadonlyArray<string>;
+    readonly force: boolean;
+  }) => Effect.Effect<RestoredFiles & { readonly path: string }, DomainError>;
+  /**
+   * SPEC §11: applies the inverse of the publication at `generation` to the working copy
+   * as a three-way merge (usecases/history/restore.ts); conflicts are written as a pull
+   * writes them and answered CONTENT_CONFLICT/MERGE_CONFLICT.
+   */
+  readonly revert: (request: {
+    readonly path?: string;
+    readonly generation: number;
+  }) => Effect.Effect<RestoredFiles & { readonly path: string }, DomainError>;
   /**
    * Removes the working copy at `path` (default: the notebook directory) and its private
    * state if it holds nothing unpublished (see `holdsOnlyPublished` in

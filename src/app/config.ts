@@ -35,7 +35,17 @@ export interface Host {
 }
 
 /** The subcommands. */
-export type Command = "serve" | "pull" | "commit" | "log" | "status" | "diff" | "show" | "version";
+export type Command =
+  | "serve"
+  | "pull"
+  | "commit"
+  | "log"
+  | "status"
+  | "diff"
+  | "show"
+  | "restore"
+  | "revert"
+  | "version";
 
 /** What a help request is about. */
 export type HelpTopic = "quire" | Command;
@@ -151,6 +161,23 @@ export type Invocation =
       readonly files: ReadonlyArray<string>;
       /** `--json`: the structured publication on stdout instead of text. */
       readonly json: boolean;
+    }
+  | {
+      readonly _tag: "Restore";
+      readonly config: RuntimeConfig;
+      readonly path: string;
+      /** `--from GEN`. */
+      readonly generation: number;
+      /** The notebook paths (or directories of them) to restore. */
+      readonly files: ReadonlyArray<string>;
+      /** `--force`: replace unpublished changes too. */
+      readonly force: boolean;
+    }
+  | {
+      readonly _tag: "Revert";
+      readonly config: RuntimeConfig;
+      readonly path: string;
+      readonly generation: number;
     };
 
 /** The options of serve, pull and commit (`quire mcp install` passes them through to serve). */
@@ -186,12 +213,18 @@ const logOptions: ReadonlyArray<OptionSpec> = [
 const jsonOption: OptionSpec = { name: "json", takesValue: false };
 /** `--stat`, of `quire diff`. */
 const statOption: OptionSpec = { name: "stat", takesValue: false };
+/** `--from GEN` and `--force`, of `quire restore`. */
+const restoreOptions: ReadonlyArray<OptionSpec> = [
+  { name: "from", takesValue: true },
+  { name: "force", takesValue: false },
+];
 const allOptions: ReadonlyArray<OptionSpec> = [
   ...runtimeOptions,
   messageOption,
   ...logOptions,
   jsonOption,
   statOption,
+  ...restoreOptions,
   helpOption,
 ];
 
@@ -203,6 +236,8 @@ const commands: ReadonlyArray<Command> = [
   "status",
   "diff",
   "show",
+  "restore",
+  "revert",
   "version",
 ];
 const isCommand = (word: string | undefined): word is Command =>
@@ -314,6 +349,10 @@ export const parseInvocation = (
     if (first !== "diff" && options.has("stat")) {
       return yield* fail("--stat applies only to quire diff");
     }
+    const restoreOnly = restoreOptions.find((option) => options.has(option.name));
+    if (first !== "restore" && restoreOnly !== undefined) {
+      return yield* fail(`--${restoreOnly.name} applies only to quire restore`);
+    }
     // Only serve and commit publish: a flag naming the author elsewhere would suggest so.
     if (first !== "serve" && first !== "commit" && options.has("author")) {
       return yield* fail("--author applies only to quire serve and quire commit");
@@ -323,6 +362,34 @@ export const parseInvocation = (
     if (first === "serve") {
       if (rest.length > 0) return yield* fail("quire serve takes no PATH");
       return { _tag: "Serve", config } satisfies Invocation;
+    }
+    if (first === "restore" || first === "revert") {
+      const [copy, ...more] = rest;
+      const path = yield* parseCliPath(first, copy === undefined ? [] : [copy], host);
+      if (first === "revert") {
+        const [word, ...extra] = more;
+        if (word === undefined) return yield* fail("quire revert needs PATH and GEN");
+        if (extra.length > 0) return yield* fail("quire revert takes one GEN");
+        const generation = yield* parseInteger({ value: word, origin: "GEN" }, 0, 1, 999_999_999);
+        return { _tag: "Revert", config, path, generation } satisfies Invocation;
+      }
+      const from = fromFlag(options, "from");
+      if (from === undefined) return yield* fail("quire restore needs --from GEN");
+      const generation = yield* parseInteger(from, 0, 1, 999_999_999);
+      if (more.length === 0) return yield* fail("quire restore needs PATH and at least one FILE");
+      for (const file of more)
+        if (file === "" || file.includes("\u0000") || file.startsWith("/"))
+          return yield* fail(
+            "each FILE must be a notebook path relative to the working copy's top",
+          );
+      return {
+        _tag: "Restore",
+        config,
+        path,
+        generation,
+        files: more.map((file) => file.replace(/\/+$/, "")),
+        force: options.has("force"),
+      } satisfies Invocation;
     }
     if (first === "diff" || first === "show") {
       const [copy, ...more] = rest;
@@ -403,7 +470,7 @@ const parseLog = (
   });
 
 const parseCliPath = (
-  command: "pull" | "commit" | "log" | "status" | "diff" | "show",
+  command: "pull" | "commit" | "log" | "status" | "diff" | "show" | "restore" | "revert",
   rest: ReadonlyArray<string>,
   host: Host,
 ): Either.Either<string, ConfigError> => {
@@ -489,7 +556,7 @@ export const secretValuesOf = (env: Host["env"]): ReadonlyArray<string> =>
   );
 
 const parseRuntimeConfig = (
-  command: "serve" | "pull" | "commit" | "log" | "status" | "diff" | "show",
+  command: "serve" | "pull" | "commit" | "log" | "status" | "diff" | "show" | "restore" | "revert",
   options: ReadonlyMap<string, ReadonlyArray<string>>,
   host: Host,
 ): Either.Either<RuntimeConfig, ConfigError> =>

@@ -18,7 +18,7 @@ import {
 } from "../domain/envelope.js";
 import type { DomainError } from "../domain/errors.js";
 import type { CopyDiff, CopyStatus } from "../domain/copyStatus.js";
-import { defaultLogLimit, type ShownPublication } from "../domain/history.js";
+import { defaultLogLimit, type RestoredFiles, type ShownPublication } from "../domain/history.js";
 import { logObject, type LogJson } from "../domain/logReport.js";
 import { noPathSets, type PathSets } from "../domain/pathSets.js";
 import type { FileSystemService } from "../ports/FileSystem.js";
@@ -175,6 +175,25 @@ export interface QuireNotebook {
     ({ readonly code: "OK"; readonly path: string } & ShownPublication) | ErrorStructured
   >;
   /**
+   * Writes `files` as they were at `generation` into the working copy (SPEC §11), with
+   * `code: "OK"`; or the error object (UNPUBLISHED_CHANGES without `force`).
+   */
+  readonly restore: (options: {
+    readonly path?: string;
+    readonly generation: number;
+    readonly files: ReadonlyArray<string>;
+    readonly force?: boolean;
+  }) => Promise<({ readonly code: "OK"; readonly path: string } & RestoredFiles) | ErrorStructured>;
+  /**
+   * Undoes the publication at `generation` in the working copy as a three-way merge
+   * (SPEC §11), with `code: "OK"`; or the error object (CONTENT_CONFLICT with marker
+   * blocks written, as a pull's).
+   */
+  readonly revert: (options: {
+    readonly path?: string;
+    readonly generation: number;
+  }) => Promise<({ readonly code: "OK"; readonly path: string } & RestoredFiles) | ErrorStructured>;
+  /**
    * Resolves once the housekeeping that calls run after answering has ended (pruning
    * private state, the stat cache, releasing each working copy's lock): await it before
    * the process exits or the private root is removed. Housekeeping is process-wide, so
@@ -288,6 +307,26 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
             ...(request.path === undefined ? {} : { path: request.path }),
           })
           .pipe(Effect.map((shown) => ({ code: "OK" as const, ...shown }))),
+      ),
+    restore: (request) =>
+      answer(
+        service
+          .restore({
+            generation: request.generation,
+            files: request.files,
+            force: request.force === true,
+            ...(request.path === undefined ? {} : { path: request.path }),
+          })
+          .pipe(Effect.map((restored) => ({ code: "OK" as const, ...restored }))),
+      ),
+    revert: (request) =>
+      answer(
+        service
+          .revert({
+            generation: request.generation,
+            ...(request.path === undefined ? {} : { path: request.path }),
+          })
+          .pipe(Effect.map((reverted) => ({ code: "OK" as const, ...reverted }))),
       ),
     status: (path) =>
       answer(

@@ -4,7 +4,7 @@
  * only; a refused name is shown as the scan reports it, made terminal-safe).
  */
 import type { FileIssue } from "./errors.js";
-import type { FileDiff, ShownPublication } from "./history.js";
+import type { FileDiff, RestoredFiles, ShownPublication } from "./history.js";
 import { renderRecord, terminalSafe } from "./logReport.js";
 
 /** One unpublished change. */
@@ -216,3 +216,27 @@ export const shownJson = (shown: ShownPublication & { readonly path: string }): 
       diff: f.diff,
     })),
   })}\n`;
+
+/**
+ * What `quire restore` or `quire revert` prints: one line per file written
+ * (`  A path`, `M`, `D`), the files held because someone saved them during the call,
+ * and what to do next (commit).
+ */
+export const renderRestored = (restored: RestoredFiles, what: "Restore" | "Revert"): string => {
+  const letter = { added: "A", modified: "M", deleted: "D" } as const;
+  const verb =
+    what === "Restore"
+      ? `restored from generation ${restored.generation}`
+      : `generation ${restored.generation} undone`;
+  const lines = [
+    restored.files.length === 0 ? `nothing to change: ${verb} already` : `${verb}:`,
+    ...restored.files.map((f) => `  ${letter[f.change]} ${terminalSafe(f.path)}`),
+  ];
+  if (restored.held.length > 0)
+    lines.push(
+      "saved by someone during the call, left as they were (run it again):",
+      ...restored.held.map((path) => `  ${terminalSafe(path)}`),
+    );
+  if (restored.files.length > 0) lines.push("quire commit publishes it");
+  return `${lines.join("\n")}\n`;
+};

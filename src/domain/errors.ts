@@ -117,6 +117,13 @@ export const errorTable = {
       remedy:
         "Ask for a newer generation (quire log still lists the old one's record), or keep more history with --retained-checkpoints.",
     },
+    UNPUBLISHED_CHANGES: {
+      action: "FIX_REQUEST",
+      retryable: false,
+      when: "quire restore would overwrite files with unpublished changes (listed), and --force was not given.",
+      remedy:
+        "Commit those changes first (or copy them aside), or repeat with --force to replace them.",
+    },
     NESTED_WORKING_COPY: {
       action: "FIX_REQUEST",
       retryable: false,

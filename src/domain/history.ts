@@ -70,6 +70,19 @@ export interface ShownPublication {
   readonly files: ReadonlyArray<FileDiff>;
 }
 
+/** What `quire restore` or `quire revert` wrote into the working copy. */
+export interface RestoredFiles {
+  /** The generation restored from, or reverted. */
+  readonly generation: number;
+  /** The files written, and how each changed in the copy; sorted by path. */
+  readonly files: ReadonlyArray<{
+    readonly path: string;
+    readonly change: "added" | "modified" | "deleted";
+  }>;
+  /** Files saved by someone during the call: left as they were saved, for a later call. */
+  readonly held: ReadonlyArray<string>;
+}
+
 /** How many publications a log lists when not told (`quire log` without `-n`). */
 export const defaultLogLimit = 50;
 

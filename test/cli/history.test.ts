@@ -7,7 +7,16 @@ import { existsSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, commit, makeWorld, pull, runCli, write, type World } from "../helpers/cli.js";
+import {
+  assertBuilt,
+  commit,
+  makeWorld,
+  pull,
+  read,
+  runCli,
+  write,
+  type World,
+} from "../helpers/cli.js";
 
 beforeAll(assertBuilt);
 
@@ -221,6 +230,46 @@ describe("history: authors and quire log", () => {
         const refused = await runCli(world, ["show", one, gen]);
         expect(refused.code, gen).toBe(gen === "6" ? 1 : 2);
       }
+
+      // restore: the deleted file comes back as it was at generation 1; the next commit
+      // publishes it.
+      const restored = await ok(runCli(world, ["restore", one, "notes/b.md", "--from", "1"]));
+      expect(restored.stdout).toBe(
+        "restored from generation 1:\n  A notes/b.md\nquire commit publishes it\n",
+      );
+      expect(read(one, "notes/b.md")).toBe("b1\nb2\n");
+      await ok(commit(world, one, "b is back"));
+      const afterRestore = validLog(
+        (await ok(runCli(world, ["log", one, "-n", "1", "--json"]))).stdout,
+      );
+      expect(afterRestore.publications[0]?.files).toEqual([
+        { path: "notes/b.md", change: "added", insertions: 2, deletions: 0 },
+      ]);
+      // revert: generation 2 changed line 2; generation 5 appended line 4, which stays.
+      expect(read(one, "notes/a.md")).toBe("1\nTWO\n3\n4\n");
+      const reverted = await ok(runCli(world, ["revert", one, "2"]));
+      expect(reverted.stdout).toBe(
+        "generation 2 undone:\n  M notes/a.md\nquire commit publishes it\n",
+      );
+      expect(read(one, "notes/a.md")).toBe("1\n2\n3\n4\n");
+      await ok(commit(world, one, "undo bob's edit"));
+      expect((await ok(runCli(world, ["status", one, "--json"]))).stdout).toContain('"changes":[]');
+      // restore refuses to replace unpublished changes without --force.
+      write(one, "notes/a.md", "mine\n");
+      const refused = await runCli(world, ["restore", one, "notes", "--from", "1"]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("INVALID_REQUEST · UNPUBLISHED_CHANGES");
+      expect(read(one, "notes/a.md")).toBe("mine\n");
+      await ok(runCli(world, ["restore", one, "notes/a.md", "--from", "1", "--force"]));
+      expect(read(one, "notes/a.md")).toBe("1\n2\n3\n");
+      // revert of a publication whose lines changed since: conflict markers, as a pull's.
+      write(one, "notes/a.md", "1\nTWO again\n3\n");
+      await ok(commit(world, one, "edit line 2 again"));
+      const conflict = await runCli(world, ["revert", one, "2"]);
+      expect(conflict.code).toBe(1);
+      expect(conflict.stderr).toContain("CONTENT_CONFLICT · MERGE_CONFLICT");
+      expect(conflict.stderr).toContain("notes/a.md");
+      expect(read(one, "notes/a.md")).toContain("<<<<<<< local");
     },
   );
 

@@ -221,6 +221,19 @@ const scenarios: {
       const envelope = errorEnvelope(exit.cause.error, "0000000000000000", noPathSets);
       return { structured: envelope.structured, text: envelope.text };
     },
+    UNPUBLISHED_CHANGES: async () => {
+      // x.md is edited since generation 1: restoring it without --force is refused.
+      const { nb } = await published();
+      const exit = await Effect.runPromiseExit(
+        nb
+          .restore({ path: "/ws/a", generation: 1, files: ["x.md"], force: false })
+          .pipe(Logger.withMinimumLogLevel(LogLevel.None)),
+      );
+      if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail")
+        throw new Error(`expected restore to fail, got ${String(exit)}`);
+      const envelope = errorEnvelope(exit.cause.error, "0000000000000000", noPathSets);
+      return { structured: envelope.structured, text: envelope.text };
+    },
     NESTED_WORKING_COPY: async () => {
       const { nb } = await published();
       return viaMcp(nb, "notes_pull", { path: "/ws/a/inner" });

@@ -123,6 +123,20 @@ export const startHarness = async (
         message: "",
         files: [],
       }),
+    restore: (request) =>
+      Effect.succeed({
+        path: request.path ?? notebookDirectory,
+        generation: request.generation,
+        files: [],
+        held: [],
+      }),
+    revert: (request) =>
+      Effect.succeed({
+        path: request.path ?? notebookDirectory,
+        generation: request.generation,
+        files: [],
+        held: [],
+      }),
     // The MCP server never ends sessions itself (serve's shutdown does, after it).
     discardIfPublished: () => Effect.die("the MCP server must not discard working copies"),
   };

@@ -43,6 +43,8 @@ Usage:
   quire status PATH              what PATH holds unpublished; how far the notebook is ahead
   quire diff PATH [FILE...]      the unified diff of PATH's unpublished changes (--stat)
   quire show PATH GEN [FILE...]  one publication: its message, author, time and diff
+  quire restore PATH FILE... --from GEN   put files back as they were at GEN
+  quire revert PATH GEN          undo publication GEN in PATH (a three-way merge)
   quire mcp install CLIENT       register quire in an MCP client (claude-code, codex,
                                  gemini, cursor, vscode, claude-desktop); also
                                  quire mcp uninstall CLIENT, quire mcp status
@@ -140,6 +142,32 @@ of a generation is kept while its chain is retained (--retained-checkpoints); an
 one is GENERATION_PRUNED, though quire log still lists its record.
 
   --json                     one JSON object on stdout (docs/history.md)
+
+${storeOptions}
+
+${workspaceOptions("the current directory")}
+`,
+  restore: `Usage: quire restore PATH FILE... --from GEN [--force] [options]
+
+Writes the files FILE (notebook paths relative to the copy's top, or directories of
+them) into the working copy PATH as they were at generation GEN: recreated if deleted
+since, removed if they did not exist then. Nothing is published: the next quire commit
+publishes them. Refuses (UNPUBLISHED_CHANGES, nothing written) when one of them has
+unpublished changes, unless --force.
+
+  --from <gen>               the generation to take them from (required)
+  --force                    replace unpublished changes too
+
+${storeOptions}
+
+${workspaceOptions("the current directory")}
+`,
+  revert: `Usage: quire revert PATH GEN [options]
+
+Undoes publication GEN in the working copy PATH: the inverse of its changes, merged
+three-way with everything since (later edits to the same lines are kept). Conflicts
+are written as marker blocks, as a pull writes them (exit 1, CONTENT_CONFLICT).
+Nothing is published: the next quire commit publishes the result.
 
 ${storeOptions}
 

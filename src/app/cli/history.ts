@@ -9,6 +9,7 @@ import {
   diffJson,
   renderDiff,
   renderDiffStat,
+  renderRestored,
   renderShown,
   renderStatus,
   shownJson,
@@ -26,7 +27,7 @@ import { type Terminal, exitCodes } from "./terminal.js";
 /** A `quire log` or `quire status` invocation. */
 export type HistoryInvocation = Extract<
   Invocation,
-  { readonly _tag: "Log" | "Status" | "Diff" | "Show" }
+  { readonly _tag: "Log" | "Status" | "Diff" | "Show" | "Restore" | "Revert" }
 >;
 
 /**
@@ -79,19 +80,29 @@ export const runHistory = (
                         : renderDiff(diff, { color: terminal.outColor }),
                   ),
                 )
-            : notebook
-                .show({
-                  path: invocation.path,
-                  generation: invocation.generation,
-                  files: invocation.files,
-                })
-                .pipe(
-                  Effect.map((shown) =>
-                    invocation.json
-                      ? shownJson(shown)
-                      : renderShown(shown, { color: terminal.outColor }),
-                  ),
-                );
+            : invocation._tag === "Restore" || invocation._tag === "Revert"
+              ? (invocation._tag === "Restore"
+                  ? notebook.restore({
+                      path: invocation.path,
+                      generation: invocation.generation,
+                      files: invocation.files,
+                      force: invocation.force,
+                    })
+                  : notebook.revert({ path: invocation.path, generation: invocation.generation })
+                ).pipe(Effect.map((restored) => renderRestored(restored, invocation._tag)))
+              : notebook
+                  .show({
+                    path: invocation.path,
+                    generation: invocation.generation,
+                    files: invocation.files,
+                  })
+                  .pipe(
+                    Effect.map((shown) =>
+                      invocation.json
+                        ? shownJson(shown)
+                        : renderShown(shown, { color: terminal.outColor }),
+                    ),
+                  );
     const command = invocation._tag.toLowerCase();
     const result = yield* defectsAsInternal(answer, command, diagnosticId).pipe(
       Effect.either,

@@ -47,7 +47,10 @@ const startupLine = (error: StartupError): string =>
 const runConfigured = async (
   invocation: Extract<
     Invocation,
-    { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" | "Status" | "Diff" | "Show" }
+    {
+      readonly _tag:
+        "Serve" | "Pull" | "Commit" | "Log" | "Status" | "Diff" | "Show" | "Restore" | "Revert";
+    }
   >,
 ): Promise<number> => {
   const config = invocation.config;

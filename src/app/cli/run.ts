@@ -234,7 +234,10 @@ const serve = (
 export const runCommand = (
   invocation: Extract<
     Invocation,
-    { readonly _tag: "Serve" | "Pull" | "Commit" | "Log" | "Status" | "Diff" | "Show" }
+    {
+      readonly _tag:
+        "Serve" | "Pull" | "Commit" | "Log" | "Status" | "Diff" | "Show" | "Restore" | "Revert";
+    }
   >,
   author: Author,
   terminal: Terminal,

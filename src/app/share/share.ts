@@ -387,6 +387,8 @@ export const sharedNotebook = (
       status: local.status,
       diff: local.diff,
       show: local.show,
+      restore: local.restore,
+      revert: local.revert,
       discardIfPublished: local.discardIfPublished,
       stopSharing: lock.withPermits(1)(
         Effect.suspend(() => {

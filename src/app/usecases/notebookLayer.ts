@@ -30,6 +30,7 @@ import { historyLog } from "./history/log.js";
 import { copyStatus } from "./history/status.js";
 import { copyDiff } from "./history/diff.js";
 import { showPublication } from "./history/show.js";
+import { restoreFiles, revertPublication } from "./history/restore.js";
 import type { NotebookOptions } from "./shared/notebookOptions.js";
 
 /** How long a call waits for another process holding the same working copy. */
@@ -300,6 +301,12 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             ? Effect.fail(notPulled)
             : showPublication(call, request.generation, request.files),
         ),
+      restore: (request) =>
+        onPulledCopy(request.path, "restore", (call) =>
+          restoreFiles(call, request.generation, request.files, request.force),
+        ),
+      revert: (request) =>
+        onPulledCopy(request.path, "revert", (call) => revertPublication(call, request.generation)),
       discardIfPublished: (path) =>
         Effect.gen(function* () {
           const opened = yield* openCopy(path, false);

@@ -18,7 +18,7 @@ import { forEachPooled } from "../shared/pooled.js";
 import { readManifest } from "../commit/remote.js";
 import { loadText } from "../pull/mergeRun.js";
 import { type CopyState, loadStats, mergeBaseOf } from "../workingCopy/privateState.js";
-import { surveyWorkingCopy } from "../workingCopy/workingCopy.js";
+import { type Scan, surveyWorkingCopy } from "../workingCopy/workingCopy.js";
 
 /**
  * How many publications `manifest` holds above `generation`: its increments (each one
@@ -48,7 +48,9 @@ export interface Unpublished {
   readonly state: CopyState;
   /** The merge base's ids (the baseline, but for held files). */
   readonly base: Tree;
-  /** The scan's valid files' ids. */
+  /** The scan's valid files. */
+  readonly scan: Scan;
+  /** Their ids. */
   readonly local: Tree;
   /** Unpublished changes, sorted by path. */
   readonly changes: ReadonlyArray<LocalChange>;
@@ -96,7 +98,7 @@ export const unpublished = (call: CopyCall): Effect.Effect<Unpublished, DomainEr
     for (const path of base.keys())
       if (!local.has(path) && !refused.has(path)) changes.push({ path, change: "deleted" });
     changes.sort((a, b) => compareCodeUnits(a.path, b.path));
-    return { state, base, local, changes, issues };
+    return { state, base, scan: files, local, changes, issues };
   });
 
 /**

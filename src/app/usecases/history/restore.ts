@@ -1,0 +1,132 @@
+/**
+ * `quire restore` and `quire revert` (SPEC §11): bringing back files as they were at a
+ * generation, or undoing one publication, in the working copy — never published by
+ * these calls: the next commit publishes the result like any edit. Both write through
+ * the rewrite's guard (workingCopy/rewrite.ts), so a file saved meanwhile is merged or
+ * held, never overwritten.
+ */
+import { Effect } from "effect";
+import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
+import type { RestoredFiles } from "../../../domain/history.js";
+import { compareCodeUnits } from "../../../domain/paths.js";
+import type { Tree } from "../../../domain/tree.js";
+import type { CopyCall } from "../shared/context.js";
+import { runMerge } from "../pull/mergeRun.js";
+import { materialise } from "../workingCopy/rewrite.js";
+import { publicationStates } from "./generations.js";
+import { unpublished } from "./status.js";
+
+const selected = (path: string, files: ReadonlyArray<string>): boolean =>
+  files.some((f) => path === f || path.startsWith(`${f}/`));
+
+const changeOf = (path: string, from: Tree, to: Tree): "added" | "modified" | "deleted" =>
+  !from.has(path) ? "added" : !to.has(path) ? "deleted" : "modified";
+
+/** Writes `target` over the copy for `changed` paths; what was written and what held. */
+const write = (
+  call: CopyCall,
+  scan: Parameters<typeof materialise>[1],
+  local: Tree,
+  target: Tree,
+  changed: ReadonlyArray<string>,
+  generation: number,
+): Effect.Effect<RestoredFiles, DomainError> =>
+  materialise(call.tree, scan, target, changed, call.blobs).pipe(
+    Effect.map(({ held }) => ({
+      generation,
+      files: changed
+        .filter((path) => !held.includes(path))
+        .map((path) => ({ path, change: changeOf(path, local, target) })),
+      held,
+    })),
+  );
+
+/**
+ * Writes `files` (notebook paths, or directories of them) as they were at `generation`
+ * into the copy: recreated if deleted since, removed if they did not exist then.
+ * INVALID_REQUEST/UNPUBLISHED_CHANGES when one of them has unpublished changes and
+ * `force` is not set (nothing is written then); INVALID_ARGUMENT when none of them
+ * exists at `generation` or in the copy; GENERATION_PRUNED when its content is gone.
+ */
+export const restoreFiles = (
+  call: CopyCall,
+  generation: number,
+  files: ReadonlyArray<string>,
+  force: boolean,
+): Effect.Effect<RestoredFiles, DomainError> =>
+  Effect.gen(function* () {
+    const { scan, local, changes } = yield* unpublished(call);
+    const { after } = yield* publicationStates(call, generation);
+    const paths = [...new Set([...after.keys(), ...local.keys()])]
+      .filter((path) => selected(path, files))
+      .sort(compareCodeUnits);
+    if (paths.length === 0)
+      return yield* Effect.fail(
+        domainError({
+          code: "INVALID_REQUEST",
+          reason: "INVALID_ARGUMENT",
+          message: `None of these files exists at generation ${generation} or in the working copy: ${files.join(", ")}.`,
+        }),
+      );
+    const edited = changes.filter((c) => paths.includes(c.path)).map((c) => c.path);
+    if (edited.length > 0 && !force)
+      return yield* Effect.fail(
+        domainError({
+          code: "INVALID_REQUEST",
+          reason: "UNPUBLISHED_CHANGES",
+          message: `These files have unpublished changes that restoring would replace: ${edited.slice(0, 20).join(", ")}${edited.length > 20 ? ", …" : ""}. Commit them first, or repeat with --force. Nothing was written.`,
+        }),
+      );
+    const target = new Map(local);
+    for (const path of paths) {
+      const id = after.get(path);
+      if (id === undefined) target.delete(path);
+      else target.set(path, id);
+    }
+    const changed = paths.filter((path) => local.get(path) !== target.get(path));
+    return yield* write(call, scan, local, target, changed, generation);
+  });
+
+/**
+ * Applies the inverse of the publication at `generation` to the copy as a three-way
+ * merge (base: the notebook just after it; theirs: just before it; ours: the copy), so
+ * that later changes to the same files are kept. Conflicts are written as a pull writes
+ * them (marker blocks) and answered CONTENT_CONFLICT/MERGE_CONFLICT with the files;
+ * GENERATION_PRUNED when its content is gone.
+ */
+export const revertPublication = (
+  call: CopyCall,
+  generation: number,
+): Effect.Effect<RestoredFiles, DomainError> =>
+  Effect.gen(function* () {
+    const { scan, local } = yield* unpublished(call);
+    const { before, after } = yield* publicationStates(call, generation);
+    const touched = [...new Set([...before.keys(), ...after.keys()])].filter(
+      (path) => before.get(path) !== after.get(path),
+    );
+    // Only the paths the publication changed differ between base and theirs.
+    const base = new Map(local);
+    const theirs = new Map(local);
+    for (const path of touched) {
+      const [was, is] = [before.get(path), after.get(path)];
+      if (is === undefined) base.delete(path);
+      else base.set(path, is);
+      if (was === undefined) theirs.delete(path);
+      else theirs.set(path, was);
+    }
+    const { merged, conflicts } = yield* runMerge(base, local, theirs, call.blobs);
+    const changed = [...new Set([...merged.keys(), ...local.keys()])]
+      .filter((path) => merged.get(path) !== local.get(path))
+      .sort(compareCodeUnits);
+    const written = yield* write(call, scan, local, merged, changed, generation);
+    if (conflicts.length > 0) return yield* Effect.fail(revertConflict(generation, conflicts));
+    return written;
+  });
+
+const revertConflict = (generation: number, conflicts: ReadonlyArray<FileIssue>): DomainError =>
+  domainError({
+    code: "CONTENT_CONFLICT",
+    reason: "MERGE_CONFLICT",
+    message: `Undoing generation ${generation} conflicts with later changes to these files; marker blocks were written into them. Resolve them, then commit.`,
+    files: conflicts,
+  });
