@@ -172,12 +172,16 @@ export type Invocation =
       readonly files: ReadonlyArray<string>;
       /** `--force`: replace unpublished changes too. */
       readonly force: boolean;
+      /** `--json`: what was written as one JSON object. */
+      readonly json: boolean;
     }
   | {
       readonly _tag: "Revert";
       readonly config: RuntimeConfig;
       readonly path: string;
       readonly generation: number;
+      /** `--json`: what was written as one JSON object. */
+      readonly json: boolean;
     };
 
 /** The options of serve, pull and commit (`quire mcp install` passes them through to serve). */
@@ -343,8 +347,11 @@ export const parseInvocation = (
     if (first !== "log" && logOnly !== undefined) {
       return yield* fail(`--${logOnly.name} applies only to quire log`);
     }
-    if (!["log", "status", "diff", "show"].includes(first) && options.has("json")) {
-      return yield* fail("--json applies only to quire log, status, diff and show");
+    if (first === "serve" || first === "pull" || first === "commit") {
+      if (options.has("json"))
+        return yield* fail(
+          "--json applies only to quire log, status, diff, show, restore and revert",
+        );
     }
     if (first !== "diff" && options.has("stat")) {
       return yield* fail("--stat applies only to quire diff");
@@ -371,7 +378,13 @@ export const parseInvocation = (
         if (word === undefined) return yield* fail("quire revert needs PATH and GEN");
         if (extra.length > 0) return yield* fail("quire revert takes one GEN");
         const generation = yield* parseInteger({ value: word, origin: "GEN" }, 0, 1, 999_999_999);
-        return { _tag: "Revert", config, path, generation } satisfies Invocation;
+        return {
+          _tag: "Revert",
+          config,
+          path,
+          generation,
+          json: options.has("json"),
+        } satisfies Invocation;
       }
       const from = fromFlag(options, "from");
       if (from === undefined) return yield* fail("quire restore needs --from GEN");
@@ -389,6 +402,7 @@ export const parseInvocation = (
         generation,
         files: more.map((file) => file.replace(/\/+$/, "")),
         force: options.has("force"),
+        json: options.has("json"),
       } satisfies Invocation;
     }
     if (first === "diff" || first === "show") {

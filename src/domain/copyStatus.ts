@@ -240,3 +240,12 @@ export const renderRestored = (restored: RestoredFiles, what: "Restore" | "Rever
   if (restored.files.length > 0) lines.push("quire commit publishes it");
   return `${lines.join("\n")}\n`;
 };
+
+/** The JSON `quire restore --json` and `quire revert --json` print (one line). */
+export const restoredJson = (restored: RestoredFiles & { readonly path: string }): string =>
+  `${JSON.stringify({
+    path: restored.path,
+    generation: restored.generation,
+    files: restored.files.map((f) => ({ path: f.path, change: f.change })),
+    held: restored.held,
+  })}\n`;

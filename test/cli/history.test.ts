@@ -260,7 +260,15 @@ describe("history: authors and quire log", () => {
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain("INVALID_REQUEST · UNPUBLISHED_CHANGES");
       expect(read(one, "notes/a.md")).toBe("mine\n");
-      await ok(runCli(world, ["restore", one, "notes/a.md", "--from", "1", "--force"]));
+      const forced = await ok(
+        runCli(world, ["restore", one, "notes/a.md", "--from", "1", "--force", "--json"]),
+      );
+      expect(JSON.parse(forced.stdout)).toEqual({
+        path: one,
+        generation: 1,
+        files: [{ path: "notes/a.md", change: "modified" }],
+        held: [],
+      });
       expect(read(one, "notes/a.md")).toBe("1\n2\n3\n");
       // revert of a publication whose lines changed since: conflict markers, as a pull's.
       write(one, "notes/a.md", "1\nTWO again\n3\n");

@@ -157,6 +157,7 @@ unpublished changes, unless --force.
 
   --from <gen>               the generation to take them from (required)
   --force                    replace unpublished changes too
+  --json                     what was written, as one JSON object (docs/history.md)
 
 ${storeOptions}
 
@@ -168,6 +169,8 @@ Undoes publication GEN in the working copy PATH: the inverse of its changes, mer
 three-way with everything since (later edits to the same lines are kept). Conflicts
 are written as marker blocks, as a pull writes them (exit 1, CONTENT_CONFLICT).
 Nothing is published: the next quire commit publishes the result.
+
+  --json                     what was written, as one JSON object (docs/history.md)
 
 ${storeOptions}
 

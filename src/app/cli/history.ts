@@ -11,6 +11,7 @@ import {
   renderDiffStat,
   renderRestored,
   renderShown,
+  restoredJson,
   renderStatus,
   shownJson,
   statusJson,
@@ -89,7 +90,13 @@ export const runHistory = (
                       force: invocation.force,
                     })
                   : notebook.revert({ path: invocation.path, generation: invocation.generation })
-                ).pipe(Effect.map((restored) => renderRestored(restored, invocation._tag)))
+                ).pipe(
+                  Effect.map((restored) =>
+                    invocation.json
+                      ? restoredJson(restored)
+                      : renderRestored(restored, invocation._tag),
+                  ),
+                )
               : notebook
                   .show({
                     path: invocation.path,
