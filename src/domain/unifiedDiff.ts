@@ -5,8 +5,10 @@
  * left out, an empty side numbered by the line before it) and `\ No newline at end of
  * file` after a last line without one. The hunks are those of the line diff the merge
  * uses (git's own algorithm, lineDiff.ts), lines compared byte for byte, so the output
- * matches `git diff` for text (test/domain/unifiedDiff.test.ts compares the two). No
- * `index` line: quire shows no content ids.
+ * is `git diff --no-indent-heuristic`'s for text (test/domain/unifiedDiff.test.ts
+ * compares the two); git's default indent heuristic may place a hunk among repeated
+ * lines a line or two elsewhere (the same change). No `index` line: quire shows no
+ * content ids.
  */
 import { diffClasses, type DiffHunk } from "./lineDiff.js";
 import { LineClassifier } from "./lines.js";
