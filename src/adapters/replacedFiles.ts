@@ -15,7 +15,7 @@ import type { StatsLike } from "./fsStats.js";
 
 /** A write that reached a file after it was replaced or removed. */
 export interface LateWrite {
-  /** The file's path in the tree, relative to its root. */
+  /** The file's path, relative to the tree that asks (see {@link ReplacedFiles.late}). */
   readonly path: string;
   /** What the old file holds now. */
   readonly bytes: Uint8Array;
@@ -25,8 +25,11 @@ export interface LateWrite {
 export interface ReplacedFiles {
   /** Keeps `descriptor` (the old file at `path`, as `stats` last saw it) open to check later. */
   readonly watch: (path: string, descriptor: number, stats: StatsLike) => void;
-  /** Checks every watched file, closes them, and returns the ones written since. */
-  readonly late: () => ReadonlyArray<LateWrite>;
+  /**
+   * Checks the watched files below `prefix` (a tree's own path from the root; `""`: all),
+   * closes them, and returns the ones written since, with paths relative to `prefix`.
+   */
+  readonly late: (prefix: string) => ReadonlyArray<LateWrite>;
   /** Closes every watched file without checking (the tree's end). Never throws. */
   readonly close: () => void;
 }
@@ -64,17 +67,29 @@ export const makeReplacedFiles = (calls: {
       }
       watched.push({ path, descriptor, size: stats.size, mtimeMs: stats.mtimeMs });
     },
-    late: () => {
+    late: (prefix) => {
+      const below = (path: string) => prefix === "" || path.startsWith(`${prefix}/`);
+      const relative = (path: string) => (prefix === "" ? path : path.slice(prefix.length + 1));
       let failure: unknown;
+      const mine = watched.filter((entry) => below(entry.path));
+      for (let i = watched.length - 1; i >= 0; i--) {
+        const entry = watched[i];
+        if (entry !== undefined && below(entry.path)) watched.splice(i, 1);
+      }
       // Each check closes its file, even when it throws: every file gets its check.
-      for (const entry of watched.splice(0))
+      for (const entry of mine)
         try {
           check(entry);
         } catch (error) {
           failure ??= error;
         }
       if (failure !== undefined) throw failure;
-      return found.splice(0);
+      const answered = found.filter((write) => below(write.path));
+      for (let i = found.length - 1; i >= 0; i--) {
+        const write = found[i];
+        if (write !== undefined && below(write.path)) found.splice(i, 1);
+      }
+      return answered.map((write) => ({ path: relative(write.path), bytes: write.bytes }));
     },
     close: () => {
       for (const entry of watched.splice(0))

@@ -476,12 +476,13 @@ const treeAt = (
   };
 
   /**
-   * Hands the old file just replaced or removed (open as `descriptor`) to the watch list
-   * (replacedFiles.ts): `false` when it cannot be (then the caller closes it).
+   * Hands the old file just replaced or removed (open as `descriptor`, as `seen` when its
+   * outcome was decided) to the watch list (replacedFiles.ts): `false` when it cannot be
+   * (then the caller closes it).
    */
-  const keepWatching = (path: string, descriptor: number): boolean => {
+  const keepWatching = (path: string, descriptor: number, seen: StatsLike): boolean => {
     try {
-      replaced.watch(path, descriptor, calls.fstat(descriptor));
+      replaced.watch(path, descriptor, seen);
       return true;
     } catch {
       return false;
@@ -515,10 +516,13 @@ const treeAt = (
       if (!discardAside(directory, name, held.aside, undo)) return changed;
       removeTemp();
       const info = writtenInfo(tempDescriptor, written);
+      // Taken before the decision: a write after it is seen by the later check, never
+      // between the two.
+      const seen = calls.fstat(held.descriptor);
       const outcome: GuardedOutcome = changedSince(held.descriptor, held.first, expected)
         ? { _tag: "Overtaken", bytes: readAll(held.descriptor), info }
         : { _tag: "Done", info };
-      watching = keepWatching(joinRelative(directory, name), held.descriptor);
+      watching = keepWatching(joinRelative(directory, name), held.descriptor, seen);
       return outcome;
     } finally {
       if (!watching) calls.close(held.descriptor);
@@ -540,10 +544,13 @@ const treeAt = (
     try {
       // Moved out of the tree while it was set aside: put back, remove nothing there.
       if (!discardAside(directory, name, held.aside, () => undefined)) return changed;
+      // Taken before the decision: a write after it is seen by the later check, never
+      // between the two.
+      const seen = calls.fstat(held.descriptor);
       const outcome: GuardedOutcome = changedSince(held.descriptor, held.first, expected)
         ? { _tag: "Overtaken", bytes: readAll(held.descriptor), info: Option.none() }
         : { _tag: "Done", info: Option.none() };
-      watching = keepWatching(joinRelative(directory, name), held.descriptor);
+      watching = keepWatching(joinRelative(directory, name), held.descriptor, seen);
       return outcome;
     } finally {
       if (!watching) calls.close(held.descriptor);
@@ -844,7 +851,7 @@ const treeAt = (
     replaceFile,
     removeFile,
     removeLeftover,
-    lateWrites: () => run(prefix, () => replaced.late()),
+    lateWrites: () => run(prefix, () => replaced.late(prefix)),
     restoreName,
     makeDirectories,
     removeEmptyDirectory,

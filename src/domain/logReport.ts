@@ -3,7 +3,7 @@
  * text for people or as JSON for scripts. Text from the store (messages, authors) is
  * made safe for a terminal: a hostile message must not be able to move the cursor or
  * rewrite what the terminal showed, so every control character but a tab (and, in a
- * whole message, a newline) is shown as `\u{FFFD}`.
+ * whole message, a newline), and the bidirectional overrides, are shown as `\u{FFFD}`.
  */
 import { fileFields, type HistoryLog, type PublicationRecord } from "./history.js";
 
@@ -22,7 +22,12 @@ const reset = "\u001b[0m";
 
 /** `text` with every control character but tab (and LF when `lines`) as U+FFFD. */
 export const terminalSafe = (text: string, lines = false): string =>
-  text.replace(lines ? /[^\P{Cc}\t\n]|[\u2028\u2029]/gu : /[^\P{Cc}\t]|[\u2028\u2029]/gu, "\uFFFD");
+  text.replace(
+    lines
+      ? /[^\P{Cc}\t\n]|[\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu
+      : /[^\P{Cc}\t]|[\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu,
+    "\uFFFD",
+  );
 
 const firstLine = (message: string): string => message.split(/\r?\n/, 1)[0] ?? "";
 
@@ -35,7 +40,7 @@ export const renderRecord = (record: PublicationRecord, options: LogRenderOption
     .filter((part) => part !== "")
     .join(" ");
   const lines = [
-    `${paint(yellow, `generation ${record.generation}`)}  ${record.time}  ${terminalSafe(who)}`,
+    `${paint(yellow, `generation ${record.generation}`)}  ${terminalSafe(record.time)}  ${terminalSafe(who)}`,
   ];
   const message = options.full
     ? terminalSafe(record.message.replace(/\r\n/g, "\n"), true)

@@ -189,7 +189,8 @@ export interface RootedTree {
    * The writes that reached files this tree (or a subtree of it) replaced or removed
    * with a `Done` or `Overtaken` outcome after that outcome was decided: a process that
    * had the old file open (an append, an in-place save) and wrote a little late. Each
-   * comes with its path relative to the opened tree's root and what the old file holds
+   * comes with its path relative to this tree (a subtree answers only for files below
+   * it) and what the old file holds
    * now; the caller must bring them back as it does `Overtaken` bytes. The files are
    * checked and let go by this call (only the last few dozen replaced are watched, so a
    * caller asks once its rewrite is over); a later call reports only later replaces.

@@ -237,6 +237,35 @@ export const runRootedTreeContract = (name: string, make: () => Promise<TreeFixt
     );
 
     it.effect(
+      "hands back a write that reached a replaced file late, with its path in the subtree that asks",
+      () =>
+        withTree((f, tree) =>
+          Effect.gen(function* () {
+            f.host.mkdir(`${f.base}/tree/wc/wc`);
+            f.host.write(`${f.base}/tree/wc/a.md`, "scanned\n");
+            f.host.write(`${f.base}/tree/wc/wc/a.md`, "another note\n");
+            const copy = yield* tree.subtree("wc");
+            const scanned = yield* infoOf(copy, "a.md");
+            const editor = f.host.openForWrite(`${f.base}/tree/wc/a.md`);
+            const outcome = yield* copy.replaceFile(
+              "a.md",
+              bytes("ours\n"),
+              expectOf(scanned),
+              0o644,
+            );
+            expect(outcome._tag).toBe("Done");
+            // Written after the replace's last check, through a descriptor opened before.
+            f.host.overwrite(editor, "late edit\n");
+            f.host.close(editor);
+            const late = yield* copy.lateWrites();
+            expect(late.map((l) => [l.path, text(l.bytes)])).toEqual([["a.md", "late edit\n"]]);
+            expect(yield* copy.lateWrites()).toEqual([]);
+            expect(f.host.read(`${f.base}/tree/wc/wc/a.md`)).toBe("another note\n");
+          }),
+        ),
+    );
+
+    it.effect(
       "hands back the set-aside file when a writer appending to the name created it meanwhile",
       () =>
         withTree((f, tree) =>

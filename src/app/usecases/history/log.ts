@@ -71,7 +71,7 @@ const logOf = (
       }
     };
     const result = (unrecordedThrough: number): HistoryLog => {
-      const through = Math.min(unrecordedThrough, oldest - 1);
+      const through = Math.min(unrecordedThrough, oldest - 1, manifest.generation);
       return {
         generation: manifest.generation,
         publications: listed,
@@ -85,8 +85,18 @@ const logOf = (
     if (active.value.fromStart || done()) return Option.some(result(0));
     let next: string | null = historyKey(manifest.checkpoint.key);
     let first = true;
+    // Each segment must be older than the one that named it (a damaged or hostile chain
+    // that loops back, or points forward, ends the log there instead of never ending).
+    let through = manifest.checkpoint.generation + 1;
     while (next !== null && !done()) {
       const segment: Option.Option<HistorySegment> = yield* readSegment(ctx, next);
+      if (Option.isSome(segment) && segment.value.through >= through) {
+        yield* Effect.logWarning(
+          "a history segment does not precede the one naming it; the log ends there",
+        ).pipe(Effect.annotateLogs({ key: next }));
+        return Option.some(result(oldest - 1));
+      }
+      if (Option.isSome(segment)) through = segment.value.through;
       if (Option.isNone(segment)) {
         if (!first) return Option.some(result(oldest - 1));
         // No segment for the active checkpoint: a store from before history segments.

@@ -207,15 +207,51 @@ export const materialise = (
             ? found
             : concatBytes(displaced, found);
         const keepDisplaced = Effect.gen(function* () {
+          // A few attempts: the displaced content exists only here now.
+          for (let attempt = 0; displaced !== undefined && attempt < 8; attempt++) {
+            const found = yield* reread(tree, path);
+            if (found === null) break;
+            const bytes = found === undefined ? displaced : withDisplaced(found.bytes);
+            const where: Expectation =
+              found === undefined
+                ? { _tag: "Absent" }
+                : expectationOfBytes(found.info, contentId(found.bytes));
+            const outcome = yield* tree
+              .replaceFile(path, bytes, where, 0o644)
+              .pipe(io("writing a file"));
+            if (outcome._tag === "Done") return held;
+            if (outcome._tag === "Displaced") displaced = withDisplaced(outcome.bytes);
+            if (outcome._tag === "Overtaken") {
+              // Ours (holding the displaced content) is in place; what reached the file it
+              // replaced goes after it in the next attempt.
+              displaced = bytes;
+              const late = outcome.bytes;
+              const extra = startsWith(late, found?.bytes ?? new Uint8Array())
+                ? late.subarray(found?.bytes.length ?? 0)
+                : late;
+              if (extra.length === 0) return held;
+              displaced = concatBytes(bytes, extra);
+            }
+          }
           if (displaced === undefined) return held;
-          const found = yield* reread(tree, path);
-          const bytes = found == null ? displaced : withDisplaced(found.bytes);
-          const where: Expectation =
-            found == null
-              ? { _tag: "Absent" }
-              : expectationOfBytes(found.info, contentId(found.bytes));
-          // One attempt: a file that keeps changing under it even now is left as it is.
-          yield* tree.replaceFile(path, bytes, where, 0o644).pipe(io("writing a file"));
+          // Its name keeps changing (or holds a directory now): the displaced note goes
+          // beside it under a new name, created only where nothing is, for the person to
+          // see and the next commit to publish — never lost.
+          for (let n = 1; n <= 20; n++) {
+            const beside = `${path}.displaced${n === 1 ? "" : `-${n}`}`;
+            const made = yield* Effect.either(
+              tree.replaceFile(beside, displaced, { _tag: "Absent" }, 0o644),
+            );
+            if (made._tag === "Right" && made.right._tag === "Done") {
+              yield* Effect.logWarning(
+                "a note displaced during the call was put beside it: its name kept changing",
+              ).pipe(Effect.annotateLogs({ file: path, keptAs: beside }));
+              return held;
+            }
+          }
+          yield* Effect.logError(
+            "a note displaced during the call could not be put back anywhere",
+          ).pipe(Effect.annotateLogs({ file: path, bytes: displaced.length }));
           return held;
         });
         for (let round = 0; round <= maxRemerges; round++) {
@@ -234,15 +270,19 @@ export const materialise = (
           if (round === maxRemerges) break;
           const scanned = yield* scannedBytes(path);
           if (outcome._tag === "Overtaken") {
-            // Ours is in place, but an edit reached the file it replaced meanwhile.
-            const merged = mergeNewer(scanned, outcome.bytes, wanted?.bytes, yield* policyOf(path));
+            // Ours is in place, but an edit reached the file it replaced meanwhile. A
+            // displaced note goes ahead of that edit (the file it replaced was the
+            // newcomer); ours already holds it, so it is no longer kept apart after this.
+            const newer = withDisplaced(outcome.bytes);
+            displaced = undefined;
+            const merged = mergeNewer(scanned, newer, wanted?.bytes, yield* policyOf(path));
             const mine: Expectation = Option.match(outcome.info, {
               onNone: () => ({ _tag: "Absent" }),
               onSome: (info) => expectationOfBytes(info, goal?.id ?? ""),
             });
             if (merged === undefined) {
               // Put the edit back as the person left it.
-              yield* tree.replaceFile(path, outcome.bytes, mine, 0o644).pipe(io("writing a file"));
+              yield* tree.replaceFile(path, newer, mine, 0o644).pipe(io("writing a file"));
               return held;
             }
             expected = mine;
