@@ -175,18 +175,21 @@ export const renderDiffStat = (diff: CopyDiff, options: StatusRenderOptions): st
   return `${lines.join("\n")}\n ${parts.join(", ")}\n`;
 };
 
+/** A file diff with exactly its fields, in their documented order (for JSON). */
+const fileDiffFields = (f: FileDiff): FileDiff => ({
+  path: f.path,
+  change: f.change,
+  insertions: f.insertions,
+  deletions: f.deletions,
+  diff: f.diff,
+});
+
 /** The JSON `quire diff --json` prints (one line), with the copy's directory. */
 export const diffJson = (diff: CopyDiff & { readonly path: string }): string =>
   `${JSON.stringify({
     path: diff.path,
     generation: diff.generation,
-    files: diff.files.map((f) => ({
-      path: f.path,
-      change: f.change,
-      insertions: f.insertions,
-      deletions: f.deletions,
-      diff: f.diff,
-    })),
+    files: diff.files.map(fileDiffFields),
   })}\n`;
 
 /**
@@ -208,13 +211,7 @@ export const shownJson = (shown: ShownPublication & { readonly path: string }): 
     time: shown.time,
     author: { name: shown.author.name, version: shown.author.version },
     message: shown.message,
-    files: shown.files.map((f) => ({
-      path: f.path,
-      change: f.change,
-      insertions: f.insertions,
-      deletions: f.deletions,
-      diff: f.diff,
-    })),
+    files: shown.files.map(fileDiffFields),
   })}\n`;
 
 /**

@@ -83,6 +83,10 @@ export interface RestoredFiles {
   readonly held: ReadonlyArray<string>;
 }
 
+/** Whether notebook path `path` is one of `paths` or lies below one of them (a directory). */
+export const atOrBelowAny = (path: string, paths: ReadonlyArray<string>): boolean =>
+  paths.some((p) => path === p || path.startsWith(`${p}/`));
+
 /** How many publications a log lists when not told (`quire log` without `-n`). */
 export const defaultLogLimit = 50;
 

@@ -8,12 +8,10 @@ import type { CopyDiff, FileDiff } from "../../../domain/copyStatus.js";
 import { countChanges } from "../../../domain/diffstat.js";
 import type { DomainError } from "../../../domain/errors.js";
 import { unifiedDiff } from "../../../domain/unifiedDiff.js";
+import { atOrBelowAny } from "../../../domain/history.js";
 import type { CopyCall } from "../shared/context.js";
 import { loadText } from "../pull/mergeRun.js";
 import { unpublished } from "./status.js";
-
-const selected = (path: string, files: ReadonlyArray<string>): boolean =>
-  files.length === 0 || files.some((f) => path === f || path.startsWith(`${f}/`));
 
 /**
  * The diff of the copy `call` holds, only of `files` (notebook paths, or directories of
@@ -29,7 +27,7 @@ export const copyDiff = (
     const text = (id: string | undefined) =>
       id === undefined ? Effect.succeed(undefined) : loadText(call.blobs, id);
     const diffs = yield* Effect.forEach(
-      changes.filter((c) => selected(c.path, files)),
+      changes.filter((c) => files.length === 0 || atOrBelowAny(c.path, files)),
       (c): Effect.Effect<FileDiff, DomainError> =>
         Effect.gen(function* () {
           const before = yield* text(base.get(c.path));

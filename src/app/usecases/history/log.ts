@@ -8,6 +8,7 @@
 import { Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import {
+  atOrBelowAny,
   historyKey,
   type HistoryLog,
   type HistorySegment,
@@ -20,7 +21,7 @@ import { chainRecords } from "./records.js";
 import { readSegment } from "./segments.js";
 
 const touches = (record: PublicationRecord, file: string | undefined): boolean =>
-  file === undefined || record.files.some((f) => f.path === file || f.path.startsWith(`${file}/`));
+  file === undefined || record.files.some((f) => atOrBelowAny(f.path, [file]));
 
 /**
  * The records of the retained chains still in the store, newest first (a store from

@@ -9,7 +9,6 @@
  * file a publication touched — what the chain holds, never the whole history.
  */
 import { Effect, Option } from "effect";
-import { decodeText } from "../../../domain/content.js";
 import { countChanges } from "../../../domain/diffstat.js";
 import type { DomainError } from "../../../domain/errors.js";
 import type { FileRecord, PublicationRecord } from "../../../domain/history.js";
@@ -17,15 +16,11 @@ import type { PackDescriptor } from "../../../domain/manifest.js";
 import type { PackHeader } from "../../../domain/pack.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
 import { readPacks, type RemoteContext } from "../commit/remote.js";
+import { storedText } from "./storedText.js";
 
 /** The text of a stored content (its id); empty for anything that is not notebook text. */
 const textOf = (ctx: RemoteContext, id: string): Effect.Effect<string, DomainError> =>
-  ctx.blobs.load(id).pipe(
-    Effect.map((bytes) => {
-      const decoded = decodeText(bytes);
-      return "text" in decoded ? decoded.text : "";
-    }),
-  );
+  storedText(ctx, id).pipe(Effect.map((text) => text ?? ""));
 
 /** The record of one publication's pack, counted against `state` (path → content id). */
 const recordOf = (

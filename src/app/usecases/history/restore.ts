@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
-import type { RestoredFiles } from "../../../domain/history.js";
+import { atOrBelowAny, type RestoredFiles } from "../../../domain/history.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
 import type { Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
@@ -15,9 +15,6 @@ import { runMerge } from "../pull/mergeRun.js";
 import { materialise } from "../workingCopy/rewrite.js";
 import { publicationStates } from "./generations.js";
 import { unpublished } from "./status.js";
-
-const selected = (path: string, files: ReadonlyArray<string>): boolean =>
-  files.some((f) => path === f || path.startsWith(`${f}/`));
 
 const changeOf = (path: string, from: Tree, to: Tree): "added" | "modified" | "deleted" =>
   !from.has(path) ? "added" : !to.has(path) ? "deleted" : "modified";
@@ -58,7 +55,7 @@ export const restoreFiles = (
     const { scan, local, changes } = yield* unpublished(call);
     const { after } = yield* publicationStates(call, generation);
     const paths = [...new Set([...after.keys(), ...local.keys()])]
-      .filter((path) => selected(path, files))
+      .filter((path) => atOrBelowAny(path, files))
       .sort(compareCodeUnits);
     if (paths.length === 0)
       return yield* Effect.fail(

@@ -5,31 +5,14 @@
  */
 import { Effect } from "effect";
 import type { FileDiff } from "../../../domain/copyStatus.js";
-import { decodeText } from "../../../domain/content.js";
 import { countChanges } from "../../../domain/diffstat.js";
 import type { DomainError } from "../../../domain/errors.js";
-import type { ShownPublication } from "../../../domain/history.js";
+import { atOrBelowAny, type ShownPublication } from "../../../domain/history.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
 import { unifiedDiff } from "../../../domain/unifiedDiff.js";
 import type { RemoteContext } from "../commit/remote.js";
 import { publicationStates } from "./generations.js";
-
-/** The text of a stored content, or `undefined` for none (absent, or not notebook text). */
-export const storedText = (
-  ctx: RemoteContext,
-  id: string | undefined,
-): Effect.Effect<string | undefined, DomainError> =>
-  id === undefined
-    ? Effect.succeed(undefined)
-    : ctx.blobs.load(id).pipe(
-        Effect.map((bytes) => {
-          const decoded = decodeText(bytes);
-          return "text" in decoded ? decoded.text : undefined;
-        }),
-      );
-
-const selected = (path: string, files: ReadonlyArray<string>): boolean =>
-  files.length === 0 || files.some((f) => path === f || path.startsWith(`${f}/`));
+import { storedText } from "./storedText.js";
 
 /**
  * The publication at `generation`, its diffs only of `files` (notebook paths or
@@ -44,7 +27,10 @@ export const showPublication = (
   Effect.gen(function* () {
     const { header, before, after } = yield* publicationStates(ctx, generation);
     const paths = [...new Set([...header.puts.map((p) => p.path), ...header.deletes])]
-      .filter((path) => before.get(path) !== after.get(path) && selected(path, files))
+      .filter(
+        (path) =>
+          before.get(path) !== after.get(path) && (files.length === 0 || atOrBelowAny(path, files)),
+      )
       .sort(compareCodeUnits);
     const diffs = yield* Effect.forEach(
       paths,
