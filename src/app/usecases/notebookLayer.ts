@@ -32,6 +32,7 @@ import { copyDiff } from "./history/diff.js";
 import { showPublication } from "./history/show.js";
 import { restoreFiles, revertPublication } from "./history/restore.js";
 import type { NotebookOptions } from "./shared/notebookOptions.js";
+import { notPulledError, pulledState } from "./shared/pulled.js";
 
 /** How long a call waits for another process holding the same working copy. */
 const lockTimeoutMs = 30_000;
@@ -203,12 +204,6 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         return { path: resolved.path, value };
       });
 
-    const notPulled = domainError({
-      code: "INVALID_REQUEST",
-      reason: "NOT_PULLED",
-      message: "This working copy was never pulled; call notes_pull first.",
-    });
-
     /** A read of an existing copy (`NOT_PULLED` when there is none), with its path. */
     const onPulledCopy = <A extends object>(
       path: string | undefined,
@@ -218,7 +213,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
       openCopy(path, false).pipe(
         Effect.flatMap(
           Option.match({
-            onNone: () => Effect.fail(notPulled),
+            onNone: () => Effect.fail(notPulledError),
             onSome: (resolved) => withCopy(resolved, body),
           }),
         ),
@@ -272,7 +267,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           Effect.zipRight(openCopy(request.path, false)),
           Effect.flatMap(
             Option.match({
-              onNone: () => Effect.fail(notPulled),
+              onNone: () => Effect.fail(notPulledError),
               onSome: (resolved) =>
                 withCopy(resolved, (call) => commit(call, request.message, request.author)),
             }),
@@ -290,16 +285,16 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         ),
       log: (request) =>
         onPulledCopy(request.path, "log", (call) =>
-          Option.isNone(call.state) ? Effect.fail(notPulled) : historyLog(call, request),
+          pulledState(call).pipe(Effect.flatMap(() => historyLog(call, request))),
         ),
       status: (request) => onPulledCopy(request.path, "status", copyStatus),
       diff: (request) =>
         onPulledCopy(request.path, "diff", (call) => copyDiff(call, request.files)),
       show: (request) =>
         onPulledCopy(request.path, "show", (call) =>
-          Option.isNone(call.state)
-            ? Effect.fail(notPulled)
-            : showPublication(call, request.generation, request.files),
+          pulledState(call).pipe(
+            Effect.flatMap(() => showPublication(call, request.generation, request.files)),
+          ),
         ),
       restore: (request) =>
         onPulledCopy(request.path, "restore", (call) =>

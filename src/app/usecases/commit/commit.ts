@@ -10,6 +10,7 @@ import type { Author } from "../../Notebook.js";
 import { makeBlobSource } from "../workingCopy/blobs.js";
 import { backoff, busyError, placeWaitBudgetMs } from "./contention.js";
 import type { CopyCall } from "../shared/context.js";
+import { pulledState } from "../shared/pulled.js";
 import { clearIntent, loadIntent } from "../workingCopy/rewriteIntent.js";
 import { loadText } from "../pull/mergeRun.js";
 import { loadStats, mergeBaseOf, type CopyState } from "../workingCopy/privateState.js";
@@ -88,22 +89,8 @@ const refuseMarkers = (call: CopyCall, base: Tree, local: Tree): Effect.Effect<v
     );
   });
 
-/** Step 1: the copy's state; a copy never pulled is INVALID_REQUEST/NOT_PULLED. */
-const requirePulled = (call: CopyCall): Effect.Effect<CopyState, DomainError> =>
-  Option.match(call.state, {
-    onSome: Effect.succeed,
-    onNone: () =>
-      Effect.fail(
-        domainError({
-          code: "INVALID_REQUEST",
-          reason: "NOT_PULLED",
-          message: "This working copy was never pulled; call notes_pull first.",
-        }),
-      ),
-  });
-
 /**
- * Step 1, continued: a rewrite that was interrupted, or an earlier commit that may have
+ * Step 1, once the copy's state is there (shared/pulled.ts): a rewrite that was interrupted, or an earlier commit that may have
  * been accepted without its copy being settled, resynchronises the copy first
  * (workingCopy/rewriteIntent.ts); its conflicts fail the commit. Answers the call to
  * go on with.
@@ -142,7 +129,7 @@ const scanAndCheck = (
   message: string,
 ): Effect.Effect<ScannedCopy, DomainError> =>
   Effect.gen(function* () {
-    const state = yield* requirePulled(call);
+    const state = yield* pulledState(call);
     const mergeBase = mergeBaseOf(state);
     call.blobs.addTree(state.baseline);
     if (mergeBase !== state.baseline) call.blobs.addTree(mergeBase);
@@ -206,7 +193,7 @@ export const commit = (
   message: string,
   author: Author,
 ): Effect.Effect<Committed, DomainError> =>
-  requirePulled(call).pipe(
+  pulledState(call).pipe(
     Effect.flatMap((pulled) => recoverFirst(call, pulled)),
     Effect.flatMap((current) => scanAndCheck(current, author, message)),
     Effect.flatMap(publishWithRetries),

@@ -8,13 +8,14 @@
  */
 import { Effect, Option } from "effect";
 import type { CopyStatus, LocalChange } from "../../../domain/copyStatus.js";
-import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
+import type { DomainError, FileIssue } from "../../../domain/errors.js";
 import type { Manifest } from "../../../domain/manifest.js";
 import { findMarkerBlocks } from "../../../domain/markers.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
 import { forEachPooled } from "../shared/pooled.js";
+import { pulledState } from "../shared/pulled.js";
 import { readManifest } from "../commit/remote.js";
 import { loadText } from "../pull/mergeRun.js";
 import { type CopyState, loadStats, mergeBaseOf } from "../workingCopy/privateState.js";
@@ -65,15 +66,7 @@ export interface Unpublished {
  */
 export const unpublished = (call: CopyCall): Effect.Effect<Unpublished, DomainError> =>
   Effect.gen(function* () {
-    if (Option.isNone(call.state))
-      return yield* Effect.fail(
-        domainError({
-          code: "INVALID_REQUEST",
-          reason: "NOT_PULLED",
-          message: "This working copy was never pulled; call notes_pull first.",
-        }),
-      );
-    const state = call.state.value;
+    const state = yield* pulledState(call);
     // Compared with what the next commit merges against: the baseline, but for held files.
     const mergeBase = mergeBaseOf(state);
     call.blobs.addTree(state.baseline);
