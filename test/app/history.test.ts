@@ -3,6 +3,8 @@
  * increments, 2,000 commits later the log still lists every one of them (history
  * segments across 100+ checkpoints), and what a commit costs the store — requests and
  * bytes, checkpointing commits included — does not grow with the history's length.
+ * A checkpoint without a segment (made by an older release in a fleet of mixed
+ * releases) does not end the history while the chain it replaced is retained.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -112,4 +114,67 @@ describe("history across checkpoints", () => {
       await notebook.close();
     },
   );
+});
+
+describe("a checkpoint without a history segment (an older release's, in a mixed fleet)", () => {
+  /**
+   * Commits `commits` times with a checkpoint every 4 increments, deleting the segment of
+   * the first checkpoint as soon as it is made, as an older release would have left it;
+   * answers the log of every publication.
+   */
+  const logAfterMissingSegment = async (name: string, retainedCheckpoints: number) => {
+    const workspace = join(root, name);
+    mkdirSync(workspace);
+    const store = MemoryObjectStore.make();
+    const notebook = await openNotebook({
+      store,
+      workspaceRoot: workspace,
+      privateRoot: join(root, `${name}-private`),
+      checkpointPacks: 4,
+      retainedCheckpoints,
+      author: { name: "history-test", version: "1" },
+      probe: false,
+    });
+    const copy = join(workspace, "c");
+    expect(await notebook.pull(copy)).toMatchObject({ code: "OK" });
+    const segments = () => Effect.runPromise(store.list("history/"));
+    let deleted: string | undefined;
+    const commits = 30;
+    for (let i = 1; i <= commits; i++) {
+      writeFileSync(join(copy, `n${i % 3}.md`), `line ${i}\n`);
+      const result = await notebook.commit(`commit ${i}`, copy);
+      expect(result.code, JSON.stringify(result)).toBe("OK");
+      if (deleted === undefined) {
+        const first = (await segments())[0];
+        if (first !== undefined) {
+          deleted = first.key;
+          await Effect.runPromise(store.delete(first.key));
+        }
+      }
+    }
+    expect(deleted, "a checkpoint was made").toBeDefined();
+    // Later checkpoints were made, each with a segment of its own.
+    expect((await segments()).length).toBeGreaterThanOrEqual(3);
+    const log = await notebook.log({ path: copy, limit: 100 });
+    await notebook.close();
+    if (log.code !== "OK") throw new Error(JSON.stringify(log));
+    return { log, commits };
+  };
+
+  it("the next checkpoint reads the retained chain's packs instead: the log still lists every publication", async () => {
+    const { log, commits } = await logAfterMissingSegment("mixed", 1);
+    expect(log.unrecordedThrough).toBeUndefined();
+    expect(log.publications.map((p) => p.message)).toEqual(
+      Array.from({ length: commits }, (_, i) => `commit ${commits - i}`),
+    );
+  });
+
+  it("without a retained chain the log says up to which generation there is no record", async () => {
+    const { log } = await logAfterMissingSegment("unretained", 0);
+    expect(log.unrecordedThrough).toBeGreaterThan(0);
+    // Everything after that generation is listed, newest first, without a gap.
+    const generations = log.publications.map((p) => p.generation);
+    expect(generations.at(-1)).toBe((log.unrecordedThrough ?? 0) + 1);
+    expect(generations).toEqual([...generations].sort((a, b) => b - a));
+  });
 });

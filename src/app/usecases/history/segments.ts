@@ -10,6 +10,7 @@ import {
   historyKey,
   nextSegment,
   type HistorySegment,
+  type PublicationRecord,
 } from "../../../domain/history.js";
 import type { Manifest } from "../../../domain/manifest.js";
 import { storeFailure } from "../shared/failures.js";
@@ -39,6 +40,58 @@ export const readSegment = (
     }),
   );
 
+/** What precedes a new segment: the segment to link to, and records to carry over. */
+interface Preceding {
+  readonly previous: Parameters<typeof nextSegment>[2];
+  /** Records of retained chains between that segment and the active chain (oldest first). */
+  readonly bridged: ReadonlyArray<PublicationRecord>;
+}
+
+/**
+ * The history before `published`'s active chain: the segment of its checkpoint, or —
+ * when that checkpoint has none (made by a release before history segments, in a fleet
+ * of mixed releases; or its segment failed validation) — the records of the retained
+ * chain that checkpoint absorbed, read from its packs, and the segment of that chain's
+ * own checkpoint, and so on through the retained chains (newest first), so that one
+ * checkpoint without a segment does not end the history. Where the retained chains end,
+ * or one of them does not reach the checkpoint after it, or a pack of it is gone, the
+ * records stop: `unrecordedThrough` says up to which generation. Reads packs only when a
+ * segment is missing.
+ */
+const precedingHistory = (
+  ctx: RemoteContext,
+  published: Manifest,
+): Effect.Effect<Preceding, DomainError> =>
+  Effect.gen(function* () {
+    let bridged: ReadonlyArray<PublicationRecord> = [];
+    let newer = published.checkpoint;
+    for (const chain of [...published.retained, undefined]) {
+      const key = historyKey(newer.key);
+      const found = yield* readSegment(ctx, key);
+      if (Option.isSome(found))
+        return { previous: { _tag: "Segment", key, segment: found.value }, bridged };
+      const unrecorded = {
+        previous: { _tag: "None", unrecordedThrough: newer.generation },
+        bridged,
+      } as const;
+      const through = newer.generation;
+      const absorbed = chain?.increments.filter((d) => d.generation <= through) ?? [];
+      // The chain `newer` replaced holds every publication up to `newer`'s generation.
+      const reaches =
+        chain !== undefined &&
+        chain.checkpoint.generation <= through &&
+        (chain.checkpoint.generation === through || absorbed.at(-1)?.generation === through);
+      if (chain === undefined || !reaches) return unrecorded;
+      const records = yield* chainRecords(ctx, chain.checkpoint, absorbed);
+      if (Option.isNone(records)) return unrecorded;
+      bridged = [...records.value.records, ...bridged];
+      if (records.value.fromStart)
+        return { previous: { _tag: "None", unrecordedThrough: 0 }, bridged };
+      newer = chain.checkpoint;
+    }
+    return { previous: { _tag: "None", unrecordedThrough: newer.generation }, bridged };
+  });
+
 /** A segment ready to upload under its key. */
 export interface PreparedSegment {
   readonly key: string;
@@ -65,19 +118,13 @@ export const segmentFor = (
       published.increments.filter((d) => d.generation <= through),
     );
     if (Option.isNone(absorbed)) return Option.none();
-    const previousKey = historyKey(published.checkpoint.key);
-    const previous = absorbed.value.fromStart
-      ? Option.none<HistorySegment>()
-      : yield* readSegment(ctx, previousKey);
+    const preceding = absorbed.value.fromStart
+      ? { previous: { _tag: "None", unrecordedThrough: 0 } as const, bridged: [] }
+      : yield* precedingHistory(ctx, published);
     const segment = nextSegment(
       through,
-      absorbed.value.records,
-      Option.isSome(previous)
-        ? { _tag: "Segment", key: previousKey, segment: previous.value }
-        : {
-            _tag: "None",
-            unrecordedThrough: absorbed.value.fromStart ? 0 : published.checkpoint.generation,
-          },
+      [...preceding.bridged, ...absorbed.value.records],
+      preceding.previous,
     );
     return Option.some({ key: historyKey(checkpointKey), bytes: encodeHistorySegment(segment) });
   });
