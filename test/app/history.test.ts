@@ -177,4 +177,61 @@ describe("a checkpoint without a history segment (an older release's, in a mixed
     expect(generations.at(-1)).toBe((log.unrecordedThrough ?? 0) + 1);
     expect(generations).toEqual([...generations].sort((a, b) => b - a));
   });
+
+  it("a damaged pack in the retained chain ends the records there; checkpoints go on", async () => {
+    const workspace = join(root, "damaged");
+    mkdirSync(workspace);
+    const store = MemoryObjectStore.make();
+    const open = (name: string) =>
+      openNotebook({
+        store,
+        workspaceRoot: workspace,
+        privateRoot: join(root, `damaged-${name}`),
+        checkpointPacks: 4,
+        author: { name, version: "1" },
+        probe: false,
+      });
+    const a = await open("a");
+    const copyA = join(workspace, "a");
+    expect(await a.pull(copyA)).toMatchObject({ code: "OK" });
+    const segments = () => Effect.runPromise(store.list("history/"));
+    let i = 0;
+    while ((await segments()).length === 0) {
+      i += 1;
+      writeFileSync(join(copyA, "a.md"), `line ${i}\n`);
+      expect(await a.commit(`a ${i}`, copyA)).toMatchObject({ code: "OK" });
+    }
+    await a.close();
+    // The first checkpoint came from an older release: no segment. And a pack of the
+    // chain it replaced is damaged in the store.
+    const [segment] = await segments();
+    if (segment === undefined) throw new Error("no segment");
+    await Effect.runPromise(store.delete(segment.key));
+    const increments = await Effect.runPromise(store.list("packs/increments/"));
+    const damaged = increments.find((o) => o.key.startsWith("packs/increments/2-"));
+    if (damaged === undefined) throw new Error("no pack of generation 2");
+    await Effect.runPromise(
+      store.put(damaged.key, new TextEncoder().encode("damaged"), { _tag: "Unconditional" }),
+    );
+    // Another writer, whose cache holds none of the old chain, makes the next checkpoint.
+    const b = await open("b");
+    const copyB = join(workspace, "b");
+    expect(await b.pull(copyB)).toMatchObject({ code: "OK" });
+    for (let j = 1; j <= 6; j++) {
+      writeFileSync(join(copyB, "b.md"), `line ${j}\n`);
+      expect(await b.commit(`b ${j}`, copyB)).toMatchObject({ code: "OK" });
+    }
+    expect((await segments()).length).toBe(1);
+    const log = await b.log({ path: copyB, limit: 100 });
+    await b.close();
+    if (log.code !== "OK") throw new Error(JSON.stringify(log));
+    // Recorded: everything after the first checkpoint (its own last publication and
+    // b's); before it, where the damaged chain would have been read, "no record".
+    expect(log.publications.map((p) => p.message)).toEqual([
+      ...Array.from({ length: 6 }, (_, k) => `b ${6 - k}`),
+      `a ${i}`,
+    ]);
+    expect(log.unrecordedThrough).toBeGreaterThan(0);
+    expect(log.unrecordedThrough).toBeLessThan(log.publications.at(-1)?.generation ?? 0);
+  });
 });

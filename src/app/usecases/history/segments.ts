@@ -15,7 +15,7 @@ import {
 import type { Manifest } from "../../../domain/manifest.js";
 import { storeFailure } from "../shared/failures.js";
 import type { RemoteContext } from "../commit/remote.js";
-import { chainRecords } from "./records.js";
+import { chainRecords, type ChainRecords } from "./records.js";
 
 /**
  * Reads the history segment stored under `key`: `None` when there is none, or when it
@@ -55,8 +55,9 @@ interface Preceding {
  * own checkpoint, and so on through the retained chains (newest first), so that one
  * checkpoint without a segment does not end the history. Where the retained chains end,
  * or one of them does not reach the checkpoint after it, or a pack of it is gone, the
- * records stop: `unrecordedThrough` says up to which generation. Reads packs only when a
- * segment is missing.
+ * records stop: `unrecordedThrough` says up to which generation; so do they at a retained
+ * pack that fails verification (logged). Reads packs only when a segment is missing.
+ * Fails with STORAGE_FAILURE when the store cannot be read.
  */
 const precedingHistory = (
   ctx: RemoteContext,
@@ -82,7 +83,19 @@ const precedingHistory = (
         chain.checkpoint.generation <= through &&
         (chain.checkpoint.generation === through || absorbed.at(-1)?.generation === through);
       if (chain === undefined || !reaches) return unrecorded;
-      const records = yield* chainRecords(ctx, chain.checkpoint, absorbed);
+      // A damaged retained pack ends the records here rather than failing every
+      // checkpoint from now on (the checkpoint is what would replace it); a store that
+      // cannot be read fails this checkpoint, which a later commit tries again.
+      const records = yield* chainRecords(ctx, chain.checkpoint, absorbed).pipe(
+        Effect.catchIf(
+          (failure) => failure.code === "STORAGE_INTEGRITY",
+          (failure) =>
+            Effect.logWarning("a retained pack failed verification; history ends there").pipe(
+              Effect.annotateLogs({ generation: chain.checkpoint.generation, failure }),
+              Effect.as(Option.none<ChainRecords>()),
+            ),
+        ),
+      );
       if (Option.isNone(records)) return unrecorded;
       bridged = [...records.value.records, ...bridged];
       if (records.value.fromStart)
