@@ -28,17 +28,40 @@ export const parseStrictJson = (text: string): StrictJsonResult => {
 };
 
 /**
+ * The keys seen so far in one object: a short list (most stored objects have a handful
+ * of keys, and a Set per object costs more than scanning five), a Set once it grows.
+ */
+class KeysSeen {
+  private list: Array<string> = [];
+  private set: Set<string> | undefined;
+
+  /** Adds `key`; `false` if it was already there. */
+  add(key: string): boolean {
+    if (this.set !== undefined) {
+      if (this.set.has(key)) return false;
+      this.set.add(key);
+      return true;
+    }
+    if (this.list.includes(key)) return false;
+    this.list.push(key);
+    if (this.list.length > 16) this.set = new Set(this.list);
+    return true;
+  }
+}
+
+/**
  * Scans already-valid JSON text for an object that repeats a key; returns the key.
- * A small tokenizer: strings are decoded with JSON.parse to compare keys by value.
+ * A small tokenizer: keys are compared by value (decoded with JSON.parse when they hold
+ * an escape).
  */
 const findDuplicateKey = (text: string): string | undefined => {
   // One key set per open container; arrays get `undefined`.
-  const stack: Array<Set<string> | undefined> = [];
+  const stack: Array<KeysSeen | undefined> = [];
   let expectKey = false;
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (ch === 0x7b /* { */) {
-      stack.push(new Set());
+      stack.push(new KeysSeen());
       expectKey = true;
     } else if (ch === 0x5b /* [ */) {
       stack.push(undefined);
@@ -49,19 +72,15 @@ const findDuplicateKey = (text: string): string | undefined => {
     } else if (ch === 0x2c /* , */) {
       expectKey = stack[stack.length - 1] !== undefined;
     } else if (ch === 0x22 /* " */) {
-      let j = i + 1;
-      while (j < text.length) {
-        const c = text.charCodeAt(j);
-        if (c === 0x5c) j += 2;
-        else if (c === 0x22) break;
-        else j++;
-      }
+      const j = closingQuote(text, i);
       if (expectKey) {
         const keys = stack[stack.length - 1];
-        const key: unknown = JSON.parse(text.slice(i, j + 1));
+        const body = text.slice(i + 1, j);
+        // Only a key with an escape needs decoding to be compared by value; most have
+        // none, and a JSON.parse per key was most of this scan's time.
+        const key: unknown = body.includes("\\") ? JSON.parse(text.slice(i, j + 1)) : body;
         if (keys !== undefined && typeof key === "string") {
-          if (keys.has(key)) return key;
-          keys.add(key);
+          if (!keys.add(key)) return key;
         }
         expectKey = false;
       }
@@ -69,4 +88,21 @@ const findDuplicateKey = (text: string): string | undefined => {
     }
   }
   return undefined;
+};
+
+/**
+ * The index of the quote that closes the string opened at `open` in valid JSON text: the
+ * next quote not escaped, i.e. preceded by an even number of backslashes.
+ */
+const closingQuote = (text: string, open: number): number => {
+  let from = open + 1;
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    if (quote < 0) return text.length;
+    let backslashes = 0;
+    while (quote - backslashes - 1 > open && text.charCodeAt(quote - backslashes - 1) === 0x5c)
+      backslashes++;
+    if (backslashes % 2 === 0) return quote;
+    from = quote + 1;
+  }
 };

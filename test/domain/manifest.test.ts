@@ -1,9 +1,12 @@
-import { Either } from "effect";
+import { Either, ParseResult } from "effect";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   catchUpPlan,
   decodeManifest,
   encodeManifest,
+  isManifestShape,
+  ManifestV1,
   packKey,
   type Manifest,
 } from "../../src/domain/manifest.js";
@@ -79,6 +82,95 @@ describe("manifest v1 codec", () => {
     expect(
       bad({ ...valid, retained: [{ checkpoint: descriptor("checkpoint", 1, 1), increments: [] }] }),
     ).toBe("MANIFEST_INVALID");
+  });
+});
+
+describe("the manifest's fast shape check", () => {
+  const bySchema = ParseResult.decodeUnknownEither(ManifestV1, { onExcessProperty: "error" });
+  // Values each field must refuse: wrong types, out-of-range numbers, near-miss strings.
+  const junk = fc.constantFrom<unknown>(
+    null,
+    undefined,
+    -1,
+    0,
+    1.5,
+    2 ** 53,
+    Number.NaN,
+    "1",
+    "",
+    [],
+    {},
+    true,
+    id(1).toUpperCase(),
+    id(1).replace("-7", "-4"),
+    sha(1).slice(1),
+    `${sha(1)}\n`,
+    `packs/increments/0-${id(1)}.pack`,
+    `packs/other/1-${id(1)}.pack`,
+  );
+  const field = <A>(good: fc.Arbitrary<A>): fc.Arbitrary<unknown> =>
+    fc.oneof({ weight: 40, arbitrary: good }, { weight: 1, arbitrary: junk });
+  // An object of these fields, sometimes with one missing, one extra or `__proto__` set.
+  const object = (fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<unknown> =>
+    fc
+      .tuple(
+        fc.record(fields),
+        fc.oneof(
+          { weight: 40, arbitrary: fc.constant("keep") },
+          { weight: 1, arbitrary: fc.constantFrom("drop", "extra", "proto") },
+        ),
+        fc.constantFrom(...Object.keys(fields)),
+      )
+      .map(([record, change, name]) => {
+        const copy: Record<string, unknown> = { ...record };
+        if (change === "drop") delete copy[name];
+        if (change === "extra") copy["extra"] = 1;
+        const text = JSON.stringify(copy);
+        // `__proto__` as an own key, as JSON.parse makes it from stored text.
+        return change === "proto" ? JSON.parse(`${text.slice(0, -1)},"__proto__":{}}`) : copy;
+      });
+  const n = fc.integer({ min: 1, max: 50 });
+  const descriptorLike = object({
+    key: field(
+      fc
+        .tuple(fc.constantFrom("checkpoint" as const, "increment" as const), n, n)
+        .map(([kind, generation, k]) => packKey(kind, generation, id(k))),
+    ),
+    generation: field(n),
+    size: field(fc.integer({ min: 0, max: 1_000 })),
+    sha256: field(n.map(sha)),
+    publicationId: field(n.map(id)),
+  });
+  const descriptors = field(fc.array(descriptorLike, { maxLength: 4 }));
+  const manifestLike = object({
+    version: field(fc.constant(1)),
+    generation: field(n),
+    head: field(n.map(id)),
+    checkpoint: field(descriptorLike),
+    increments: descriptors,
+    retained: field(
+      fc.array(object({ checkpoint: field(descriptorLike), increments: descriptors }), {
+        maxLength: 2,
+      }),
+    ),
+  });
+
+  it("accepts exactly what the Schema decodes, and yields the same value", () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(manifestLike, (raw) => {
+        const decoded = bySchema(raw);
+        expect(isManifestShape(raw)).toBe(Either.isRight(decoded));
+        if (Either.isRight(decoded)) {
+          accepted++;
+          expect(raw).toEqual(decoded.right);
+        }
+      }),
+      { numRuns: 3_000 },
+    );
+    // The generator must reach both answers often, or the agreement says little.
+    expect(accepted).toBeGreaterThan(100);
+    expect(accepted).toBeLessThan(2_900);
   });
 });
 
