@@ -234,50 +234,27 @@ export const catchUpPlan = (manifest: Manifest, generation: number): CatchUpPlan
     : full;
 };
 
-// The canonical text of descriptors and retained chains already encoded, by identity.
-// Why: a manifest holds up to `checkpointPacks × (retainedCheckpoints + 1)` descriptors
-// and every commit writes it whole, yet a commit adds one or a few; the next manifest
-// shares every other descriptor object with the last one (and a decoded manifest with
-// every one encoded from it). Descriptors are immutable values, so their text is too.
-const descriptorTexts = new WeakMap<PackDescriptor, string>();
-const chainTexts = new WeakMap<PackChain, string>();
-
-const descriptorText = (d: PackDescriptor): string => {
-  let text = descriptorTexts.get(d);
-  if (text === undefined) {
-    text = JSON.stringify({
-      key: d.key,
-      generation: d.generation,
-      size: d.size,
-      sha256: d.sha256,
-      publicationId: d.publicationId,
-    });
-    descriptorTexts.set(d, text);
-  }
-  return text;
+/** Encodes a manifest as canonical JSON (fixed key order). Never fails. */
+export const encodeManifest = (manifest: Manifest): string => {
+  const descriptor = (d: PackDescriptor) => ({
+    key: d.key,
+    generation: d.generation,
+    size: d.size,
+    sha256: d.sha256,
+    publicationId: d.publicationId,
+  });
+  return JSON.stringify({
+    version: 1,
+    generation: manifest.generation,
+    head: manifest.head,
+    checkpoint: descriptor(manifest.checkpoint),
+    increments: manifest.increments.map(descriptor),
+    retained: manifest.retained.map((chain) => ({
+      checkpoint: descriptor(chain.checkpoint),
+      increments: chain.increments.map(descriptor),
+    })),
+  });
 };
-
-const descriptorsText = (ds: ReadonlyArray<PackDescriptor>): string =>
-  `[${ds.map(descriptorText).join(",")}]`;
-
-const chainText = (chain: PackChain): string => {
-  let text = chainTexts.get(chain);
-  if (text === undefined) {
-    text = `{"checkpoint":${descriptorText(chain.checkpoint)},"increments":${descriptorsText(chain.increments)}}`;
-    chainTexts.set(chain, text);
-  }
-  return text;
-};
-
-/**
- * Encodes a manifest as canonical JSON: fixed key order, no white space — exactly
- * `JSON.stringify` of its fields in the order of {@link ManifestV1}. Never fails.
- */
-export const encodeManifest = (manifest: Manifest): string =>
-  `{"version":1,"generation":${JSON.stringify(manifest.generation)},"head":${JSON.stringify(manifest.head)}` +
-  `,"checkpoint":${descriptorText(manifest.checkpoint)}` +
-  `,"increments":${descriptorsText(manifest.increments)}` +
-  `,"retained":[${manifest.retained.map(chainText).join(",")}]}`;
 
 /** The key of the manifest object below the store prefix. */
 export const manifestKey = "current";
