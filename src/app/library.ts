@@ -4,7 +4,7 @@
  * same structured result and error objects as the MCP tools.
  */
 import { homedir } from "node:os";
-import { Cause, Context, Effect, Either, Exit, Layer, Option, Scope } from "effect";
+import { Cause, Context, Effect, Either, Exit, Layer, Option, Schema, Scope } from "effect";
 import { isAbsolute } from "node:path";
 import * as FileObjectStore from "../adapters/fileObjectStore.js";
 import * as IdGeneratorAdapter from "../adapters/idGenerator.js";
@@ -30,6 +30,16 @@ import { tidyUpsDone } from "./usecases/shared/afterAnswer.js";
 import { ObjectStore } from "../ports/ObjectStore.js";
 import { IdGenerator } from "../ports/IdGenerator.js";
 import { parseStoreSpec } from "./config/store.js";
+import {
+  checkCall,
+  CommitCall,
+  DiffCall,
+  LogCall,
+  PathCall,
+  RestoreCall,
+  RevertCall,
+  ShowCall,
+} from "./libraryCalls.js";
 
 /** An opened store and how to let go of it (a remote store's client holds sockets). */
 interface OpenedStore {
@@ -274,65 +284,80 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
   };
   const run = (effect: Effect.Effect<SyncReport, DomainError>): Promise<CallResult> =>
     answer(effect.pipe(Effect.map((report) => successEnvelope(report, sets).structured)));
+  /** `use` of the checked arguments of call `name`, or the error object naming the bad one. */
+  const called = <A, I, R>(
+    name: string,
+    schema: Schema.Schema<A, I>,
+    value: unknown,
+    use: (args: A) => Promise<R | ErrorStructured>,
+  ): Promise<R | ErrorStructured> => {
+    const args = checkCall(name, schema, value);
+    return Either.isLeft(args) ? answer(Effect.fail(args.left)) : use(args.right);
+  };
+  const at = (path: string | undefined) => (path === undefined ? {} : { path });
   return {
     service,
-    pull: (path) => run(service.pull(path === undefined ? {} : { path })),
+    pull: (path) => called("pull", PathCall, at(path), (args) => run(service.pull(at(args.path)))),
     commit: (message, path) =>
-      run(service.commit({ message, author, ...(path === undefined ? {} : { path }) })),
+      called("commit", CommitCall, { message, ...at(path) }, (args) =>
+        run(service.commit({ message: args.message, author, ...at(args.path) })),
+      ),
     log: (request = {}) =>
-      answer(
-        service
-          .log({
-            limit: request.limit ?? defaultLogLimit,
-            ...(request.path === undefined ? {} : { path: request.path }),
-            ...(request.file === undefined ? {} : { file: request.file }),
-          })
-          .pipe(Effect.map((log) => ({ code: "OK" as const, ...logObject(log) }))),
+      called("log", LogCall, request, (args) =>
+        answer(
+          service
+            .log({
+              limit: args.limit ?? defaultLogLimit,
+              ...at(args.path),
+              ...(args.file === undefined ? {} : { file: args.file }),
+            })
+            .pipe(Effect.map((log) => ({ code: "OK" as const, ...logObject(log) }))),
+        ),
       ),
     diff: (request = {}) =>
-      answer(
-        service
-          .diff({
-            files: request.files ?? [],
-            ...(request.path === undefined ? {} : { path: request.path }),
-          })
-          .pipe(Effect.map((diff) => ({ code: "OK" as const, ...diff }))),
+      called("diff", DiffCall, request, (args) =>
+        answer(
+          service
+            .diff({ files: args.files ?? [], ...at(args.path) })
+            .pipe(Effect.map((diff) => ({ code: "OK" as const, ...diff }))),
+        ),
       ),
     show: (request) =>
-      answer(
-        service
-          .show({
-            generation: request.generation,
-            files: request.files ?? [],
-            ...(request.path === undefined ? {} : { path: request.path }),
-          })
-          .pipe(Effect.map((shown) => ({ code: "OK" as const, ...shown }))),
+      called("show", ShowCall, request, (args) =>
+        answer(
+          service
+            .show({ generation: args.generation, files: args.files ?? [], ...at(args.path) })
+            .pipe(Effect.map((shown) => ({ code: "OK" as const, ...shown }))),
+        ),
       ),
     restore: (request) =>
-      answer(
-        service
-          .restore({
-            generation: request.generation,
-            files: request.files,
-            force: request.force === true,
-            ...(request.path === undefined ? {} : { path: request.path }),
-          })
-          .pipe(Effect.map((restored) => ({ code: "OK" as const, ...restored }))),
+      called("restore", RestoreCall, request, (args) =>
+        answer(
+          service
+            .restore({
+              generation: args.generation,
+              files: args.files,
+              force: args.force === true,
+              ...at(args.path),
+            })
+            .pipe(Effect.map((restored) => ({ code: "OK" as const, ...restored }))),
+        ),
       ),
     revert: (request) =>
-      answer(
-        service
-          .revert({
-            generation: request.generation,
-            ...(request.path === undefined ? {} : { path: request.path }),
-          })
-          .pipe(Effect.map((reverted) => ({ code: "OK" as const, ...reverted }))),
+      called("revert", RevertCall, request, (args) =>
+        answer(
+          service
+            .revert({ generation: args.generation, ...at(args.path) })
+            .pipe(Effect.map((reverted) => ({ code: "OK" as const, ...reverted }))),
+        ),
       ),
     status: (path) =>
-      answer(
-        service
-          .status(path === undefined ? {} : { path })
-          .pipe(Effect.map((status) => ({ code: "OK" as const, ...status }))),
+      called("status", PathCall, at(path), (args) =>
+        answer(
+          service
+            .status(at(args.path))
+            .pipe(Effect.map((status) => ({ code: "OK" as const, ...status }))),
+        ),
       ),
     close: async () => {
       await Effect.runPromise(tidyUpsDone);

@@ -282,6 +282,44 @@ describe("history: authors and quire log", () => {
   );
 
   it(
+    "a file argument that is not a notebook path is refused with the rule it breaks; ./F and F/ name F",
+    { timeout: 120_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const copy = world.copy("c");
+      await ok(pull(world, copy));
+      write(copy, "notes/a.md", "1\n");
+      await ok(commit(world, copy, "one"));
+      write(copy, "notes/a.md", "1\n2\n");
+      await ok(commit(world, copy, "two"));
+      const generations = async (file: string) =>
+        validLog(
+          (await ok(runCli(world, ["log", copy, "--file", file, "--json"]))).stdout,
+        ).publications.map((p) => p.generation);
+      expect(await generations("notes/a.md")).toEqual([2, 1]);
+      expect(await generations("./notes/a.md")).toEqual([2, 1]);
+      expect(await generations("./notes/")).toEqual([2, 1]);
+      for (const args of [
+        ["log", copy, "--file", "../x"],
+        ["log", copy, "--file", "notes//a.md"],
+        ["log", copy, "--file", "notes/../a.md"],
+        ["show", copy, "2", "../x"],
+        ["diff", copy, "notes/./a.md"],
+        ["restore", copy, "../notes/a.md", "--from", "1"],
+      ]) {
+        const refused = await runCli(world, args);
+        expect(refused.code, args.join(" ")).toBe(1);
+        expect(refused.stderr, args.join(" ")).toContain("INVALID_REQUEST · INVALID_ARGUMENT");
+        expect(refused.stderr, args.join(" ")).toContain("is not a notebook path");
+        expect(refused.stdout, args.join(" ")).toBe("");
+      }
+      // Nothing was written by the refused restore.
+      expect(read(copy, "notes/a.md")).toBe("1\n2\n");
+    },
+  );
+
+  it(
     "refuses bad log arguments and bad authors, and a copy never pulled",
     { timeout: 60_000 },
     async () => {

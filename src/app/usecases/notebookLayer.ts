@@ -31,6 +31,12 @@ import { copyStatus } from "./history/status.js";
 import { copyDiff } from "./history/diff.js";
 import { showPublication } from "./history/show.js";
 import { restoreFiles, revertPublication } from "./history/restore.js";
+import {
+  checkedFiles,
+  checkedGeneration,
+  checkedLog,
+  checkedRestored,
+} from "./history/requestChecks.js";
 import type { NotebookOptions } from "./shared/notebookOptions.js";
 import { notPulledError, pulledState } from "./shared/pulled.js";
 
@@ -284,24 +290,44 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           Effect.annotateLogs("module", "notebook"),
         ),
       log: (request) =>
-        onPulledCopy(request.path, "log", (call) =>
-          pulledState(call).pipe(Effect.flatMap(() => historyLog(call, request))),
+        checkedLog(request).pipe(
+          Effect.flatMap((checked) =>
+            onPulledCopy(request.path, "log", (call) =>
+              pulledState(call).pipe(Effect.flatMap(() => historyLog(call, checked))),
+            ),
+          ),
         ),
       status: (request) => onPulledCopy(request.path, "status", copyStatus),
       diff: (request) =>
-        onPulledCopy(request.path, "diff", (call) => copyDiff(call, request.files)),
+        checkedFiles(request.files).pipe(
+          Effect.flatMap((files) =>
+            onPulledCopy(request.path, "diff", (call) => copyDiff(call, files)),
+          ),
+        ),
       show: (request) =>
-        onPulledCopy(request.path, "show", (call) =>
-          pulledState(call).pipe(
-            Effect.flatMap(() => showPublication(call, request.generation, request.files)),
+        Effect.all([checkedGeneration(request.generation), checkedFiles(request.files)]).pipe(
+          Effect.flatMap(([generation, files]) =>
+            onPulledCopy(request.path, "show", (call) =>
+              pulledState(call).pipe(
+                Effect.flatMap(() => showPublication(call, generation, files)),
+              ),
+            ),
           ),
         ),
       restore: (request) =>
-        onPulledCopy(request.path, "restore", (call) =>
-          restoreFiles(call, request.generation, request.files, request.force),
+        Effect.all([checkedGeneration(request.generation), checkedRestored(request.files)]).pipe(
+          Effect.flatMap(([generation, files]) =>
+            onPulledCopy(request.path, "restore", (call) =>
+              restoreFiles(call, generation, files, request.force),
+            ),
+          ),
         ),
       revert: (request) =>
-        onPulledCopy(request.path, "revert", (call) => revertPublication(call, request.generation)),
+        checkedGeneration(request.generation).pipe(
+          Effect.flatMap((generation) =>
+            onPulledCopy(request.path, "revert", (call) => revertPublication(call, generation)),
+          ),
+        ),
       discardIfPublished: (path) =>
         Effect.gen(function* () {
           const opened = yield* openCopy(path, false);

@@ -65,7 +65,8 @@ export const restoreFiles = (
           message: `None of these files exists at generation ${generation} or in the working copy: ${files.join(", ")}.`,
         }),
       );
-    const edited = changes.filter((c) => paths.includes(c.path)).map((c) => c.path);
+    const restored = new Set(paths);
+    const edited = changes.filter((c) => restored.has(c.path)).map((c) => c.path);
     if (edited.length > 0 && !force)
       return yield* Effect.fail(
         domainError({

@@ -1,0 +1,62 @@
+/**
+ * The arguments of the library facade's calls, checked at the door: the facade is
+ * called from plain JavaScript too, where a number may come for a message, `null` for
+ * the options or a misspelt option name. Each such call answers
+ * INVALID_REQUEST/INVALID_ARGUMENT naming the argument, like a malformed MCP call,
+ * instead of throwing from inside a use case or silently ignoring an option. The
+ * values' ranges and paths are the use cases' to check (usecases/history/requestChecks.ts).
+ */
+import { Either, ParseResult, Schema } from "effect";
+import { domainError, type DomainError } from "../domain/errors.js";
+import { describeIssue } from "../domain/schemaProblem.js";
+
+const path = Schema.optional(Schema.String);
+const files = Schema.Array(Schema.String);
+
+/** `pull(path?)`, `status(path?)`. */
+export const PathCall = Schema.Struct({ path });
+/** `commit(message, path?)`. */
+export const CommitCall = Schema.Struct({ message: Schema.String, path });
+/** `log(options?)`. */
+export const LogCall = Schema.Struct({
+  path,
+  limit: Schema.optional(Schema.Number),
+  file: Schema.optional(Schema.String),
+});
+/** `diff(options?)`. */
+export const DiffCall = Schema.Struct({ path, files: Schema.optional(files) });
+/** `show(options)`. */
+export const ShowCall = Schema.Struct({
+  path,
+  generation: Schema.Number,
+  files: Schema.optional(files),
+});
+/** `restore(options)`. */
+export const RestoreCall = Schema.Struct({
+  path,
+  generation: Schema.Number,
+  files,
+  force: Schema.optional(Schema.Boolean),
+});
+/** `revert(options)`. */
+export const RevertCall = Schema.Struct({ path, generation: Schema.Number });
+
+/**
+ * `value` as the arguments of the facade's call `name`, or INVALID_REQUEST/
+ * INVALID_ARGUMENT naming the first argument that is missing, of the wrong type or not
+ * an option of the call.
+ */
+export const checkCall = <A, I>(
+  name: string,
+  schema: Schema.Schema<A, I>,
+  value: unknown,
+): Either.Either<A, DomainError> =>
+  ParseResult.decodeUnknownEither(schema, { onExcessProperty: "error" })(value).pipe(
+    Either.mapLeft((issue) =>
+      domainError({
+        code: "INVALID_REQUEST",
+        reason: "INVALID_ARGUMENT",
+        message: `Invalid arguments to ${name}: ${describeIssue(issue)}.`,
+      }),
+    ),
+  );

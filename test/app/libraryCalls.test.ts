@@ -1,0 +1,176 @@
+/**
+ * The Promise facade called as plain JavaScript would call it, badly: every argument of
+ * every call replaced by junk (fast-check's `anything`, and near misses of the right
+ * values). Each call must resolve — never reject, never throw — with the OK object or
+ * the documented error object, and a bad argument is INVALID_REQUEST naming it. The
+ * history calls' values (generations, limits, files) are checked the same way for the
+ * CLI and MCP (docs/history.md "Arguments"); their own tests are in test/cli/history.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openNotebook, type QuireNotebook } from "../../src/index.js";
+
+const root = mkdtempSync(join(tmpdir(), "quire-library-calls-"));
+const ws = join(root, "ws");
+let notebook: QuireNotebook;
+
+beforeAll(async () => {
+  mkdirSync(ws);
+  notebook = await openNotebook({
+    store: `file:${join(root, "store")}`,
+    workspaceRoot: ws,
+    privateRoot: join(root, "private"),
+    probe: false,
+  });
+  expect((await notebook.pull()).code).toBe("OK");
+  writeFileSync(join(ws, "a.md"), "one\n");
+  expect((await notebook.commit("one")).code).toBe("OK");
+  writeFileSync(join(ws, "a.md"), "one\ntwo\n");
+  expect((await notebook.commit("two")).code).toBe("OK");
+});
+afterAll(async () => {
+  await notebook.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** Resolves with the call's answer, or records how it threw or rejected. */
+const settle = async (call: () => Promise<unknown>): Promise<unknown> => {
+  try {
+    return await call();
+  } catch (error) {
+    return { threw: String(error) };
+  }
+};
+
+const codes = ["OK", "INVALID_REQUEST", "NOT_PULLED", "CONTENT_CONFLICT"];
+
+const near = fc.oneof(
+  fc.anything(),
+  fc.constantFrom<unknown>(
+    undefined,
+    null,
+    0,
+    -1,
+    1.5,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    2 ** 60,
+    "2",
+    "",
+    "../a.md",
+    "./a.md",
+    "a.md/",
+    "/a.md",
+    "a//a.md",
+    [],
+    ["a.md"],
+    ["../x"],
+    [1],
+    {},
+    { limt: 1 },
+    true,
+    "relative/path",
+  ),
+);
+
+/** `junk`, unless it names one of the two publications (then 3, which is none). */
+const notAPublication = (junk: unknown): unknown =>
+  junk === 1 ||
+  junk === 2 ||
+  (typeof junk === "object" && junk !== null && [1, 2].includes(Reflect.get(junk, "generation")))
+    ? 3
+    : junk;
+
+/** A field of an answer, if it is an object. */
+const field = (answer: unknown, name: string): unknown =>
+  typeof answer === "object" && answer !== null ? Reflect.get(answer, name) : undefined;
+
+/** Every facade call, given one junk value where its arguments go. */
+const calls: ReadonlyArray<[string, (nb: QuireNotebook, junk: unknown) => Promise<unknown>]> = [
+  // Only junk that passes the type checks reaches a use case; with a copy's path that
+  // exists, a commit of junk could publish: the message is junk, the path the copy.
+  ["commit message", (nb, junk) => Reflect.apply(nb.commit, nb, [junk, ws])],
+  ["commit path", (nb, junk) => Reflect.apply(nb.commit, nb, ["junk path", junk])],
+  ["pull", (nb, junk) => Reflect.apply(nb.pull, nb, [junk])],
+  ["status", (nb, junk) => Reflect.apply(nb.status, nb, [junk])],
+  ["log", (nb, junk) => Reflect.apply(nb.log, nb, [junk])],
+  ["log limit", (nb, junk) => Reflect.apply(nb.log, nb, [{ limit: junk }])],
+  ["log file", (nb, junk) => Reflect.apply(nb.log, nb, [{ file: junk }])],
+  ["diff", (nb, junk) => Reflect.apply(nb.diff, nb, [junk])],
+  ["diff files", (nb, junk) => Reflect.apply(nb.diff, nb, [{ files: junk }])],
+  ["show", (nb, junk) => Reflect.apply(nb.show, nb, [junk])],
+  ["show generation", (nb, junk) => Reflect.apply(nb.show, nb, [{ generation: junk }])],
+  ["show files", (nb, junk) => Reflect.apply(nb.show, nb, [{ generation: 2, files: junk }])],
+  [
+    "restore files",
+    // Generation 2 is what the copy holds: restoring any file of it changes nothing.
+    (nb, junk) => Reflect.apply(nb.restore, nb, [{ generation: 2, files: junk }]),
+  ],
+  [
+    "restore force",
+    (nb, junk) => Reflect.apply(nb.restore, nb, [{ generation: 1, files: ["b.md"], force: junk }]),
+  ],
+  // Generations 1 and 2 are publications: reverting one would change the note.
+  ["revert", (nb, junk) => Reflect.apply(nb.revert, nb, [notAPublication(junk)])],
+  [
+    "revert generation",
+    (nb, junk) => Reflect.apply(nb.revert, nb, [{ generation: notAPublication(junk) }]),
+  ],
+];
+
+describe("the library facade called with junk", () => {
+  it("answers every call with the OK object or the documented error object", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...calls), near, async ([name, call], junk) => {
+        const answer = await settle(() => call(notebook, junk));
+        expect(answer, `${name}(${String(junk)})`).toBeTypeOf("object");
+        const code = field(answer, "code");
+        expect(codes, `${name}: ${JSON.stringify(answer)}`).toContain(code);
+        if (code !== "OK") expect(field(answer, "message"), name).toBeTypeOf("string");
+      }),
+      { numRuns: 400 },
+    );
+    // Whatever was called, the note is intact (a restore of junk wrote nothing).
+    expect(readFileSync(join(ws, "a.md"), "utf8")).toBe("one\ntwo\n");
+  });
+
+  it("names the bad argument", async () => {
+    const reason = async (answer: Promise<unknown>) => {
+      const a = await answer;
+      return `${String(field(a, "code"))}/${String(field(a, "reason"))}: ${String(field(a, "message"))}`;
+    };
+    expect(await reason(Reflect.apply(notebook.commit, notebook, [5]))).toBe(
+      "INVALID_REQUEST/INVALID_ARGUMENT: Invalid arguments to commit: message has the wrong type.",
+    );
+    expect(await reason(Reflect.apply(notebook.log, notebook, [{ limt: 5 }]))).toBe(
+      "INVALID_REQUEST/INVALID_ARGUMENT: Invalid arguments to log: limt is not a known field.",
+    );
+    expect(await reason(notebook.log({ limit: 0 }))).toBe(
+      "INVALID_REQUEST/INVALID_ARGUMENT: The limit must be a whole number from 1 to 1,000,000 (got 0).",
+    );
+    expect(await reason(notebook.show({ generation: 1.5 }))).toMatch(
+      /^INVALID_REQUEST\/INVALID_ARGUMENT: The generation must be a whole number from 1 /,
+    );
+    expect(await reason(notebook.log({ file: "../a.md" }))).toMatch(
+      /^INVALID_REQUEST\/INVALID_ARGUMENT: "\.\.\/a\.md" is not a notebook path: /,
+    );
+    expect(await reason(notebook.restore({ generation: 1, files: [] }))).toMatch(
+      /^INVALID_REQUEST\/INVALID_ARGUMENT: Name at least one file to restore/,
+    );
+  });
+
+  it("reads ./a.md and a.md/ as a.md, as a shell's completion writes them", async () => {
+    const listed = async (file: string) => {
+      const log = await notebook.log({ file });
+      return "publications" in log ? log.publications.map((p) => p.generation) : log;
+    };
+    const expected = await listed("a.md");
+    expect(expected).toEqual([2, 1]);
+    expect(await listed("./a.md")).toEqual(expected);
+    expect(await listed("././a.md")).toEqual(expected);
+    expect(await listed("a.md/")).toEqual(expected);
+  });
+});
