@@ -3,13 +3,13 @@
  * the first two exactly as without the flag; `notes_log` lists the publications with
  * their authors (the client's clientInfo, or `--author` beside it), filters by
  * generation and file, and decodes its arguments strictly. Without the flag there is no
- * such tool (the golden test, test/issue4/golden.test.ts, proves the rest unchanged).
+ * such tool (the golden test, test/serve/golden.test.ts, proves the rest unchanged).
  */
 import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, makeWorld, type World } from "../helpers/cli.js";
-import { call, serve, type Served } from "../issue4/serve.js";
+import { call, serve, type Served } from "../serve/serve.js";
 
 let world: World;
 const servers: Served[] = [];

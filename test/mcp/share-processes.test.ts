@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, assertBuilt, makeSandbox } from "../cli/quireProcess.js";
-import { type Served, serve } from "../issue4/serve.js";
+import { type Served, serve } from "../serve/serve.js";
 
 type Structured = Record<string, unknown>;
 

@@ -8,7 +8,7 @@ import { appendFileSync, mkdirSync, rmSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, gitMergeFile, makeWorld, read, write, type World } from "../helpers/cli.js";
-import { call, serve, type Served, type ToolResult } from "../issue4/serve.js";
+import { call, serve, type Served, type ToolResult } from "../serve/serve.js";
 
 const copies = 8;
 const linesPerCopy = 50;

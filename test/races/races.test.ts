@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorCodes } from "../../src/domain/errors.js";
 import { assertBuilt, makeSandbox, type Sandbox } from "../cli/quireProcess.js";
-import { call, serve, type Served, type ToolResult } from "../issue4/serve.js";
+import { call, serve, type Served, type ToolResult } from "../serve/serve.js";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const rounds = Number(process.env["QUIRE_RACE_ROUNDS"] ?? "500");

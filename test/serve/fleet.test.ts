@@ -1,5 +1,5 @@
 /**
- * Issue 4, done-when 1: a fleet of real `quire serve` processes on one file store, each
+ * A fleet of real `quire serve` processes on one file store, each
  * confined by path sets — X `--writable agents/x`, Y `--writable agents/y`, Z
  * `--read-only docs` — plus an unrestricted server that seeds and observes the notebook.
  */

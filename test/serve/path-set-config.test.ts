@@ -1,5 +1,5 @@
 /**
- * Issue 4, path sets at startup through real processes: `--writable`/`--read-only`
+ * Path sets at startup through real processes: `--writable`/`--read-only`
  * (repeatable, comma-separated) and `QUIRE_WRITABLE`/`QUIRE_READ_ONLY` are normalised
  * (NFC, no `./`, no trailing `/`), de-duplicated and sorted before being advertised;
  * flags override the environment; a bad entry refuses startup with one redacted line.

@@ -1,5 +1,5 @@
 /**
- * Issue 4, done-when 5: SIGTERM to a real `quire serve` during a long commit (made long
+ * SIGTERM to a real `quire serve` during a long commit (made long
  * by the hidden QUIRE_FAULT_INJECTION switch delaying a store request, over a few
  * hundred edited files) stops it cleanly, and the next call on that working copy — the
  * CLI — succeeds with nothing lost: every edited byte is either published or still in

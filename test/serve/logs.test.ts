@@ -1,5 +1,5 @@
 /**
- * Issue 4, done-when 4, through real `quire serve` processes: exactly one start and one
+ * Logging, through real `quire serve` processes: exactly one start and one
  * completion record per tool call carrying the result's diagnosticId; LOG_LEVEL per
  * module and default (malformed → one warning, then info); and injected secrets — an
  * AWS secret key, an endpoint with user-info, 64-hex ids, the private root — in no

@@ -1,5 +1,5 @@
 /**
- * Issue 4, done-when 3 (the scenario half; test/domain/errors-doc.test.ts is the
+ * Every error code from a real scenario (the scenario half; test/domain/errors-doc.test.ts is the
  * docs ⇄ code half): for every error code — and every (code, reason) row of the table —
  * at least one real scenario produces it, through the use cases on memfs and the
  * fault-injecting memory store, and through the MCP tool handler (`callTool`) so what is

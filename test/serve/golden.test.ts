@@ -1,5 +1,5 @@
 /**
- * Issue 4, done-when 2: with no path sets configured, what a real `quire serve` sends
+ * With no path sets configured, what a real `quire serve` sends
  * for `tools/list` and the initialize `instructions` is exactly the checked-in golden
  * text (SPEC §2.2: byte-identical to a build without path-set support). The only
  * normalisation is the session notebook directory the instructions name, which is fresh
