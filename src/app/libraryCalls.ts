@@ -50,13 +50,20 @@ export const checkCall = <A, I>(
   name: string,
   schema: Schema.Schema<A, I>,
   value: unknown,
-): Either.Either<A, DomainError> =>
-  ParseResult.decodeUnknownEither(schema, { onExcessProperty: "error" })(value).pipe(
-    Either.mapLeft((issue) =>
-      domainError({
-        code: "INVALID_REQUEST",
-        reason: "INVALID_ARGUMENT",
-        message: `Invalid arguments to ${name}: ${describeIssue(issue)}.`,
-      }),
-    ),
-  );
+): Either.Either<A, DomainError> => {
+  const refused = (problem: string) =>
+    domainError({
+      code: "INVALID_REQUEST",
+      reason: "INVALID_ARGUMENT",
+      message: `Invalid arguments to ${name}: ${problem}.`,
+    });
+  // Reading the arguments runs the caller's code (a getter, a Proxy's traps), which may
+  // throw: that is a bad argument too, answered, never thrown out of the call.
+  try {
+    return ParseResult.decodeUnknownEither(schema, { onExcessProperty: "error" })(value).pipe(
+      Either.mapLeft((issue) => refused(describeIssue(issue))),
+    );
+  } catch {
+    return Either.left(refused("they could not be read (a getter or proxy threw)"));
+  }
+};

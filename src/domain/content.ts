@@ -54,3 +54,13 @@ const LF = 10;
 
 /** UTF-8 bytes of a string. */
 export const encodeText = (text: string): Uint8Array => utf8Encoder.encode(text);
+
+// In a `u` regex a paired surrogate is one code point, so this matches only lone halves.
+const loneSurrogate = /\p{Surrogate}/u;
+
+/**
+ * Whether `text` is text a caller may send: it has a UTF-8 form (no lone surrogate,
+ * which {@link encodeText} would replace with U+FFFD) and no U+0000.
+ */
+export const isUtf8Text = (text: string): boolean =>
+  !loneSurrogate.test(text) && !text.includes("\u0000");

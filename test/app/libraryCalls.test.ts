@@ -162,6 +162,52 @@ describe("the library facade called with junk", () => {
     );
   });
 
+  it("answers, never throws, when reading the arguments runs code that throws", async () => {
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const hostile: ReadonlyArray<unknown> = [
+      {
+        get limit() {
+          throw new Error("boom");
+        },
+      },
+      new Proxy(
+        {},
+        {
+          ownKeys() {
+            throw new Error("boom");
+          },
+        },
+      ),
+      revoked.proxy,
+      {
+        files: new Proxy(["a.md"], {
+          get(target, key) {
+            if (key === "0") throw new Error("boom");
+            return Reflect.get(target, key);
+          },
+        }),
+      },
+    ];
+    for (const [index, options] of hostile.entries())
+      for (const method of ["log", "diff", "show", "restore", "revert"] as const) {
+        const answer = await settle(() => Reflect.apply(notebook[method], notebook, [options]));
+        expect(field(answer, "code"), `${method} #${index}: ${JSON.stringify(answer)}`).toBe(
+          "INVALID_REQUEST",
+        );
+      }
+  });
+
+  it("refuses a message without a UTF-8 form, and cuts a huge refused file in the message", async () => {
+    const lone = await notebook.commit("bad \ud800 message");
+    expect(`${String(field(lone, "reason"))}: ${String(field(lone, "message"))}`).toBe(
+      "INVALID_ARGUMENT: The message must be UTF-8 text without U+0000.",
+    );
+    const huge = await notebook.log({ file: `${"x/".repeat(100_000)}..` });
+    expect(field(huge, "reason")).toBe("INVALID_ARGUMENT");
+    expect(String(field(huge, "message")).length).toBeLessThan(400);
+  });
+
   it("reads ./a.md and a.md/ as a.md, as a shell's completion writes them", async () => {
     const listed = async (file: string) => {
       const log = await notebook.log({ file });

@@ -11,6 +11,7 @@
  */
 import * as NodePath from "node:path";
 import { Either, ParseResult, Schema } from "effect";
+import { isUtf8Text } from "../../domain/content.js";
 import { type DomainError, domainError } from "../../domain/errors.js";
 import { isJsonObject, jsonTypeOf } from "./jsonText.js";
 
@@ -22,11 +23,7 @@ export const maxMessageBytes = 16_384;
 const encoder = new TextEncoder();
 const utf8Length = (text: string): number => encoder.encode(text).length;
 
-// In a `u` regex a paired surrogate is one code point, so this matches only lone halves,
-// which have no UTF-8 encoding.
-const loneSurrogate = /\p{Surrogate}/u;
-const isEncodable = (text: string): boolean =>
-  !loneSurrogate.test(text) && !text.includes("\u0000");
+const isEncodable = isUtf8Text;
 // Blank means only characters of Unicode's White_Space property (SPEC §2.1) — not
 // JavaScript's `\s`, which adds U+FEFF (a byte-order mark is not white space, so a
 // message of only U+FEFF is kept) and lacks nothing White_Space has.

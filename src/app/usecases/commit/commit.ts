@@ -1,5 +1,6 @@
 /** The commit use case (SPEC §6.2): publish a working copy's edits with one compare-and-swap. */
 import { Effect, Option } from "effect";
+import { isUtf8Text } from "../../../domain/content.js";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { findMarkerBlocks } from "../../../domain/markers.js";
 import { diffTrees } from "../../../domain/treeDiff.js";
@@ -28,14 +29,18 @@ export type { Committed } from "./completion.js";
 /** The most bytes a commit message may have. */
 export const maxMessageBytes = 16_384;
 
-/** Validates a commit message (SPEC §2.1): non-blank, no U+0000, at most 16,384 bytes. */
+/**
+ * Validates a commit message (SPEC §2.1): UTF-8 text (no lone surrogate, which has no
+ * UTF-8 form and would be stored as U+FFFD, not byte for byte), non-blank, no U+0000, at
+ * most 16,384 bytes.
+ */
 export const validateMessage = (message: string): Effect.Effect<void, DomainError> => {
-  if (message.includes("\u0000")) {
+  if (!isUtf8Text(message)) {
     return Effect.fail(
       domainError({
         code: "INVALID_REQUEST",
         reason: "INVALID_ARGUMENT",
-        message: "The message must not contain U+0000.",
+        message: "The message must be UTF-8 text without U+0000.",
       }),
     );
   }

@@ -42,6 +42,10 @@ export const maxLogLimit = 1_000_000;
 export const checkedLimit = (limit: number): Effect.Effect<number, DomainError> =>
   wholeNumber(limit, "The limit", 1, maxLogLimit);
 
+/** How a refused file shows in the message: quoted, cut at 64 characters (it may be huge). */
+const echo = (file: string): string =>
+  JSON.stringify(file.length > 64 ? `${file.slice(0, 64)}…` : file);
+
 /**
  * A file argument as the notebook path it names. Only what cannot be ambiguous is
  * repaired — leading `./` and trailing `/`, as a shell's completion writes them — then
@@ -55,7 +59,7 @@ export const checkedFile = (file: string): Effect.Effect<string, DomainError> =>
     ? Effect.succeed(normalized.right)
     : Effect.fail(
         invalid(
-          `${JSON.stringify(file)} is not a notebook path: ${normalized.left.message}. Name files relative to the working copy's top, as quire status lists them.`,
+          `${echo(file)} is not a notebook path: ${normalized.left.message}. Name files relative to the working copy's top, as quire status lists them.`,
         ),
       );
 };
