@@ -386,6 +386,61 @@ describe("staged publications: a refused swap while current stays put", () => {
   });
 });
 
+describe("staged publications: a base replaced before it is staged on", () => {
+  it("learns its fate from `current` in the staging round trip instead of swapping a dead base", async () => {
+    run += 1;
+    const counted = instrument(memoryStore.make(), { latency: "2 millis" });
+    const base = counted.store;
+    const hostB = memNotebook({ ...base, identity: `${base.identity}#run${run}-B` });
+    // Host A's store: the first upload of one of its packs waits for B to publish, so
+    // that the state A merged onto is no longer `current` by the time A stages on it.
+    let armed = false;
+    const swapsByA: Array<string> = [];
+    const storeA: ObjectStoreService = {
+      ...base,
+      identity: `${base.identity}#run${run}-A`,
+      put: (key, body, condition) => {
+        if (key === "current" && condition._tag !== "Unconditional") swapsByA.push(key);
+        if (armed && key.includes("increment")) {
+          armed = false;
+          hostB.write("/ws/a/b.md", "from b\n");
+          return commitExit(hostB.notebook, "b").pipe(
+            Effect.flatMap((exit) =>
+              Exit.isSuccess(exit) ? Effect.void : Effect.die(new Error("B's commit failed")),
+            ),
+            Effect.zipRight(base.put(key, body, condition)),
+          );
+        }
+        return base.put(key, body, condition);
+      },
+      putAfter: (key, body, condition, after) => {
+        if (key === "current" && condition._tag !== "Unconditional") swapsByA.push(key);
+        return base.putAfter(key, body, condition, after);
+      },
+    };
+    const hostA = memNotebook(storeA);
+    hostA.write("/ws/a/seed.md", "seed\n");
+    await pull(hostA.notebook);
+    await Effect.runPromise(hostA.notebook.commit({ path: "/ws/a", message: "seed", author }));
+    await pull(hostB.notebook);
+    stage(storeA.identity);
+    stage(`${base.identity}#run${run}-B`);
+    swapsByA.length = 0;
+    armed = true;
+    hostA.write("/ws/a/a.md", "from a\n");
+    const exit = await Effect.runPromise(commitExit(hostA.notebook, "a"));
+    expect(Exit.isSuccess(exit) ? "OK" : failureOf(exit).code).toBe("OK");
+    expect(armed).toBe(false);
+    // One swap: the dead base was seen with the staging, not by losing a swap on it.
+    expect(swapsByA).toHaveLength(1);
+    const current = await currentOf(base);
+    expect(current.generation).toBe(3);
+    await pull(hostA.notebook);
+    expect(hostA.read("/ws/a/b.md")).toBe("from b\n");
+    await Effect.runPromise(tidyUpsDone);
+  });
+});
+
 describe("probeStaged: a writer that is not contending", () => {
   it("starts staging once others have staged, and deletes records nobody can use any more", async () => {
     const { hosts, store } = fleet(1);

@@ -332,19 +332,30 @@ const watchCurrent = (
     for (;;) {
       const info = yield* Effect.either(store.head(manifestKey));
       if (Either.isLeft(info) || Option.isNone(info.right)) return Option.none();
-      if (info.right.value.etag !== etag) {
-        const read = yield* Effect.either(readManifest(store));
-        if (Either.isLeft(read)) return Option.none();
-        const manifest = read.right.manifest;
-        if (Option.isSome(manifest) && Option.isSome(read.right.etag))
-          lastSeen.set(store.identity, { manifest: manifest.value, etag: read.right.etag.value });
-        return Option.isSome(manifest) && manifest.value.generation > base.generation
-          ? manifest
-          : Option.none();
-      }
+      if (info.right.value.etag !== etag) return yield* readMoved(store, base);
       if ((yield* Clock.currentTimeMillis) >= until) return Option.none();
       yield* Effect.sleep(Duration.millis(pauseMs));
     }
+  });
+
+/**
+ * `current` read once its ETag showed that it changed: `Some` when it has moved past
+ * `base`'s generation (remembered for the next attempt, which starts from it), `None`
+ * when it has not or on a failure.
+ */
+const readMoved = (
+  store: ObjectStoreService,
+  base: Manifest,
+): Effect.Effect<Option.Option<Manifest>> =>
+  Effect.gen(function* () {
+    const read = yield* Effect.either(readManifest(store));
+    if (Either.isLeft(read)) return Option.none();
+    const manifest = read.right.manifest;
+    if (Option.isSome(manifest) && Option.isSome(read.right.etag))
+      lastSeen.set(store.identity, { manifest: manifest.value, etag: read.right.etag.value });
+    return Option.isSome(manifest) && manifest.value.generation > base.generation
+      ? manifest
+      : Option.none();
   });
 
 /**
@@ -353,6 +364,23 @@ const watchCurrent = (
  */
 const minListings = 3;
 const maxListings = 5;
+/** The most listings while waiting for the others of a round this writer's swap began. */
+const maxWaitingListings = 16;
+
+/**
+ * How long after its own swap, in requests' times, a writer keeps gathering before it
+ * swaps the state it wrote: the others learn of that state by watching `current`
+ * (about one request), read it and the packs they lack (two), merge, upload their packs
+ * (one) and stage (one). Measured with 8 and 32 writers and 60 ms per request: the
+ * writer that had just swapped staged first on the new state, saw nobody after three
+ * listings, and swapped alone, so every other writer's record was dead on arrival and
+ * its whole attempt (merge, upload, staging, a lost swap) was spent for nothing, round
+ * after round, until some ended REMOTE_BUSY.
+ */
+const followersLagRequests = 7;
+
+/** When this process's staged swap last made `current`, per store: its generation and time. */
+const swappedAt = makeRecentMap<{ readonly generation: number; readonly atMs: number }>(16);
 
 /**
  * The records others staged on `base`, read while listing again: writers that read the
@@ -371,6 +399,7 @@ const gather = (
   base: Manifest,
   key: string,
   firstKeys: ReadonlyArray<string>,
+  untilMs: number,
 ): Effect.Effect<{
   readonly found: ReadonlyArray<{ readonly key: string; readonly staged: Staged }>;
   /** A record that sorts before this writer's appeared: its writer swaps for all. */
@@ -380,7 +409,7 @@ const gather = (
     const seen = new Set([key, ...firstKeys]);
     let fresh: ReadonlyArray<string> = firstKeys;
     const found: Array<{ readonly key: string; readonly staged: Staged }> = [];
-    for (let listing = 1; listing < maxListings; listing++) {
+    for (let listing = 1; listing < maxWaitingListings; listing++) {
       const [read, relisted] = yield* Effect.all(
         [
           othersStaged(store, base, fresh),
@@ -396,7 +425,10 @@ const gather = (
         : [];
       for (const k of fresh) seen.add(k);
       if (fresh.some((k) => k < key)) return { found, outranked: true };
-      if (fresh.length === 0 && listing + 1 >= minListings) break;
+      // Until `untilMs` the others are still on their way: listing goes on regardless.
+      const waited = (yield* Clock.currentTimeMillis) >= untilMs;
+      if (waited && fresh.length === 0 && listing + 1 >= minListings) break;
+      if (waited && listing + 1 >= maxListings) break;
     }
     if (fresh.length > 0) found.push(...(yield* othersStaged(store, base, fresh)));
     return {
@@ -457,7 +489,10 @@ export const stagedSwap = <E>(
     // Listing alongside staging: two writers staging at the same instant may each miss
     // the other and both swap; the compare-and-swap decides, and the loser finds its
     // fate in `current` like any other.
-    const [staged, listed] = yield* Effect.all(
+    // And a look at `current`'s ETag in the same round trip: a base that is no longer
+    // `current` can take no swap, so its fate is read at once instead of after a
+    // gathering and a lost swap (another writer may have included the record already).
+    const [staged, listed, headed] = yield* Effect.all(
       [
         Effect.either(
           store.put(key, encodeStaged(base.generation, base.head, packs), {
@@ -465,8 +500,9 @@ export const stagedSwap = <E>(
           }),
         ),
         Effect.either(store.list(stagingPrefixFor(base.generation))),
+        Effect.either(store.head(manifestKey)),
       ],
-      { concurrency: 2 },
+      { concurrency: 3 },
     );
     // One request's time, the measure of every wait below.
     const latencyMs = (yield* Clock.currentTimeMillis) - startedMs;
@@ -508,6 +544,17 @@ export const stagedSwap = <E>(
               );
             }),
           );
+    const moved =
+      Either.isRight(headed) &&
+      Option.isSome(headed.right) &&
+      headed.right.value.etag !== input.etag;
+    if (moved) {
+      const seen = yield* readMoved(store, base);
+      if (Option.isSome(seen)) {
+        yield* forget(store, [key]);
+        return decide(seen.value);
+      }
+    }
     if (mayBeStaged && !keys.every((other) => other > key)) {
       // The record sorting first swaps for all: a few more listings (gather), its
       // uploads, then `current`. Patience for well over that.
@@ -517,7 +564,13 @@ export const stagedSwap = <E>(
         return decide(seen.value);
       }
     }
-    const gathered = yield* gather(store, base, key, keys);
+    // A writer whose own swap made `base` gathers until the others can have staged on it.
+    const madeBase = swappedAt.get(store.identity);
+    const untilMs =
+      madeBase !== undefined && madeBase.generation === base.generation
+        ? Math.min(madeBase.atMs + followersLagRequests * latencyMs, startedMs + patienceMs)
+        : 0;
+    const gathered = yield* gather(store, base, key, keys, untilMs);
     if (gathered.outranked && mayBeStaged) {
       // Another writer staged just after this one listed, with an older ticket: it swaps.
       const seen = yield* watchCurrent(store, base, input.etag, patienceMs, latencyMs);
@@ -541,7 +594,14 @@ export const stagedSwap = <E>(
       own,
     ).pipe(
       Effect.tap((outcome) =>
-        forget(store, outcome._tag === "Accepted" ? [key, ...extended.included] : [key]),
+        Effect.gen(function* () {
+          if (outcome._tag === "Accepted")
+            swappedAt.set(store.identity, {
+              generation: outcome.written.generation,
+              atMs: yield* Clock.currentTimeMillis,
+            });
+          yield* forget(store, outcome._tag === "Accepted" ? [key, ...extended.included] : [key]);
+        }),
       ),
       Effect.catchAll(fateAfter),
     );
