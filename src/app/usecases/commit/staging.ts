@@ -522,10 +522,20 @@ export const stagedSwap = <E>(
         base: base.generation,
       }),
     );
-    const decide = (
+    // `current` has moved past `base` (`seen`): the record is dead either way, and the
+    // batch is in `seen` (included) or nowhere.
+    const concluded = (
       seen: Manifest,
-    ): { readonly _tag: "Included"; readonly manifest: Manifest } | { readonly _tag: "Lost" } =>
-      acceptedIn(seen, own) ? { _tag: "Included", manifest: seen } : { _tag: "Lost" };
+    ): Effect.Effect<
+      { readonly _tag: "Included"; readonly manifest: Manifest } | { readonly _tag: "Lost" }
+    > =>
+      forget(store, [key]).pipe(
+        Effect.as(
+          acceptedIn(seen, own)
+            ? ({ _tag: "Included", manifest: seen } as const)
+            : ({ _tag: "Lost" } as const),
+        ),
+      );
     // Staged, the batch may land by another writer's swap even though this writer
     // failed to publish it: `current` tells, or the failure is PUBLICATION_UNKNOWN.
     const fateAfter = (failure: DomainError): Effect.Effect<StagedOutcome, DomainError> =>
@@ -534,9 +544,8 @@ export const stagedSwap = <E>(
         : watchCurrent(store, base, input.etag, patienceMs, latencyMs).pipe(
             Effect.flatMap((seen): Effect.Effect<StagedOutcome, DomainError> => {
               if (Option.isNone(seen)) return Effect.fail(unknownFate);
-              const fate = decide(seen.value);
-              return forget(store, [key]).pipe(
-                Effect.zipRight(
+              return concluded(seen.value).pipe(
+                Effect.flatMap((fate) =>
                   fate._tag === "Included"
                     ? Effect.succeed<StagedOutcome>(fate)
                     : Effect.fail(failure),
@@ -550,19 +559,13 @@ export const stagedSwap = <E>(
       headed.right.value.etag !== input.etag;
     if (moved) {
       const seen = yield* readMoved(store, base);
-      if (Option.isSome(seen)) {
-        yield* forget(store, [key]);
-        return decide(seen.value);
-      }
+      if (Option.isSome(seen)) return yield* concluded(seen.value);
     }
     if (mayBeStaged && !keys.every((other) => other > key)) {
       // The record sorting first swaps for all: a few more listings (gather), its
       // uploads, then `current`. Patience for well over that.
       const seen = yield* watchCurrent(store, base, input.etag, patienceMs, latencyMs);
-      if (Option.isSome(seen)) {
-        yield* forget(store, [key]);
-        return decide(seen.value);
-      }
+      if (Option.isSome(seen)) return yield* concluded(seen.value);
     }
     // A writer whose own swap made `base` gathers until the others can have staged on it.
     const madeBase = swappedAt.get(store.identity);
@@ -574,10 +577,7 @@ export const stagedSwap = <E>(
     if (gathered.outranked && mayBeStaged) {
       // Another writer staged just after this one listed, with an older ticket: it swaps.
       const seen = yield* watchCurrent(store, base, input.etag, patienceMs, latencyMs);
-      if (Option.isSome(seen)) {
-        yield* forget(store, [key]);
-        return decide(seen.value);
-      }
+      if (Option.isSome(seen)) return yield* concluded(seen.value);
     }
     const others = gathered.found;
     const extended = yield* extend(store, next, packs, others);
