@@ -209,6 +209,21 @@ describe("the library facade called with junk", () => {
     expect(String(field(huge, "message")).length).toBeLessThan(400);
   });
 
+  it("refuses a path without a UTF-8 form as MCP does, wherever the bad code unit is", async () => {
+    for (const path of [`${ws}/\ud800`, `${ws}/a\udfffb`, "~/\ud83d", `/\u0000`]) {
+      for (const answer of [
+        await notebook.pull(path),
+        await notebook.commit("m", path),
+        await notebook.log({ path }),
+      ]) {
+        expect(`${String(field(answer, "code"))}/${String(field(answer, "reason"))}`).toBe(
+          "INVALID_REQUEST/INVALID_ARGUMENT",
+        );
+        expect(field(answer, "message")).toBe("The path must be UTF-8 text without U+0000.");
+      }
+    }
+  });
+
   it("reads ./a.md and a.md/ as a.md, as a shell's completion writes them", async () => {
     const listed = async (file: string) => {
       const log = await notebook.log({ file });

@@ -5,7 +5,7 @@
  * generation and file, and decodes its arguments strictly. Without the flag there is no
  * such tool (the golden test, test/serve/golden.test.ts, proves the rest unchanged).
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, makeWorld, type World } from "../helpers/cli.js";
@@ -128,6 +128,20 @@ describe("serve --history-tool", () => {
       }
       const notPulled = await call(withLog, "notes_log", { path: path.join(world.ws, "never") });
       expect(notPulled.structured).toMatchObject({ code: "INVALID_REQUEST", reason: "NOT_PULLED" });
+
+      // `~` is an ordinary notebook segment: a file below it is asked for as any other.
+      mkdirSync(path.join(copy, "~"));
+      writeFileSync(path.join(copy, "~", "n.md"), "tilde\n");
+      expect((await call(withLog, "notes_commit", { path: copy, message: "m3" })).isError).toBe(
+        false,
+      );
+      const tilde = await call(withLog, "notes_log", { path: copy, file: "~/n.md" });
+      expect(tilde.isError, JSON.stringify(tilde.structured)).toBe(false);
+      expect(
+        (tilde.structured["publications"] as Array<{ generation: number }>).map(
+          (p) => p.generation,
+        ),
+      ).toEqual([4]);
     },
   );
 });

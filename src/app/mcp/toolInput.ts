@@ -60,8 +60,8 @@ const FileArgument = Schema.String.pipe(
   Schema.filter(
     (file) =>
       file !== "" &&
+      // `~` is an ordinary notebook segment here (never expanded), as in the CLI's --file.
       !file.startsWith("/") &&
-      !file.startsWith("~/") &&
       utf8Length(file) <= maxPathBytes,
     flag("FILE_NOT_RELATIVE"),
   ),

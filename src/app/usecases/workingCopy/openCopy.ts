@@ -9,6 +9,7 @@
  */
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { Effect, Option, type Scope } from "effect";
+import { isUtf8Text } from "../../../domain/content.js";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import { utf8Length } from "../../../domain/paths.js";
 import type { FileSystemService, FsError, RootedTree } from "../../../ports/FileSystem.js";
@@ -69,8 +70,12 @@ const expand = (
   raw: string | undefined,
 ): Effect.Effect<string, DomainError> => {
   const requested = raw === undefined || raw === "" ? settings.notebookDirectory : raw;
-  if (requested.includes("\u0000"))
-    return Effect.fail(invalidPath("INVALID_ARGUMENT", "The path contains U+0000."));
+  // A lone surrogate has no UTF-8 form, so no file system can hold it: refused as MCP's
+  // decode refuses it, not resolved into a path that names something else.
+  if (!isUtf8Text(requested))
+    return Effect.fail(
+      invalidPath("INVALID_ARGUMENT", "The path must be UTF-8 text without U+0000."),
+    );
   const expanded =
     requested === "~"
       ? settings.homeDirectory
