@@ -43,6 +43,12 @@ import { notPulledError, pulledState } from "./shared/pulled.js";
 /** How long a call waits for another process holding the same working copy. */
 const lockTimeoutMs = 30_000;
 
+/**
+ * The private-state key whose lock first pulls take turns on: not an absolute path, so
+ * no working copy has it (its directory under `copies/` never holds a state record).
+ */
+const firstPullsKey = "first pulls";
+
 /** The pause between two attempts to take a held lock (plus as much jitter at most). */
 const lockPollMs = 25;
 
@@ -104,19 +110,17 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         }
       });
 
-    const lockCopy = (copyDir: string): Effect.Effect<Effect.Effect<void>, DomainError> =>
+    const lockCopy = (
+      copyDir: string,
+      busyMessage = "Another process is working on this working copy; call again when it has finished.",
+    ): Effect.Effect<Effect.Effect<void>, DomainError> =>
       ensureCopyDirectory(fs, copyDir).pipe(
         Effect.zipRight(FiberRef.get(copyLockWaitMs)),
         Effect.flatMap((waitMs) =>
           takeLock(lockFile(copyDir), waitMs).pipe(
             Effect.mapError((error) =>
               error.reason === "Busy"
-                ? domainError({
-                    code: "ENGINE_FAILED",
-                    reason: "BUSY",
-                    message:
-                      "Another process is working on this working copy; call again when it has finished.",
-                  })
+                ? domainError({ code: "ENGINE_FAILED", reason: "BUSY", message: busyMessage })
                 : localFailure(error, "locking the working copy"),
             ),
           ),
@@ -229,6 +233,32 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         Effect.annotateLogs("module", "notebook"),
       );
 
+    /**
+     * A copy's first pull: refused when it would nest in or around another copy of the
+     * store, else pulled. First pulls of the store take turns (a lock of their own,
+     * across this private root's processes, held until the new copy's state is written):
+     * two directories pulled at once, one inside the other, would each find no copy
+     * around or below them and both answer OK, and the outer copy would then publish the
+     * inner one's notes again under its own paths.
+     */
+    const firstPull = (call: CopyCall) =>
+      Effect.acquireUseRelease(
+        lockCopy(
+          copyDirectory(options.privateRoot, firstPullsKey, store.identity),
+          "Another working copy of this notebook is being pulled for the first time; call again when it has finished.",
+        ),
+        () =>
+          refuseNestedCopies(
+            fs,
+            options.privateRoot,
+            options.workspaceRoot,
+            call.dir,
+            call.tree,
+            store.identity,
+          ).pipe(Effect.zipRight(pull(call))),
+        (release) => release,
+      );
+
     const service: NotebookService = {
       notebookDirectory: options.notebookDirectory,
       pull: (request) =>
@@ -246,16 +276,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                 ),
               onSome: (resolved) =>
                 withCopy(resolved, (call) =>
-                  Option.isSome(call.state)
-                    ? pull(call)
-                    : refuseNestedCopies(
-                        fs,
-                        options.privateRoot,
-                        options.workspaceRoot,
-                        call.dir,
-                        call.tree,
-                        store.identity,
-                      ).pipe(Effect.zipRight(pull(call))),
+                  Option.isSome(call.state) ? pull(call) : firstPull(call),
                 ),
             }),
           ),
