@@ -17,6 +17,8 @@ import type { CopyCall, Services } from "./shared/context.js";
 import { localFailure } from "./shared/failures.js";
 import {
   copyDirectory,
+  ensureTurnsDirectory,
+  firstPullsLockFile,
   ensureCopyDirectory,
   loadState,
   lockFile,
@@ -42,12 +44,6 @@ import { notPulledError, pulledState } from "./shared/pulled.js";
 
 /** How long a call waits for another process holding the same working copy. */
 const lockTimeoutMs = 30_000;
-
-/**
- * The private-state key whose lock first pulls take turns on: not an absolute path, so
- * no working copy has it (its directory under `copies/` never holds a state record).
- */
-const firstPullsKey = "first pulls";
 
 /** The pause between two attempts to take a held lock (plus as much jitter at most). */
 const lockPollMs = 25;
@@ -110,14 +106,16 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         }
       });
 
-    const lockCopy = (
-      copyDir: string,
-      busyMessage = "Another process is working on this working copy; call again when it has finished.",
+    /** The lock at `path` once `made` made its directory; BUSY says `busyMessage`. */
+    const lockAt = (
+      made: Effect.Effect<void, DomainError>,
+      path: string,
+      busyMessage: string,
     ): Effect.Effect<Effect.Effect<void>, DomainError> =>
-      ensureCopyDirectory(fs, copyDir).pipe(
+      made.pipe(
         Effect.zipRight(FiberRef.get(copyLockWaitMs)),
         Effect.flatMap((waitMs) =>
-          takeLock(lockFile(copyDir), waitMs).pipe(
+          takeLock(path, waitMs).pipe(
             Effect.mapError((error) =>
               error.reason === "Busy"
                 ? domainError({ code: "ENGINE_FAILED", reason: "BUSY", message: busyMessage })
@@ -125,6 +123,13 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             ),
           ),
         ),
+      );
+
+    const lockCopy = (copyDir: string): Effect.Effect<Effect.Effect<void>, DomainError> =>
+      lockAt(
+        ensureCopyDirectory(fs, copyDir),
+        lockFile(copyDir),
+        "Another process is working on this working copy; call again when it has finished.",
       );
 
     /**
@@ -243,8 +248,9 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
      */
     const firstPull = (call: CopyCall) =>
       Effect.acquireUseRelease(
-        lockCopy(
-          copyDirectory(options.privateRoot, firstPullsKey, store.identity),
+        lockAt(
+          ensureTurnsDirectory(fs, options.privateRoot),
+          firstPullsLockFile(options.privateRoot, store.identity),
           "Another working copy of this notebook is being pulled for the first time; call again when it has finished.",
         ),
         () =>

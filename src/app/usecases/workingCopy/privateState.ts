@@ -92,6 +92,22 @@ export const copyDirectory = (
 export const packFile = (copyDir: string, sha: string): string =>
   join(copyDir, "packs", `${sha}.pack`);
 
+/**
+ * The lock file first pulls of `storeIdentity` take turns on (notebookLayer.ts), in the
+ * private root's `turns/` directory: outside `copies/`, so that no copy's directory is it.
+ */
+export const firstPullsLockFile = (privateRoot: string, storeIdentity: string): string =>
+  join(privateRoot, "turns", `${keyDigest(["first pulls", storeIdentity])}.lock`);
+
+/** Creates the directory of {@link firstPullsLockFile} when missing. LOCAL_IO when it fails. */
+export const ensureTurnsDirectory = (
+  fs: FileSystemService,
+  privateRoot: string,
+): Effect.Effect<void, DomainError> =>
+  fs
+    .makeDirectory(join(privateRoot, "turns"), privateDirMode)
+    .pipe(Effect.mapError((error) => localFailure(error, "creating private state")));
+
 /** The lock file of a working copy's private state. */
 export const lockFile = (copyDir: string): string => join(copyDir, "lock");
 
