@@ -378,7 +378,8 @@ export const fileReasonTable = {
   },
   INVALID_NAME: {
     code: "INVALID_CONTENT",
-    meaning: "The path breaks the notebook path rules (length, characters, reserved names).",
+    meaning:
+      "The path breaks the notebook path rules (length, characters, reserved names), or is a file an interrupted rewrite set aside (`.<name>.quire-<id>.aside` or `.cut`) whose name is taken: check it, then rename or delete it.",
   },
   CASE_COLLISION: {
     code: "INVALID_CONTENT",

@@ -301,14 +301,17 @@ export interface FileSystemService {
 export class FileSystem extends Context.Tag("quire/FileSystem")<FileSystem, FileSystemService>() {}
 
 /**
- * The name (last path segment) of an adapter's temp file of an atomic write. One found by
- * a scan under the copy's lock is the leftover of a killed process: never notebook state.
+ * The name (last path segment) of an adapter's temp file of an atomic write: its id is 12
+ * hex digits of the writing process and a counter in base 36 (adapters/tempNames.ts), so
+ * a person's `.notes.quire-draft.tmp` is not taken for one. One found by a scan under the
+ * copy's lock is the leftover of a killed process: never notebook state (its content
+ * was on its way from the store or a merge, so removing it loses nothing of a person's).
  */
-export const leftoverTempName = /^\.[^/]*\.quire-[0-9a-z]+\.tmp$/;
+export const leftoverTempName = /^\.[^/]*\.quire-[0-9a-f]{12}[0-9a-z]*\.tmp$/;
 
 /**
  * The name of a file a guarded replace or remove of a {@link RootedTree} moved out of the
  * way; one found by a scan under the copy's lock was left by a process killed mid-replace.
  * Group 1 is the original name for `.aside`, only its first 200 bytes for `.cut`.
  */
-export const setAsideName = /^\.(.+)\.quire-[0-9a-z]+\.(aside|cut)$/;
+export const setAsideName = /^\.(.+)\.quire-[0-9a-f]{12}[0-9a-z]*\.(aside|cut)$/;

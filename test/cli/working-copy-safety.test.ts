@@ -11,6 +11,7 @@ import {
   mkdirSync,
   readdirSync,
   renameSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -220,6 +221,9 @@ describe("files that are not notebook state get their reasons", () => {
   });
 });
 
+/** `quire status <copy>`. */
+const status = (w: World, copy: string) => runCli(w, ["status", copy]);
+
 describe("what a killed replace left behind is tidied by the next call", () => {
   const seeded = async () => {
     const w = world();
@@ -231,21 +235,44 @@ describe("what a killed replace left behind is tidied by the next call", () => {
     return { w, a };
   };
 
-  it("a set-aside file beside its name (killed after linking the new one) goes; the call answers OK", async () => {
+  it("a set-aside file beside its name (killed after linking the new one) stays, reported, until the person removes it", async () => {
     const { w, a } = await seeded();
-    write(a, "sub/.kept.md.quire-0killed1.aside", "kept, old\n");
+    // Most likely the old version of a finished replace, but quire cannot prove that it
+    // took no write, or that it is not a file of the person's named like one.
+    write(a, "sub/.kept.md.quire-0123456789ab1.aside", "kept, old\n");
+    await status(w, a);
+    expect(read(a, "sub/.kept.md.quire-0123456789ab1.aside")).toBe("kept, old\n");
+    const refused = await commit(w, a, "after the kill");
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout + refused.stderr).toContain("INVALID_NAME");
+    expect(read(a, "sub/.kept.md.quire-0123456789ab1.aside")).toBe("kept, old\n");
+    rmSync(path.join(a, "sub", ".kept.md.quire-0123456789ab1.aside"));
     const committed = await commit(w, a, "after the kill");
-    expect(committed.stderr).not.toContain("INVALID_NAME");
     expect(committed.code, committed.stderr).toBe(0);
     expect(listing(path.join(a, "sub"))).toEqual(["alone.md", "kept.md"]);
     expect(read(a, "sub/kept.md")).toBe("kept, new\n");
+  });
+
+  it("a person's files named loosely like quire's own are notes like any other, never removed", async () => {
+    const { w, a } = await seeded();
+    const theirs = [
+      "sub/.kept.md.quire-1.aside",
+      "sub/.notes.quire-draft.tmp",
+      "sub/.x.quire-0123456789abX.tmp",
+    ];
+    for (const name of theirs) write(a, name, `mine: ${name}\n`);
+    await status(w, a);
+    for (const name of theirs) expect(read(a, name)).toBe(`mine: ${name}\n`);
+    const committed = await commit(w, a, "their files");
+    expect(committed.code, committed.stderr).toBe(0);
+    for (const name of theirs) expect(read(a, name)).toBe(`mine: ${name}\n`);
   });
 
   it("a set-aside file alone (killed right after setting it aside) goes back under its name", async () => {
     const { w, a } = await seeded();
     renameSync(
       path.join(a, "sub", "alone.md"),
-      path.join(a, "sub", ".alone.md.quire-0killed2.aside"),
+      path.join(a, "sub", ".alone.md.quire-0123456789ab2.aside"),
     );
     const committed = await commit(w, a, "after the kill");
     expect(committed.code, committed.stderr).toBe(0);

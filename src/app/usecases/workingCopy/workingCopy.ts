@@ -116,9 +116,11 @@ const walked = (tree: RootedTree) =>
 /**
  * Puts back what a replace of ours set aside when its process was killed in the middle
  * (ports/FileSystem.ts `setAsideName`): a set-aside file whose name is free again goes
- * back under it; one whose name holds a file again is the old version of a replace that
- * finished, and goes. `true` when anything was put back or removed (the walk must be
- * redone).
+ * back under it. One whose name holds a file again stays where it is, and the scan
+ * reports it (INVALID_NAME) for the person to look at: it is most likely the old version
+ * of a replace that finished, but it may have taken a write meanwhile, or be a file of
+ * theirs named like one, and quire never deletes what it cannot prove it wrote. `true`
+ * when anything was put back (the walk must be redone).
  * Runs under the copy's lock, so no replace of ours is in flight.
  */
 const restoreSetAside = (
@@ -136,15 +138,7 @@ const restoreSetAside = (
       present ??= new Set(entries.map((e) => e.relativePath));
       const directory = parentOf(entry.relativePath);
       const original = directory === "" ? match[1] : `${directory}/${match[1]}`;
-      if (present.has(original)) {
-        if (entry.kind === "file") {
-          yield* tree.removeLeftover(entry.relativePath).pipe(Effect.ignore);
-          // The walk must be redone: the listing still names the file just removed, and
-          // the scan would report it as a name quire refuses.
-          restored = true;
-        }
-        continue;
-      }
+      if (present.has(original)) continue;
       const back = yield* tree
         .restoreName(entry.relativePath, original)
         .pipe(Effect.mapError((e) => localFailure(e, "restoring a file set aside")));
