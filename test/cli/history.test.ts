@@ -270,6 +270,29 @@ describe("history: authors and quire log", () => {
         held: [],
       });
       expect(read(one, "notes/a.md")).toBe("1\n2\n3\n");
+      // A path held by a symlink is refused (with --force too), never written through and
+      // never "held" as if someone had saved it during the call.
+      const nowhere = path.join(os.tmpdir(), `quire-nowhere-${process.pid}-${Date.now()}.md`);
+      unlinkSync(path.join(one, "notes", "b.md"));
+      symlinkSync(nowhere, path.join(one, "notes", "b.md"));
+      for (const extra of [[], ["--force"]]) {
+        const blocked = await runCli(world, [
+          "restore",
+          one,
+          "notes/b.md",
+          "--from",
+          "1",
+          ...extra,
+        ]);
+        expect(blocked.code, blocked.stdout + blocked.stderr).toBe(1);
+        expect(blocked.stderr).toContain("INVALID_CONTENT · INVALID_FILES");
+        expect(blocked.stderr).toContain("notes/b.md");
+      }
+      expect(existsSync(nowhere)).toBe(false);
+      unlinkSync(path.join(one, "notes", "b.md"));
+      // Its deletion is an unpublished change now: putting it back needs --force.
+      await ok(runCli(world, ["restore", one, "notes/b.md", "--from", "1", "--force"]));
+      expect(read(one, "notes/b.md")).toBe("b1\nb2\n");
       // revert of a publication whose lines changed since: conflict markers, as a pull's.
       write(one, "notes/a.md", "1\nTWO again\n3\n");
       await ok(commit(world, one, "edit line 2 again"));

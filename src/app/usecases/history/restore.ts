@@ -39,11 +39,38 @@ const write = (
   );
 
 /**
+ * INVALID_CONTENT/INVALID_FILES when a path the call would write holds something the
+ * scan refused (a symlink, a FIFO, a file that is not notebook text, a set-aside file):
+ * the write could only be held there, and "held" would read as a save made during the
+ * call, which nobody made, however often it is run again. Nothing is written then.
+ */
+const refuseRefused = (
+  issues: ReadonlyArray<FileIssue>,
+  written: ReadonlyArray<string>,
+): Effect.Effect<void, DomainError> => {
+  const blocked = issues.filter((issue) =>
+    written.some((path) => issue.path === path || path.startsWith(`${issue.path}/`)),
+  );
+  return blocked.length === 0
+    ? Effect.void
+    : Effect.fail(
+        domainError({
+          code: "INVALID_CONTENT",
+          reason: "INVALID_FILES",
+          message:
+            "The working copy holds files here that are not notebook text (listed), so nothing was written over them; fix, rename or remove them, then run this again.",
+          files: blocked,
+        }),
+      );
+};
+
+/**
  * Writes `files` (notebook paths, or directories of them) as they were at `generation`
  * into the copy: recreated if deleted since, removed if they did not exist then.
  * INVALID_REQUEST/UNPUBLISHED_CHANGES when one of them has unpublished changes and
  * `force` is not set (nothing is written then); INVALID_ARGUMENT when none of them
- * exists at `generation` or in the copy; GENERATION_PRUNED when its content is gone.
+ * exists at `generation` or in the copy; GENERATION_PRUNED when its content is gone;
+ * INVALID_CONTENT when one of them is held by something the scan refuses (refuseRefused).
  */
 export const restoreFiles = (
   call: CopyCall,
@@ -52,7 +79,7 @@ export const restoreFiles = (
   force: boolean,
 ): Effect.Effect<RestoredFiles, DomainError> =>
   Effect.gen(function* () {
-    const { scan, local, changes } = yield* unpublished(call);
+    const { scan, local, changes, issues } = yield* unpublished(call);
     const { after } = yield* publicationStates(call, generation);
     const paths = [...new Set([...after.keys(), ...local.keys()])]
       .filter((path) => atOrBelowAny(path, files))
@@ -82,6 +109,7 @@ export const restoreFiles = (
       else target.set(path, id);
     }
     const changed = paths.filter((path) => local.get(path) !== target.get(path));
+    yield* refuseRefused(issues, changed);
     return yield* write(call, scan, local, target, changed, generation);
   });
 
@@ -90,14 +118,14 @@ export const restoreFiles = (
  * merge (base: the notebook just after it; theirs: just before it; ours: the copy), so
  * that later changes to the same files are kept. Conflicts are written as a pull writes
  * them (marker blocks) and answered CONTENT_CONFLICT/MERGE_CONFLICT with the files;
- * GENERATION_PRUNED when its content is gone.
+ * GENERATION_PRUNED when its content is gone; INVALID_CONTENT as for restoreFiles.
  */
 export const revertPublication = (
   call: CopyCall,
   generation: number,
 ): Effect.Effect<RestoredFiles, DomainError> =>
   Effect.gen(function* () {
-    const { scan, local } = yield* unpublished(call);
+    const { scan, local, issues } = yield* unpublished(call);
     const { before, after } = yield* publicationStates(call, generation);
     const touched = [...new Set([...before.keys(), ...after.keys()])].filter(
       (path) => before.get(path) !== after.get(path),
@@ -116,6 +144,7 @@ export const revertPublication = (
     const changed = [...new Set([...merged.keys(), ...local.keys()])]
       .filter((path) => merged.get(path) !== local.get(path))
       .sort(compareCodeUnits);
+    yield* refuseRefused(issues, changed);
     const written = yield* write(call, scan, local, merged, changed, generation);
     if (conflicts.length > 0) return yield* Effect.fail(revertConflict(generation, conflicts));
     return written;
