@@ -21,12 +21,31 @@ const errnoOf = (error: unknown): string | undefined =>
     ? error.code
     : undefined;
 
-const ioError = (path: string, action: string) => (error: unknown) =>
-  new ConfigFileError({
+/** What an errno means for a person who has to fix it, for the ones a config file meets. */
+const explained: Readonly<Record<string, string>> = {
+  ENOTFILE: "it is not a regular file (a directory?); move it away or put the client's file there",
+  EISDIR: "it is a directory; move it away or put the client's file there",
+  EACCES: "permission denied; check the file's and its directory's owner and mode",
+  EPERM: "operation not permitted; check the file's and its directory's owner and mode",
+  EROFS: "the file system is read-only",
+  ELOOP: "a symbolic link on the way points back at itself; fix the link",
+  ENOTDIR: "a part of the path is a file, not a directory",
+  ENOSPC: "the disk is full; free some space and run it again",
+};
+
+const ioError = (path: string, action: string) => (error: unknown) => {
+  const code = errnoOf(error);
+  const why = code === undefined ? undefined : explained[code];
+  return new ConfigFileError({
     reason: "IO",
     path,
-    message: `cannot ${action} ${path}: ${errnoOf(error) ?? (error instanceof Error ? error.message : String(error))}`,
+    message: `cannot ${action} ${path}: ${
+      why === undefined
+        ? (code ?? (error instanceof Error ? error.message : String(error)))
+        : `${code}: ${why}`
+    }`,
   });
+};
 
 const readText = async (path: string): Promise<string | undefined> => {
   try {

@@ -135,6 +135,24 @@ describe("JSON with comments", () => {
     expect(Either.isLeft(removeJsonEntry(before, path)) || before.includes("[]")).toBe(true);
   });
 
+  it.each([
+    [
+      "our entry",
+      '{"mcpServers":{"quire":{"command":"a"},"x":{},"quire":{"command":"b"}}}',
+      "mcpServers.quire",
+    ],
+    ["its parent", '{"mcpServers":{"quire":{"command":"a"}},"mcpServers":{"x":{}}}', "mcpServers"],
+  ])(
+    "refuses %s written twice, for a person to choose, and changes nothing",
+    (_, before, named) => {
+      for (const answer of [setJsonEntry(before, path, entry), removeJsonEntry(before, path)])
+        expect(refusal(answer)).toBe(
+          `"${named}" is written 2 times; remove all but one by hand, then run this again`,
+        );
+      expect(refusal(readJsonEntry(before, path))).toContain("written 2 times");
+    },
+  );
+
   it("names the place of a syntax error", () => {
     expect(refusal(setJsonEntry('{\n  "a": 1\n  "b": 2\n}', path, entry))).toMatch(/line 3/);
   });

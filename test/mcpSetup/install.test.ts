@@ -346,6 +346,31 @@ describe("the command line", () => {
     expect(unknown.stderr).toContain('unknown option "--stor"');
   });
 
+  it("a file with a UTF-8 byte order mark is edited after it and keeps it; uninstall gives it back", async () => {
+    const target = path.join(home(), ".gemini", "settings.json");
+    const before = `\uFEFF${jsonc}`;
+    writeFixture(target, before, 0o644);
+    const installed = await quire("install", "gemini");
+    expect(installed.code, installed.stderr).toBe(0);
+    const after = readFileSync(target, "utf8");
+    expect(after.startsWith("\uFEFF")).toBe(true);
+    expect(readJsonEntry(after.slice(1), ["mcpServers", "quire"])).toEqual(
+      Either.right({ command: binPath, args: ["serve"] }),
+    );
+    expect((await quire("status", "gemini")).stdout).not.toMatch(/cannot parse/);
+    expect((await quire("uninstall", "gemini")).code).toBe(0);
+    expect(readFileSync(target, "utf8")).toBe(before);
+  });
+
+  it("a configuration path that is a directory is refused with what to do", async () => {
+    const target = path.join(home(), ".gemini", "settings.json");
+    mkdirSync(target, { recursive: true });
+    const refused = await quire("install", "gemini");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("ENOTFILE: it is not a regular file (a directory?)");
+    expect(statSync(target).isDirectory()).toBe(true);
+  });
+
   it("follows a symlinked configuration file, keeping the link", async () => {
     const real = path.join(box.root, "dotfiles", "settings.json");
     writeFixture(real, jsonc, 0o644);

@@ -105,30 +105,45 @@ const serveArguments = (
   return Either.isLeft(checked) ? Either.left(checked.left.message) : Either.right(args);
 };
 
+/**
+ * A UTF-8 byte order mark (editors on Windows write one) is no part of the JSON or TOML:
+ * the entry editors see the text after it, and an edited text keeps it.
+ */
+const bom = "\uFEFF";
+const withoutBom = (text: string): string => (text.startsWith(bom) ? text.slice(1) : text);
+const keepingBom =
+  (text: string) =>
+  (edited: string): string =>
+    text.startsWith(bom) ? bom + edited : edited;
+
 /** The entry's current value in `text`. */
 const readEntry = (target: Target, text: string): Either.Either<unknown, EntryProblem> =>
   target.format === "json"
-    ? readJsonEntry(text, target.entryPath)
-    : readTomlEntry(text, target.entryPath);
+    ? readJsonEntry(withoutBom(text), target.entryPath)
+    : readTomlEntry(withoutBom(text), target.entryPath);
 
 const setEntry = (
   target: Target,
   text: string,
   value: Record<string, unknown>,
 ): Either.Either<string, EntryProblem> => {
-  if (target.format === "json") return setJsonEntry(text, target.entryPath, value);
+  if (target.format === "json")
+    return Either.map(setJsonEntry(withoutBom(text), target.entryPath, value), keepingBom(text));
   const table: Record<string, string | ReadonlyArray<string>> = {};
   for (const [key, item] of Object.entries(value)) {
     if (typeof item === "string") table[key] = item;
     else if (Array.isArray(item)) table[key] = item.map(String);
   }
-  return setTomlEntry(text, target.entryPath, table);
+  return Either.map(setTomlEntry(withoutBom(text), target.entryPath, table), keepingBom(text));
 };
 
 const removeEntry = (target: Target, text: string): Either.Either<string, EntryProblem> =>
-  target.format === "json"
-    ? removeJsonEntry(text, target.entryPath)
-    : removeTomlEntry(text, target.entryPath);
+  Either.map(
+    target.format === "json"
+      ? removeJsonEntry(withoutBom(text), target.entryPath)
+      : removeTomlEntry(withoutBom(text), target.entryPath),
+    keepingBom(text),
+  );
 
 /** `- old` / `+ new` lines of what differs between the two texts (common lines at both ends left out). */
 const changeLines = (before: string, after: string): string => {

@@ -44,9 +44,9 @@ const parseRoot = (text: string): Either.Either<Node | undefined, EntryProblem> 
   return Either.right(root);
 };
 
-/** The property node named `key` of object node `object`, if any (the last one wins, as in JSON.parse). */
-const propertyOf = (object: Node, key: string): Node | undefined =>
-  (object.children ?? []).filter((property) => property.children?.[0]?.value === key).at(-1);
+/** The property nodes named `key` of object node `object`, in order. */
+const propertiesOf = (object: Node, key: string): ReadonlyArray<Node> =>
+  (object.children ?? []).filter((property) => property.children?.[0]?.value === key);
 
 /** Walks `path` from the root: the object nodes found along it and the entry's property node. */
 const locate = (
@@ -59,7 +59,15 @@ const locate = (
   const parents: Array<Node> = [root];
   for (const [index, key] of path.entries()) {
     const current = parents[parents.length - 1];
-    const property = current === undefined ? undefined : propertyOf(current, key);
+    const found = current === undefined ? [] : propertiesOf(current, key);
+    // A key written twice: JSON.parse keeps the last, a client may read either, and
+    // changing one would leave the other in force (an uninstall that says "removed"
+    // while the client still starts the old entry). A person decides which one stays.
+    if (found.length > 1)
+      return problem(
+        `"${path.slice(0, index + 1).join(".")}" is written ${found.length} times; remove all but one by hand, then run this again`,
+      );
+    const property = found[0];
     if (property === undefined) return Either.right({ parents });
     if (index === path.length - 1) return Either.right({ parents, entry: property });
     const value = property.children?.[1];
