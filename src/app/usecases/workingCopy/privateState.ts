@@ -103,10 +103,7 @@ export const firstPullsLockFile = (privateRoot: string, storeIdentity: string): 
 export const ensureTurnsDirectory = (
   fs: FileSystemService,
   privateRoot: string,
-): Effect.Effect<void, DomainError> =>
-  fs
-    .makeDirectory(join(privateRoot, "turns"), privateDirMode)
-    .pipe(Effect.mapError((error) => localFailure(error, "creating private state")));
+): Effect.Effect<void, DomainError> => makePrivateDirectory(fs, join(privateRoot, "turns"));
 
 /** The lock file of a working copy's private state. */
 export const lockFile = (copyDir: string): string => join(copyDir, "lock");
@@ -304,14 +301,20 @@ const writeDurable = (
     .writeFileAtomic(path, encodeText(text), { mode: privateFileMode, durable: true })
     .pipe(Effect.mapError((error) => localFailure(error, "writing private state")));
 
+/** Creates `dir` (and its missing parents) with mode 0700. LOCAL_IO when it fails. */
+const makePrivateDirectory = (
+  fs: FileSystemService,
+  dir: string,
+): Effect.Effect<void, DomainError> =>
+  fs
+    .makeDirectory(dir, privateDirMode)
+    .pipe(Effect.mapError((error) => localFailure(error, "creating private state")));
+
 /** Creates the private directory of a copy (and its pack cache) with mode 0700. */
 export const ensureCopyDirectory = (
   fs: FileSystemService,
   copyDir: string,
-): Effect.Effect<void, DomainError> =>
-  fs
-    .makeDirectory(join(copyDir, "packs"), privateDirMode)
-    .pipe(Effect.mapError((error) => localFailure(error, "creating private state")));
+): Effect.Effect<void, DomainError> => makePrivateDirectory(fs, join(copyDir, "packs"));
 
 /** Durably writes the state record of `state` and remembers it. */
 const writeRecord = (
