@@ -48,9 +48,16 @@ const refuseRefused = (
   issues: ReadonlyArray<FileIssue>,
   written: ReadonlyArray<string>,
 ): Effect.Effect<void, DomainError> => {
-  const blocked = issues.filter((issue) =>
-    written.some((path) => issue.path === path || path.startsWith(`${issue.path}/`)),
-  );
+  // Each written path and its directories looked up among the refused paths: linear in
+  // what is written (a directory restored whole), not written × refused.
+  const refused = new Set(issues.map((issue) => issue.path));
+  const hit = new Set<string>();
+  for (const path of written)
+    for (let end = path.length; end > 0; end = path.lastIndexOf("/", end - 1)) {
+      const prefix = path.slice(0, end);
+      if (refused.has(prefix)) hit.add(prefix);
+    }
+  const blocked = issues.filter((issue) => hit.has(issue.path));
   return blocked.length === 0
     ? Effect.void
     : Effect.fail(
