@@ -3,7 +3,15 @@
  * user), `quire log` in text and JSON, its filters, and the history segments that keep
  * the log whole across checkpoints (and what a store from before them still shows).
  */
-import { existsSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -293,6 +301,18 @@ describe("history: authors and quire log", () => {
       // Its deletion is an unpublished change now: putting it back needs --force.
       await ok(runCli(world, ["restore", one, "notes/b.md", "--from", "1", "--force"]));
       expect(read(one, "notes/b.md")).toBe("b1\nb2\n");
+      // A file brought back whose name equals a kept one's but for case is refused: on a
+      // case-insensitive disk one would overwrite the other. (The directory restored whole
+      // is fine: B.md did not exist at generation 1, so it goes.)
+      renameSync(path.join(one, "notes", "b.md"), path.join(one, "notes", "B.md"));
+      const clash = await runCli(world, ["restore", one, "notes/b.md", "--from", "1", "--force"]);
+      expect(clash.code, clash.stdout + clash.stderr).toBe(1);
+      expect(clash.stderr).toContain("INVALID_CONTENT · INVALID_FILES");
+      expect(clash.stderr).toContain("file: notes/B.md · CASE_COLLISION");
+      expect(clash.stderr).toContain("file: notes/b.md · CASE_COLLISION");
+      expect(readdirSync(path.join(one, "notes")).sort()).toEqual(["B.md", "a.md"]);
+      expect(read(one, "notes/a.md")).toBe("1\n2\n3\n");
+      renameSync(path.join(one, "notes", "B.md"), path.join(one, "notes", "b.md"));
       // revert of a publication whose lines changed since: conflict markers, as a pull's.
       write(one, "notes/a.md", "1\nTWO again\n3\n");
       await ok(commit(world, one, "edit line 2 again"));

@@ -8,7 +8,7 @@
 import { Effect } from "effect";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { atOrBelowAny, type RestoredFiles } from "../../../domain/history.js";
-import { compareCodeUnits } from "../../../domain/paths.js";
+import { compareCodeUnits, findCaseCollisions } from "../../../domain/paths.js";
 import type { Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "../pull/mergeRun.js";
@@ -72,12 +72,43 @@ const refuseRefused = (
 };
 
 /**
+ * INVALID_CONTENT/INVALID_FILES (each path CASE_COLLISION) when a file the call would
+ * bring back equals, under case folding, another file the copy keeps (`x.md` restored
+ * while `X.md` is there): on a case-insensitive disk one would overwrite the other, and
+ * the next commit would be refused for it anyway. Nothing is written then.
+ */
+const refuseCaseCollisions = (
+  target: Tree,
+  added: ReadonlyArray<string>,
+): Effect.Effect<void, DomainError> => {
+  if (added.length === 0) return Effect.void;
+  const brought = new Set(added);
+  const groups = findCaseCollisions(target.keys()).filter((group) =>
+    group.some((path) => brought.has(path)),
+  );
+  return groups.length === 0
+    ? Effect.void
+    : Effect.fail(
+        domainError({
+          code: "INVALID_CONTENT",
+          reason: "INVALID_FILES",
+          message:
+            "Restoring would bring back files whose names equal other files' in the working copy except for case (listed), so nothing was written; rename or remove the ones in the working copy, then run this again.",
+          files: groups
+            .flat()
+            .map((path) => ({ path, reason: "CASE_COLLISION" as const, ranges: [] })),
+        }),
+      );
+};
+
+/**
  * Writes `files` (notebook paths, or directories of them) as they were at `generation`
  * into the copy: recreated if deleted since, removed if they did not exist then.
  * INVALID_REQUEST/UNPUBLISHED_CHANGES when one of them has unpublished changes and
  * `force` is not set (nothing is written then); INVALID_ARGUMENT when none of them
  * exists at `generation` or in the copy; GENERATION_PRUNED when its content is gone;
- * INVALID_CONTENT when one of them is held by something the scan refuses (refuseRefused).
+ * INVALID_CONTENT when one of them is held by something the scan refuses (refuseRefused)
+ * or would collide under case folding with a file the copy keeps (refuseCaseCollisions).
  */
 export const restoreFiles = (
   call: CopyCall,
@@ -117,6 +148,10 @@ export const restoreFiles = (
     }
     const changed = paths.filter((path) => local.get(path) !== target.get(path));
     yield* refuseRefused(issues, changed);
+    yield* refuseCaseCollisions(
+      target,
+      changed.filter((path) => !local.has(path)),
+    );
     return yield* write(call, scan, local, target, changed, generation);
   });
 
