@@ -363,6 +363,41 @@ describe("history: authors and quire log", () => {
   );
 
   it(
+    "restore and revert refuse to bring back a file beside one that differs only in case",
+    { timeout: 60_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const copy = world.copy("c");
+      await ok(pull(world, copy));
+      write(copy, "k.md", "keep\n");
+      write(copy, "x.md", "hi\n");
+      await ok(commit(world, copy, "one"));
+      unlinkSync(path.join(copy, "x.md"));
+      await ok(commit(world, copy, "two"));
+      write(copy, "X.md", "mine\n");
+      await ok(commit(world, copy, "three"));
+      for (const args of [
+        ["revert", copy, "2"],
+        ["restore", copy, "x.md", "--from", "1"],
+        ["restore", copy, "x.md", "--from", "1", "--force"],
+      ]) {
+        const clash = await runCli(world, args);
+        expect(clash.code, args.join(" ") + clash.stdout + clash.stderr).toBe(1);
+        expect(clash.stderr).toContain("INVALID_CONTENT · INVALID_FILES");
+        expect(clash.stderr).toContain("file: X.md · CASE_COLLISION");
+        expect(clash.stderr).toContain("file: x.md · CASE_COLLISION");
+        expect(
+          readdirSync(copy)
+            .filter((name) => !name.startsWith("."))
+            .sort(),
+        ).toEqual(["X.md", "k.md"]);
+      }
+      expect(read(copy, "X.md")).toBe("mine\n");
+    },
+  );
+
+  it(
     "refuses bad log arguments and bad authors, and a copy never pulled",
     { timeout: 60_000 },
     async () => {

@@ -73,8 +73,8 @@ const refuseRefused = (
 
 /**
  * INVALID_CONTENT/INVALID_FILES (each path CASE_COLLISION) when a file the call would
- * bring back equals, under case folding, another file the copy keeps (`x.md` restored
- * while `X.md` is there): on a case-insensitive disk one would overwrite the other, and
+ * bring back equals, under case folding, another file the copy keeps (`x.md` restored,
+ * or its deletion reverted, while `X.md` is there): on a case-insensitive disk one would overwrite the other, and
  * the next commit would be refused for it anyway. Nothing is written then.
  */
 const refuseCaseCollisions = (
@@ -93,7 +93,7 @@ const refuseCaseCollisions = (
           code: "INVALID_CONTENT",
           reason: "INVALID_FILES",
           message:
-            "Restoring would bring back files whose names equal other files' in the working copy except for case (listed), so nothing was written; rename or remove the ones in the working copy, then run this again.",
+            "This would bring back files whose names equal other files' in the working copy except for case (listed), so nothing was written; rename or remove the ones in the working copy, then run this again.",
           files: groups
             .flat()
             .map((path) => ({ path, reason: "CASE_COLLISION" as const, ranges: [] })),
@@ -160,7 +160,8 @@ export const restoreFiles = (
  * merge (base: the notebook just after it; theirs: just before it; ours: the copy), so
  * that later changes to the same files are kept. Conflicts are written as a pull writes
  * them (marker blocks) and answered CONTENT_CONFLICT/MERGE_CONFLICT with the files;
- * GENERATION_PRUNED when its content is gone; INVALID_CONTENT as for restoreFiles.
+ * GENERATION_PRUNED when its content is gone; INVALID_CONTENT as for restoreFiles
+ * (a file it brings back clashing by case with a kept one included).
  */
 export const revertPublication = (
   call: CopyCall,
@@ -187,6 +188,10 @@ export const revertPublication = (
       .filter((path) => merged.get(path) !== local.get(path))
       .sort(compareCodeUnits);
     yield* refuseRefused(issues, changed);
+    yield* refuseCaseCollisions(
+      merged,
+      changed.filter((path) => !local.has(path)),
+    );
     const written = yield* write(call, scan, local, merged, changed, generation);
     if (conflicts.length > 0) return yield* Effect.fail(revertConflict(generation, conflicts));
     return written;
