@@ -65,7 +65,7 @@ const refuseRefused = (
           code: "INVALID_CONTENT",
           reason: "INVALID_FILES",
           message:
-            "The working copy holds files here that are not notebook text (listed), so nothing was written over them; fix, rename or remove them, then run this again.",
+            "The working copy holds files here that a commit cannot take (listed, each with why: a symlink, a FIFO, not UTF-8 text…), so nothing was written over them; fix, rename or remove them, then run this again.",
           files: blocked,
         }),
       );

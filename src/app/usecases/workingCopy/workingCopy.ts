@@ -186,7 +186,7 @@ export const scanWorkingCopy = (
               code: "INVALID_CONTENT",
               reason: "INVALID_FILES",
               message:
-                "The working copy holds files that are not notebook text; fix or remove them, then call again.",
+                "The working copy holds files a commit cannot take as they are (listed, each with why: not UTF-8 text, too large, a symlink, a name clash…); fix, rename or remove them, then call again.",
               files: issues,
             }),
           ),
