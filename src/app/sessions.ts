@@ -104,6 +104,27 @@ export const abandonSession = (
       yield* forgetSession(fs, privateRoot, id);
   }).pipe(Effect.ignore);
 
+/**
+ * Whether `notebookDirectory` (`…/quire-<id>/notebook`) still resolves to itself inside
+ * its session directory: `false` when the session directory or the notebook directory
+ * has been swapped for a symlink (or the path cannot be resolved), because removing
+ * "the session's published notes" would then remove whatever the link points to. The
+ * temporary directory above them is the user's and may itself be a link. Never fails.
+ */
+export const isOwnSessionDirectory = (
+  fs: FileSystemService,
+  notebookDirectory: string,
+): Effect.Effect<boolean> => {
+  const sessionDirectory = dirname(notebookDirectory);
+  return Effect.all([fs.realPath(notebookDirectory), fs.realPath(dirname(sessionDirectory))]).pipe(
+    Effect.map(
+      ([resolved, temporary]) =>
+        resolved === join(temporary, basename(sessionDirectory), basename(notebookDirectory)),
+    ),
+    Effect.orElseSucceed(() => false),
+  );
+};
+
 /** A store for reaping: the reaper decides from the working copy and its private state only. */
 const storeNotUsed = (identity: string): ObjectStoreService => {
   const refused = Effect.fail(
@@ -145,6 +166,8 @@ const reapDead = (
       // The working copy is gone: its private state has nothing left to serve.
       yield* fs.removeTree(copyDirectory(privateRoot, notebookDirectory, record.storeIdentity));
     } else {
+      // Kept, with its record, while a symlink stands in its path (nothing through it).
+      if (!(yield* isOwnSessionDirectory(fs, notebookDirectory))) return "kept";
       const notebook = yield* makeNotebook({
         ...services,
         store: storeNotUsed(record.storeIdentity),

@@ -6,7 +6,7 @@
  * unpublished work. Real processes, real files; the 100-start version of this is
  * `npm run test:sessions`.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -101,6 +101,28 @@ describe("ended sessions leave nothing behind", () => {
     for (const server of [idle, other]) expect(await server.stop("stdin")).toBe(0);
     expect(sessionDirectories(serving.tmp)).toEqual([]);
     expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], sessions: [] });
+  });
+
+  it("a session directory swapped for a symlink is kept, never emptied through the link, at the end and by a later start", async () => {
+    for (const how of ["stdin", "SIGKILL"] as const) {
+      // A person's directory elsewhere, holding what the session published.
+      const outside = path.join(sandbox.root, `outside-${how}`);
+      mkdirSync(path.join(outside, "notebook"), { recursive: true });
+      writeFileSync(path.join(outside, "notebook", "p.md"), "published\n");
+      const server = await start();
+      await commitNote(server, "p.md", "published\n");
+      const session = path.dirname(server.notebook());
+      rmSync(session, { recursive: true });
+      symlinkSync(outside, session);
+      await server.stop(how);
+      if (how === "SIGKILL") {
+        const later = await start();
+        expect(await reaped(later)).toMatchObject({ removed: 0, kept: 1 });
+        expect(await later.stop("stdin")).toBe(0);
+      }
+      expect(readFileSync(path.join(outside, "notebook", "p.md"), "utf8"), how).toBe("published\n");
+      unlinkSync(session);
+    }
   });
 
   it("a killed session holding an unpublished note is kept across starts, and reaped once the note is published", async () => {

@@ -11,7 +11,7 @@ import { IdGenerator } from "../../ports/IdGenerator.js";
 import type { Invocation, RuntimeConfig } from "../config.js";
 import { ObjectStore } from "../../ports/ObjectStore.js";
 import { memorySamplesOnSignal } from "../memorySamples.js";
-import { forgetSession, reapSessions } from "../sessions.js";
+import { forgetSession, isOwnSessionDirectory, reapSessions } from "../sessions.js";
 import { type Author, Notebook, type SyncReport } from "../Notebook.js";
 import * as NodePath from "node:path";
 import { FileSystem } from "../../ports/FileSystem.js";
@@ -122,6 +122,11 @@ const endSession = (
   Effect.gen(function* () {
     const notebook = yield* Notebook;
     const fs = yield* FileSystem;
+    if (!(yield* isOwnSessionDirectory(fs, workspace.notebookDirectory))) {
+      return yield* Effect.logWarning(
+        "kept the session directory: its path no longer leads to the directory this session made (a symlink stands in it, or it is gone), so nothing was removed through it",
+      ).pipe(Effect.annotateLogs("notebookDirectory", workspace.notebookDirectory));
+    }
     const removed = yield* notebook
       .discardIfPublished()
       .pipe(
