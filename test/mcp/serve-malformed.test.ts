@@ -6,7 +6,7 @@
  * stdout stays JSON-RPC only, and the process survives all of it.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, assertBuilt, makeSandbox, runQuire } from "../cli/quireProcess.js";
@@ -269,6 +269,44 @@ describe("a malformed tools/call through a real quire serve", () => {
       expect(server.alive()).toBe(true);
     });
   }
+
+  it("a tools/call whose line is not UTF-8 is refused, never read with U+FFFD in a path or message", async () => {
+    const copy = path.join(sandbox.workspace, "bytes");
+    expect(
+      structuredOf(await server.callTool({ name: "notes_pull", arguments: { path: copy } })),
+    ).toMatchObject({ code: "OK" });
+    writeFileSync(path.join(copy, "a.md"), "a\n");
+    const calls = [
+      { name: "notes_pull", arguments: { path: `${copy}/\u0001` } },
+      { name: "notes_commit", arguments: { path: copy, message: "msg \u0001 end" } },
+    ];
+    for (const params of calls) {
+      const id = server.nextId();
+      const text = JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params });
+      // The placeholder U+0001 becomes the bytes FF FE, which are no UTF-8 character.
+      const at = Buffer.from(text).indexOf(Buffer.from("\\u0001"));
+      const bytes = Buffer.concat([
+        Buffer.from(text).subarray(0, at),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from(text).subarray(at + 6),
+        Buffer.from("\n"),
+      ]);
+      server.child.stdin.write(bytes);
+      expectRefused(
+        await server.answer(id, params.name),
+        "INVALID_ARGUMENT",
+        /^The request's line is not valid UTF-8/,
+        params.name,
+      );
+    }
+    expect(readdirSync(copy).filter((name) => !name.startsWith("."))).toEqual(["a.md"]);
+    const log = await runQuire(["log", copy, "--json", "--private-root", sandbox.privateRoot], {
+      cwd: copy,
+      env: { ...sandbox.env, QUIRE_STORE: `file:${sandbox.store}` },
+    });
+    expect(log.code, log.stderr).toBe(0);
+    expect(log.stdout).toContain('"publications":[]');
+  });
 
   it("a message of only U+FEFF is kept: it is not Unicode White_Space", async () => {
     const copy = path.join(sandbox.workspace, "bom");

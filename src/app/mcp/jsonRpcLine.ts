@@ -120,8 +120,17 @@ const withRawArguments = (request: JSONRPCRequest, raw: unknown): JSONRPCRequest
   return { ...request, params: { ...request.params, arguments: params["arguments"] } };
 };
 
-/** Reads one line (without its LF; a trailing CR is ignored). */
-export const readLine = (text: string): LineOutcome => {
+/** The defect of a `tools/call` whose line was not UTF-8 (its text holds U+FFFD for those bytes). */
+const notUtf8: CallDefect = () =>
+  "The request's line is not valid UTF-8: some bytes are no UTF-8 character, and reading them as U+FFFD would act on text the client did not send. Send the request as UTF-8.";
+
+/**
+ * Reads one line (without its LF; a trailing CR is ignored). `utf8` says whether the
+ * line's bytes were valid UTF-8: a `tools/call` whose were not is a {@link MalformedCall},
+ * since decoding turned the bad bytes into U+FFFD — a path or message the client never
+ * sent. Other messages are delivered as decoded (a client's odd name is never refused).
+ */
+export const readLine = (text: string, utf8 = true): LineOutcome => {
   const line = text.endsWith("\r") ? text.slice(0, -1) : text;
   if (line.trim() === "") return { _tag: "Drop", why: "a blank line" };
   let value: unknown;
@@ -137,6 +146,12 @@ export const readLine = (text: string): LineOutcome => {
       return { _tag: "Deliver", message };
     }
     const request = withRawArguments(message, value);
+    if (!utf8)
+      return {
+        _tag: "MalformedCall",
+        request: standIn(request.id, request.params),
+        defect: notUtf8,
+      };
     const duplicate = findDuplicateKey(line);
     return duplicate === undefined
       ? { _tag: "Deliver", message: request }

@@ -5,6 +5,7 @@
  * `tools/call` reaches the tool handler (marked with its defect) instead of being
  * answered by the SDK with a protocol error or not at all. Writes nothing but JSON-RPC.
  */
+import { isUtf8 } from "node:buffer";
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -85,10 +86,10 @@ export class StdioLineTransport implements Transport {
       this.oversize = undefined;
       outcome = readOversizeLine(prefix.toString("utf8"), bytes, this.maxLineBytes);
     } else {
-      const line = Buffer.concat(this.chunks, this.length).toString("utf8");
+      const bytes = Buffer.concat(this.chunks, this.length);
       this.chunks = [];
       this.length = 0;
-      outcome = readLine(line);
+      outcome = readLine(bytes.toString("utf8"), isUtf8(bytes));
     }
     this.dispatch(outcome);
   }
