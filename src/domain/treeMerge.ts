@@ -1,6 +1,6 @@
 /** Three-way merge of notebook trees (SPEC §6.3), before any file content is read. */
 import { Either } from "effect";
-import { maxPathBytes, maxSegmentBytes, normalizeNotebookPath } from "./paths.js";
+import { caseFoldKey, maxPathBytes, maxSegmentBytes, normalizeNotebookPath } from "./paths.js";
 import type { Tree } from "./tree.js";
 
 /** What the merged tree holds at one path. */
@@ -43,11 +43,11 @@ export interface TreeMergePlan {
 type Side = "local" | "remote";
 
 /**
- * The key under which two paths collide: NFC, then lower case. `toLowerCase` is not
- * full Unicode case folding (e.g. "ß" vs "SS"), but it is what the notebook path rules
- * use and is enough to keep case-insensitive file systems apart.
+ * The key under which two paths collide: the notebook path rules' own
+ * {@link caseFoldKey} (`ß` ≡ `ss`, `Σ` ≡ `ς`), so that a merge never brings together two
+ * names that every later scan and commit would refuse as a CASE_COLLISION.
  */
-export const foldPath = (path: string): string => path.normalize("NFC").toLowerCase();
+export const foldPath = (path: string): string => caseFoldKey(path);
 
 const resolved = (id: string): MergeEntry => ({ _tag: "Resolved", id });
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isNotebookPath } from "../../src/domain/paths.js";
+import { findCaseCollisions, isNotebookPath } from "../../src/domain/paths.js";
 import type { Tree } from "../../src/domain/tree.js";
 import { planTreeMerge, type MergeEntry } from "../../src/domain/treeMerge.js";
 
@@ -116,6 +116,21 @@ describe("planTreeMerge structural conflicts", () => {
     expect(plan.conflicts).toEqual([
       { path: "Readme.md", reason: "CASE_COLLISION", movedTo: "Readme.md~local" },
     ]);
+  });
+
+  it("folds as the path rules do: ß meets ss, final sigma meets sigma, in files and directories", () => {
+    for (const [local, remote] of [
+      ["ss.md", "\u00df.md"],
+      ["\u03b1\u03c3.md", "\u0391\u03a3.md"],
+      ["STRASSE/a.md", "stra\u00dfe/b.md"],
+    ] as const) {
+      const plan = planTreeMerge(tree({}), tree({ [local]: "l" }), tree({ [remote]: "r" }));
+      expect(
+        plan.conflicts.map((c) => c.reason),
+        local,
+      ).toEqual(["CASE_COLLISION"]);
+      expect(findCaseCollisions(Object.keys(entriesOf(plan))), local).toEqual([]);
+    }
   });
 
   it("folds after NFC normalisation", () => {
