@@ -689,8 +689,23 @@ const treeAt = (
           if (reason === "NotFound" || reason === "NotADirectory") continue; // swapped meanwhile
           throw error;
         }
+        // A name read with U+FFFD is a real name only if its bytes were UTF-8 (a U+FFFD
+        // someone typed); one that stood for bytes that are no UTF-8 is left out.
+        let genuine: ReadonlySet<string> | undefined;
+        if (names.some(({ name }) => name.includes("\uFFFD"))) {
+          const valid = new Set<string>();
+          for (const raw of calls.readdirRaw(dirs.path(directory))) {
+            try {
+              valid.add(utf8.decode(raw));
+            } catch {
+              // not UTF-8: never listed
+            }
+          }
+          genuine = valid;
+        }
         for (const { name, directory: isDirectory } of names) {
-          if (!isDirectory || skipNames.has(name) || name.includes("\uFFFD")) continue;
+          if (!isDirectory || skipNames.has(name)) continue;
+          if (name.includes("\uFFFD") && genuine?.has(name) !== true) continue;
           const child = joinRelative(relative, name);
           found.push(child);
           pending.push(child);

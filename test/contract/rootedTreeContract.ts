@@ -120,6 +120,18 @@ export const runRootedTreeContract = (name: string, make: () => Promise<TreeFixt
         ),
     );
 
+    it.effect("lists a directory whose name holds a typed U+FFFD (valid UTF-8)", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.mkdir(`${f.base}/tree/x\uFFFDy/z`);
+          if (f.host.writeRawName !== undefined)
+            f.host.writeRawName(`${f.base}/tree`, Uint8Array.from([0x61, 0xff, 0x62]));
+          const listed = yield* tree.listDirectories();
+          expect([...listed].sort()).toEqual(["x\uFFFDy", "x\uFFFDy/z"]);
+        }),
+      ),
+    );
+
     it.effect("reports names that are not UTF-8 apart, lossily, without descending into them", () =>
       withTree((f, tree) =>
         Effect.gen(function* () {
