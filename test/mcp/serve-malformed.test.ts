@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Sandbox, assertBuilt, makeSandbox, runQuire } from "../cli/quireProcess.js";
 import { resultProblems } from "./envelopeShape.js";
 import { type RawResponse, type RawServe, startRawServe } from "./rawServe.js";
@@ -345,6 +345,31 @@ describe("lines that are not a tools/call", () => {
     expect(structuredOf(after)).toMatchObject({ reason: "PATH_OUTSIDE_ROOT" });
     expect(own.violations).toEqual([]);
     expect(await own.close()).toEqual({ code: 0, signal: null });
+  });
+
+  it("calls that reuse one id are each answered, and none is left waited for at the end", async () => {
+    const own = await startRawServe(serveArgs(sandbox), {
+      env: sandbox.env,
+      cwd: sandbox.workspace,
+    });
+    let answered = 0;
+    own.child.stdout.on("data", (chunk: Buffer) => {
+      answered += chunk.toString("utf8").split('"id":"same"').length - 1;
+    });
+    const line = JSON.stringify({
+      jsonrpc: "2.0",
+      id: "same",
+      method: "tools/call",
+      params: { name: "notes_pull", arguments: { path: path.join(sandbox.workspace, "same") } },
+    });
+    for (let i = 0; i < 3; i++) own.writeLine(line);
+    expect(structuredOf(await own.answer("same", "the first of three"))).toMatchObject({
+      code: "OK",
+    });
+    await vi.waitFor(() => expect(answered).toBe(3), { timeout: 30_000, interval: 50 });
+    expect(await own.close()).toEqual({ code: 0, signal: null });
+    expect(own.stderr()).not.toContain("interrupting calls still in flight");
+    expect(own.stderr()).not.toContain("waiting for calls in flight");
   });
 
   it("text that is not JSON gets a parse error (-32700) with no id", async () => {

@@ -366,12 +366,21 @@ export const makeMcpServer = (
     const inFlight = new Set<Fiber.RuntimeFiber<CallToolResult>>();
     // tools/call requests whose response has not reached the transport yet: a call is
     // over for drain only once its answer is written, not when its fiber ends.
-    const unanswered = new Map<RequestId, () => void>();
+    // A client may reuse an id while a call with it runs (JSON-RPC forbids it, nothing
+    // stops it): each id keeps a queue, and each answer sent for it settles one call.
+    const unanswered = new Map<RequestId, Array<() => void>>();
     const answers = new Set<Promise<void>>();
     const settle = (id: RequestId) => {
-      unanswered.get(id)?.();
-      unanswered.delete(id);
+      const waiting = unanswered.get(id);
+      waiting?.shift()?.();
+      if (waiting?.length === 0) unanswered.delete(id);
     };
+    const awaitAnswer = (id: RequestId): Promise<void> =>
+      new Promise<void>((resolve) => {
+        const waiting = unanswered.get(id);
+        if (waiting === undefined) unanswered.set(id, [resolve]);
+        else waiting.push(resolve);
+      });
     let accepting = true;
 
     // What the SDK and the transport could not use (a malformed notification, a response
@@ -396,7 +405,7 @@ export const makeMcpServer = (
         throw new McpError(ErrorCode.MethodNotFound, "Method not found");
       }
       if (!accepting) throw new McpError(ErrorCode.InternalError, "quire is shutting down");
-      const answered = new Promise<void>((resolve) => unanswered.set(extra.requestId, resolve));
+      const answered = awaitAnswer(extra.requestId);
       answers.add(answered);
       void answered.then(() => answers.delete(answered));
       const client = server.getClientVersion();
