@@ -38,6 +38,17 @@ const write = (
     })),
   );
 
+/** Fails INVALID_CONTENT/INVALID_FILES with `files` and `message`; succeeds when there are none. */
+const refuseFiles = (
+  message: string,
+  files: ReadonlyArray<FileIssue>,
+): Effect.Effect<void, DomainError> =>
+  files.length === 0
+    ? Effect.void
+    : Effect.fail(
+        domainError({ code: "INVALID_CONTENT", reason: "INVALID_FILES", message, files }),
+      );
+
 /**
  * INVALID_CONTENT/INVALID_FILES when a path the call would write holds something the
  * scan refused (a symlink, a FIFO, a file that is not notebook text, a set-aside file):
@@ -58,24 +69,18 @@ const refuseRefused = (
       if (refused.has(prefix)) hit.add(prefix);
     }
   const blocked = issues.filter((issue) => hit.has(issue.path));
-  return blocked.length === 0
-    ? Effect.void
-    : Effect.fail(
-        domainError({
-          code: "INVALID_CONTENT",
-          reason: "INVALID_FILES",
-          message:
-            "The working copy holds files here that a commit cannot take (listed, each with why: a symlink, a FIFO, not UTF-8 text…), so nothing was written over them; fix, rename or remove them, then run this again.",
-          files: blocked,
-        }),
-      );
+  return refuseFiles(
+    "The working copy holds files here that a commit cannot take (listed, each with why: a symlink, a FIFO, not UTF-8 text…), so nothing was written over them; fix, rename or remove them, then run this again.",
+    blocked,
+  );
 };
 
 /**
  * INVALID_CONTENT/INVALID_FILES (each path CASE_COLLISION) when a file the call would
  * bring back equals, under case folding, another file the copy keeps (`x.md` restored,
- * or its deletion reverted, while `X.md` is there): on a case-insensitive disk one would overwrite the other, and
- * the next commit would be refused for it anyway. Nothing is written then.
+ * or its deletion reverted, while `X.md` is there): on a case-insensitive disk one
+ * would overwrite the other, and the next commit would be refused for it anyway.
+ * Nothing is written then.
  */
 const refuseCaseCollisions = (
   target: Tree,
@@ -86,19 +91,10 @@ const refuseCaseCollisions = (
   const groups = findCaseCollisions(target.keys()).filter((group) =>
     group.some((path) => brought.has(path)),
   );
-  return groups.length === 0
-    ? Effect.void
-    : Effect.fail(
-        domainError({
-          code: "INVALID_CONTENT",
-          reason: "INVALID_FILES",
-          message:
-            "This would bring back files whose names equal other files' in the working copy except for case (listed), so nothing was written; rename or remove the ones in the working copy, then run this again.",
-          files: groups
-            .flat()
-            .map((path) => ({ path, reason: "CASE_COLLISION" as const, ranges: [] })),
-        }),
-      );
+  return refuseFiles(
+    "This would bring back files whose names equal other files' in the working copy except for case (listed), so nothing was written; rename or remove the ones in the working copy, then run this again.",
+    groups.flat().map((path) => ({ path, reason: "CASE_COLLISION", ranges: [] })),
+  );
 };
 
 /**
