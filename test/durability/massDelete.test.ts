@@ -21,6 +21,21 @@ describe("massDeletion", () => {
     expect(massDeletion(tree(21), without(tree(21), 11))).toEqual({ deleted: 11, total: 21 });
   });
 
+  it("counts a file moved to a new path (same content) as moved, each new path once", () => {
+    // The only note renamed by case; a directory renamed whole.
+    expect(massDeletion(tree(1), new Map([["F0.md", "id0"]]))).toBeUndefined();
+    const renamed = new Map([...tree(30)].map(([path, id]) => [`archive/${path}`, id]));
+    expect(massDeletion(tree(30), renamed)).toBeUndefined();
+    // One new copy of a content shared by many deleted files accounts for one of them.
+    const same = new Map(Array.from({ length: 20 }, (_, i) => [`t${i}.md`, "template"]));
+    expect(massDeletion(same, new Map([["kept.md", "template"]]))).toEqual({
+      deleted: 19,
+      total: 20,
+    });
+    // An emptied copy with new, different files is still a mass deletion.
+    expect(massDeletion(tree(3), new Map([["other.md", "x"]]))).toEqual({ deleted: 3, total: 3 });
+  });
+
   it("counts only deletions, not additions or edits", () => {
     const after = new Map([...without(tree(20), 10), ["new.md", "x"]]);
     expect(massDeletion(tree(20), after)).toBeUndefined();

@@ -19,12 +19,21 @@ export interface Deletion {
 
 /**
  * The deletion `after` makes to the notebook `before` when it is a mass deletion (every
- * file of a non-empty notebook, or more than half of at least 20), else `undefined`.
+ * file of a non-empty notebook, or more than half of at least 20), else `undefined`. A
+ * file whose content `after` holds at a new path was moved, not deleted (a case-only
+ * rename, a directory renamed): each new path's content accounts for one removed path.
  */
 export const massDeletion = (before: Tree, after: Tree): Deletion | undefined => {
   const total = before.size;
+  const moved = new Map<string, number>();
+  for (const [path, id] of after) if (!before.has(path)) moved.set(id, (moved.get(id) ?? 0) + 1);
   let deleted = 0;
-  for (const path of before.keys()) if (!after.has(path)) deleted++;
+  for (const [path, id] of before) {
+    if (after.has(path)) continue;
+    const left = moved.get(id) ?? 0;
+    if (left > 0) moved.set(id, left - 1);
+    else deleted++;
+  }
   if (total === 0 || deleted === 0) return undefined;
   if (deleted === total) return { deleted, total };
   if (total >= massDeleteMinimumFiles && deleted * 2 > total) return { deleted, total };
