@@ -4,6 +4,7 @@
  */
 import type { DomainError } from "./errors.js";
 import { errorTextLines, type SuccessReport } from "./envelope.js";
+import { terminalSafe } from "./logReport.js";
 import type { PathSets } from "./pathSets.js";
 import { compareCodeUnits } from "./paths.js";
 import type { RedactOptions } from "./redact.js";
@@ -106,15 +107,20 @@ export const renderCliError = (
   redaction: RedactOptions = {},
 ): string => {
   const paint = painter(options.color);
-  return errorTextLines(error, diagnosticId, sets, redaction)
-    .map(inCliWords)
-    .map((line, index) => {
-      if (index === 0) return paint(ansi.boldRed, line);
-      if (line.startsWith("action: ")) return paint(ansi.bold, line);
-      return line;
-    })
-    .map((line) => `${line}\n`)
-    .join("");
+  return (
+    errorTextLines(error, diagnosticId, sets, redaction)
+      .map(inCliWords)
+      // A file's name or an echoed text may hold control characters that would move a
+      // terminal's cursor or recolour it: shown as U+FFFD, as status and log show them.
+      .map((line) => terminalSafe(line))
+      .map((line, index) => {
+        if (index === 0) return paint(ansi.boldRed, line);
+        if (line.startsWith("action: ")) return paint(ansi.bold, line);
+        return line;
+      })
+      .map((line) => `${line}\n`)
+      .join("")
+  );
 };
 
 /** `git diff --shortstat`'s summary, without its leading space. */

@@ -117,4 +117,16 @@ describe("renderCliError", () => {
       "AKIAIOSFODNN7EXAMPLE",
     );
   });
+
+  it("shows control characters of a file's name as U+FFFD, so the text cannot drive the terminal", () => {
+    const named = domainError({
+      code: "INVALID_CONTENT",
+      reason: "INVALID_FILES",
+      message: "Bad files.",
+      files: [{ path: "ctl\u001b[31mred\rx.md", reason: "INVALID_NAME", ranges: [] }],
+    });
+    const text = renderCliError(named, "0011223344556677", noPathSets, plain);
+    expect(text).toContain("file: ctl\uFFFD[31mred\uFFFDx.md · INVALID_NAME\n");
+    expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+  });
 });
