@@ -42,13 +42,6 @@ export interface TreeMergePlan {
 
 type Side = "local" | "remote";
 
-/**
- * The key under which two paths collide: the notebook path rules' own
- * {@link caseFoldKey} (`ß` ≡ `ss`, `Σ` ≡ `ς`), so that a merge never brings together two
- * names that every later scan and commit would refuse as a CASE_COLLISION.
- */
-export const foldPath = (path: string): string => caseFoldKey(path);
-
 const resolved = (id: string): MergeEntry => ({ _tag: "Resolved", id });
 
 /** Per path three-way decision; records delete/modify conflicts. */
@@ -93,11 +86,15 @@ const depth = (path: string): number => {
   return count;
 };
 
-/** Every folded name in use, files and directories alike, to pick free names. */
+/**
+ * Every folded name in use, files and directories alike, to pick free names. Folded
+ * with the path rules' own caseFoldKey (`ß` ≡ `ss`), so a merge never brings together
+ * two names every later scan and commit would refuse as a CASE_COLLISION.
+ */
 const foldedNames = (entries: ReadonlyMap<string, MergeEntry>): Set<string> => {
   const names = new Set<string>();
   for (const path of entries.keys()) {
-    const folded = foldPath(path);
+    const folded = caseFoldKey(path);
     names.add(folded);
     forEachDirectory(path, folded, (_spelling, directory) => names.add(directory));
   }
@@ -158,8 +155,8 @@ const freeName = (path: string, side: Side, taken: Set<string>, below = 0): stri
     const tail = counter === 1 ? `~${side}` : `~${side}~${counter}`;
     const candidate = withTail(path, tail, room) ?? withTail(name, tail, room);
     if (candidate === undefined) return undefined;
-    if (!taken.has(foldPath(candidate))) {
-      taken.add(foldPath(candidate));
+    if (!taken.has(caseFoldKey(candidate))) {
+      taken.add(caseFoldKey(candidate));
       return candidate;
     }
   }
@@ -199,7 +196,7 @@ const renameCaseTwinDirectories = (
   const spellings = new Map<string, Map<string, boolean>>();
   for (const path of entries.keys()) {
     const usedByRemote = remote.has(path);
-    forEachDirectory(path, foldPath(path), (spelling, folded) => {
+    forEachDirectory(path, caseFoldKey(path), (spelling, folded) => {
       let variants = spellings.get(folded);
       if (variants === undefined) {
         variants = new Map();
@@ -292,7 +289,7 @@ const separateClashes = (
   const files = new Map<string, Array<string>>();
   const directories = new Set<string>();
   for (const path of entries.keys()) {
-    const folded = foldPath(path);
+    const folded = caseFoldKey(path);
     const same = files.get(folded);
     if (same === undefined) files.set(folded, [path]);
     else same.push(path);
