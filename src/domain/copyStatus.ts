@@ -34,6 +34,12 @@ export interface CopyStatus {
   readonly invalid: ReadonlyArray<FileIssue>;
   /** An interrupted call left the copy to be resynchronised by the next pull or commit. */
   readonly recoveryPending: boolean;
+  /**
+   * Files an earlier call could not bring up to date because they changed while it ran
+   * (held: docs/working-copy.md), sorted; the next pull or commit merges them. Absent
+   * when there are none.
+   */
+  readonly held?: ReadonlyArray<string>;
 }
 
 export type { FileDiff } from "./history.js";
@@ -79,10 +85,13 @@ export const renderStatus = (status: CopyStatus, options: StatusRenderOptions): 
   const paint = (code: string, text: string) => (options.color ? `${code}${text}\u001b[0m` : text);
   const [green, red, yellow] = ["\u001b[32m", "\u001b[31m", "\u001b[33m"];
   const count = `${status.aheadAtLeast === true ? "at least " : ""}${status.ahead} publication${status.ahead === 1 && status.aheadAtLeast !== true ? "" : "s"}`;
+  const held = status.held ?? [];
   const lines = [
-    status.ahead === 0
-      ? `generation ${status.generation}; up to date with the notebook`
-      : `generation ${status.generation}; the notebook is ${count} ahead (quire pull brings them in)`,
+    status.ahead > 0
+      ? `generation ${status.generation}; the notebook is ${count} ahead (quire pull brings them in)`
+      : held.length > 0
+        ? `generation ${status.generation}; ${held.length} file${held.length === 1 ? "" : "s"} still to be merged from the notebook (quire pull brings ${held.length === 1 ? "it" : "them"} in)`
+        : `generation ${status.generation}; up to date with the notebook`,
   ];
   if (status.recoveryPending)
     lines.push(
@@ -91,6 +100,12 @@ export const renderStatus = (status: CopyStatus, options: StatusRenderOptions): 
         "an interrupted call left this copy to be resynchronised by the next pull or commit",
       ),
     );
+  if (held.length > 0) {
+    lines.push(
+      "changed while an earlier call ran, not yet merged (the next pull or commit merges them):",
+    );
+    for (const path of held) lines.push(`  ${paint(yellow, terminalSafe(path))}`);
+  }
   if (status.changes.length === 0) lines.push("nothing to commit");
   else {
     lines.push("unpublished changes:");
@@ -123,6 +138,7 @@ export const statusJson = (status: CopyStatus & { readonly path: string }): stri
     markers: status.markers.map((m) => ({ path: m.path, ranges: m.ranges })),
     invalid: status.invalid.map((i) => ({ path: i.path, reason: i.reason })),
     recoveryPending: status.recoveryPending,
+    ...(status.held === undefined || status.held.length === 0 ? {} : { held: status.held }),
   })}\n`;
 
 /**

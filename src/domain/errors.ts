@@ -385,6 +385,11 @@ export const fileReasonTable = {
     code: "INVALID_CONTENT",
     meaning: "The path equals another path (or one of its directories) under Unicode case folding.",
   },
+  FILE_DIRECTORY_CLASH: {
+    code: "INVALID_CONTENT",
+    meaning:
+      "quire restore or revert would bring back a file where the working copy has a directory of that name, or below a name that is a file there; nothing was written.",
+  },
   TOO_LARGE: {
     code: "INVALID_CONTENT",
     meaning: "The file is larger than the configured maximum file size.",

@@ -43,3 +43,34 @@ export interface LineCounts {
 export interface FileStat extends LineCounts {
   readonly path: string;
 }
+
+/**
+ * The pairs of paths of `tree` where one is a file and the other needs a directory of
+ * that name (`a` and `a/b.md`), for the paths in `added` only: `[file, below]` each.
+ * A tree read from disk or made by a merge never has such a pair; one a call assembles
+ * from several sources (a file restored beside kept ones) can. Linear in `tree`'s size.
+ */
+export const fileDirectoryClashes = (
+  tree: Tree,
+  added: ReadonlyArray<string>,
+): ReadonlyArray<readonly [string, string]> => {
+  if (added.length === 0) return [];
+  // Each directory of the tree, with one file below it.
+  const directories = new Map<string, string>();
+  for (const path of tree.keys())
+    for (let end = path.lastIndexOf("/"); end > 0; end = path.lastIndexOf("/", end - 1)) {
+      const directory = path.slice(0, end);
+      if (directories.has(directory)) break;
+      directories.set(directory, path);
+    }
+  const clashes = new Map<string, readonly [string, string]>();
+  for (const path of added) {
+    const below = directories.get(path);
+    if (tree.has(path) && below !== undefined) clashes.set(`${path}\0${below}`, [path, below]);
+    for (let end = path.lastIndexOf("/"); end > 0; end = path.lastIndexOf("/", end - 1)) {
+      const directory = path.slice(0, end);
+      if (tree.has(directory)) clashes.set(`${directory}\0${path}`, [directory, path]);
+    }
+  }
+  return [...clashes.values()];
+};

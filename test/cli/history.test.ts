@@ -5,6 +5,7 @@
  */
 import {
   existsSync,
+  mkdirSync,
   readdirSync,
   renameSync,
   rmSync,
@@ -76,7 +77,11 @@ const validStatus = (text: string): Record<string, unknown> => {
     "recoveryPending",
   ];
   expect(Object.keys(status).sort()).toEqual(
-    [...keys, ...("aheadAtLeast" in status ? ["aheadAtLeast"] : [])].sort(),
+    [
+      ...keys,
+      ...("aheadAtLeast" in status ? ["aheadAtLeast"] : []),
+      ...("held" in status ? ["held"] : []),
+    ].sort(),
   );
   return status;
 };
@@ -394,6 +399,48 @@ describe("history: authors and quire log", () => {
         ).toEqual(["X.md", "k.md"]);
       }
       expect(read(copy, "X.md")).toBe("mine\n");
+    },
+  );
+
+  it(
+    "restore refuses a file below a name the copy holds as a file; an empty directory where it goes gives way",
+    { timeout: 60_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const copy = world.copy("c");
+      await ok(pull(world, copy));
+      write(copy, "k.md", "keep\n");
+      write(copy, "a/b.md", "old\n");
+      write(copy, "p.md", "note\n");
+      await ok(commit(world, copy, "one"));
+      rmSync(path.join(copy, "a"), { recursive: true });
+      unlinkSync(path.join(copy, "p.md"));
+      await ok(commit(world, copy, "two"));
+      write(copy, "a", "a file now\n");
+      await ok(commit(world, copy, "three"));
+      const listing = () =>
+        readdirSync(copy)
+          .filter((name) => !name.startsWith("."))
+          .sort();
+      for (const args of [
+        ["restore", copy, "a/b.md", "--from", "1"],
+        ["restore", copy, "a/b.md", "--from", "1", "--force"],
+      ]) {
+        const clash = await runCli(world, args);
+        expect(clash.code, args.join(" ") + clash.stdout + clash.stderr).toBe(1);
+        expect(clash.stderr).toContain("INVALID_CONTENT · INVALID_FILES");
+        expect(clash.stderr).toContain("file: a · FILE_DIRECTORY_CLASH");
+        expect(clash.stderr).toContain("file: a/b.md · FILE_DIRECTORY_CLASH");
+        expect(listing()).toEqual(["a", "k.md"]);
+      }
+      expect(read(copy, "a")).toBe("a file now\n");
+      // A directory holding nothing but directories is no note: the restored one takes its place.
+      mkdirSync(path.join(copy, "p.md", "empty", "deeper"), { recursive: true });
+      const restored = await ok(runCli(world, ["restore", copy, "p.md", "--from", "1"]));
+      expect(restored.stdout).toContain("A p.md");
+      expect(restored.stdout).not.toContain("left as they were");
+      expect(read(copy, "p.md")).toBe("note\n");
     },
   );
 

@@ -134,6 +134,7 @@ describe("the error table", () => {
         "SPECIAL_FILE",
         "INVALID_NAME",
         "CASE_COLLISION",
+        "FILE_DIRECTORY_CLASH",
         "TOO_LARGE",
         "INVALID_ATTRIBUTES",
         "TEXT_CONFLICT",

@@ -9,7 +9,7 @@ import { Effect } from "effect";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { atOrBelowAny, type RestoredFiles } from "../../../domain/history.js";
 import { compareCodeUnits, findCaseCollisions } from "../../../domain/paths.js";
-import type { Tree } from "../../../domain/tree.js";
+import { fileDirectoryClashes, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "../pull/mergeRun.js";
 import { materialise } from "../workingCopy/rewrite.js";
@@ -98,13 +98,46 @@ const refuseCaseCollisions = (
 };
 
 /**
+ * INVALID_CONTENT/INVALID_FILES (each path FILE_DIRECTORY_CLASH) when a file the call
+ * would bring back needs a directory where the copy keeps a file (`a/b.md` restored
+ * while `a` is a file), or stands where the copy keeps a directory of files: both could
+ * not be written, and one would only be held as if saved during the call. Nothing is
+ * written then.
+ */
+const refuseFileDirectoryClashes = (
+  target: Tree,
+  added: ReadonlyArray<string>,
+): Effect.Effect<void, DomainError> =>
+  refuseFiles(
+    "This would bring back files where the working copy has a file of a directory's name, or a directory of a file's name (listed), so nothing was written; rename or remove the ones in the working copy, then run this again.",
+    [...new Set(fileDirectoryClashes(target, added).flat())]
+      .sort(compareCodeUnits)
+      .map((path) => ({ path, reason: "FILE_DIRECTORY_CLASH", ranges: [] })),
+  );
+
+/** Refuses what the call cannot write over or beside (the three refusals above). */
+const refuseUnwritable = (
+  issues: ReadonlyArray<FileIssue>,
+  target: Tree,
+  local: Tree,
+  changed: ReadonlyArray<string>,
+): Effect.Effect<void, DomainError> => {
+  const added = changed.filter((path) => !local.has(path));
+  return refuseRefused(issues, changed).pipe(
+    Effect.zipRight(refuseCaseCollisions(target, added)),
+    Effect.zipRight(refuseFileDirectoryClashes(target, added)),
+  );
+};
+
+/**
  * Writes `files` (notebook paths, or directories of them) as they were at `generation`
  * into the copy: recreated if deleted since, removed if they did not exist then.
  * INVALID_REQUEST/UNPUBLISHED_CHANGES when one of them has unpublished changes and
  * `force` is not set (nothing is written then); INVALID_ARGUMENT when none of them
  * exists at `generation` or in the copy; GENERATION_PRUNED when its content is gone;
- * INVALID_CONTENT when one of them is held by something the scan refuses (refuseRefused)
- * or would collide under case folding with a file the copy keeps (refuseCaseCollisions).
+ * INVALID_CONTENT when one of them is held by something the scan refuses (refuseRefused),
+ * would collide under case folding with a file the copy keeps (refuseCaseCollisions), or
+ * clashes with a kept file as file and directory (refuseFileDirectoryClashes).
  */
 export const restoreFiles = (
   call: CopyCall,
@@ -143,11 +176,7 @@ export const restoreFiles = (
       else target.set(path, id);
     }
     const changed = paths.filter((path) => local.get(path) !== target.get(path));
-    yield* refuseRefused(issues, changed);
-    yield* refuseCaseCollisions(
-      target,
-      changed.filter((path) => !local.has(path)),
-    );
+    yield* refuseUnwritable(issues, target, local, changed);
     return yield* write(call, scan, local, target, changed, generation);
   });
 
@@ -183,11 +212,7 @@ export const revertPublication = (
     const changed = [...new Set([...merged.keys(), ...local.keys()])]
       .filter((path) => merged.get(path) !== local.get(path))
       .sort(compareCodeUnits);
-    yield* refuseRefused(issues, changed);
-    yield* refuseCaseCollisions(
-      merged,
-      changed.filter((path) => !local.has(path)),
-    );
+    yield* refuseUnwritable(issues, merged, local, changed);
     const written = yield* write(call, scan, local, merged, changed, generation);
     if (conflicts.length > 0) return yield* Effect.fail(revertConflict(generation, conflicts));
     return written;

@@ -132,5 +132,6 @@ export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainErro
       markers,
       invalid: issues,
       recoveryPending: state.recoveryRequired,
+      ...(state.held.size === 0 ? {} : { held: [...state.held.keys()].sort(compareCodeUnits) }),
     };
   });

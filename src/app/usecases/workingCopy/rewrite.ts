@@ -88,6 +88,38 @@ type Settled =
 
 const held: Settled = { _tag: "Held" };
 
+/** Directories ordered so that every one comes before its parent (for removing them). */
+const deepestFirst = (directories: Iterable<string>): ReadonlyArray<string> =>
+  [...directories].sort(
+    (a, b) => b.split("/").length - a.split("/").length || compareCodeUnits(a, b),
+  );
+
+/**
+ * Frees `path` for a note when what stands there is a real directory holding nothing but
+ * directories (a folder a person made, or one a note directory left empty): they are
+ * removed deepest first, each only while it is empty, as git replaces an empty directory
+ * with a file it checks out. An empty directory holds nothing to lose; one that holds
+ * anything else (a file, a link, a name that is not UTF-8, something saved meanwhile) is
+ * left whole. `true` when nothing stands at `path` afterwards.
+ */
+const clearEmptyDirectories = (tree: RootedTree, path: string): Effect.Effect<boolean, FsError> =>
+  Effect.gen(function* () {
+    const standing = yield* tree.info(path);
+    if (Option.isNone(standing)) return true;
+    if (standing.value.kind !== "directory") return false;
+    const below = yield* tree.subtree(path);
+    for (const directory of deepestFirst(yield* below.listDirectories()))
+      yield* below.removeEmptyDirectory(directory);
+    yield* tree.removeEmptyDirectory(path);
+    return Option.isNone(yield* tree.info(path));
+  }).pipe(
+    // Moved or swapped meanwhile: someone is working there, so it is left as it is.
+    Effect.catchIf(
+      (error) => error.reason === "Moved" || error.reason === "NotADirectory",
+      () => Effect.succeed(false),
+    ),
+  );
+
 /** What the path holds now: `undefined` for nothing, `null` for something that is no note. */
 type Found = { readonly bytes: Uint8Array; readonly info: PathInfo } | undefined | null;
 
@@ -254,6 +286,8 @@ export const materialise = (
           ).pipe(Effect.annotateLogs({ file: path, bytes: displaced.length }));
           return held;
         });
+        // A directory standing where the note goes is cleared once, if it is empty.
+        let cleared = false;
         for (let round = 0; round <= maxRemerges; round++) {
           const outcome: GuardedOutcome = yield* (
             goal === undefined
@@ -293,6 +327,13 @@ export const materialise = (
             continue;
           }
           const found = yield* reread(tree, path);
+          if (found === null && goal !== undefined && !cleared && displaced === undefined) {
+            cleared = true;
+            if (yield* clearEmptyDirectories(tree, path).pipe(io("removing an empty directory"))) {
+              expected = { _tag: "Absent" };
+              continue;
+            }
+          }
           if (found === null) return yield* keepDisplaced;
           if (found === undefined) {
             if (displaced !== undefined) {
@@ -344,10 +385,7 @@ export const materialise = (
       for (let parent = parentOf(path); parent !== undefined; parent = parentOf(parent))
         emptied.add(parent);
     }
-    const deepestFirst = [...emptied].sort(
-      (a, b) => b.split("/").length - a.split("/").length || compareCodeUnits(a, b),
-    );
-    for (const directory of deepestFirst)
+    for (const directory of deepestFirst(emptied))
       yield* tree.removeEmptyDirectory(directory).pipe(io("removing an empty directory"));
 
     // A directory that cannot be made (a file or symlink saved where it must go, or a

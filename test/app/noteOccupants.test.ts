@@ -1,0 +1,109 @@
+/**
+ * What stands where a pull must write a note (SPEC §4.1, docs/working-copy.md): an empty
+ * directory (or a tree of them) is replaced by the note, as git checks a file out over
+ * one; a directory that holds anything — here a file saved into it while the call ran —
+ * is left whole and the note held, and `status` then says the copy is not up to date
+ * instead of "up to date with the notebook"; the next pull reports the clash as a
+ * FILE_DIRECTORY conflict, losing neither the person's file nor the published note.
+ */
+import { Cause, Effect, Exit, Option } from "effect";
+import { describe, expect, it } from "vitest";
+import * as ids from "../../src/adapters/idGenerator.js";
+import * as memFs from "../../src/adapters/memFileSystem.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
+import type { DomainError } from "../../src/domain/errors.js";
+import type { FileSystemService, RootedTree } from "../../src/ports/FileSystem.js";
+import { baseOptions } from "./memNotebook.js";
+
+const author = { name: "test", version: "1" };
+
+/**
+ * Two copies on one store; `beforeWrite(path)` runs just before the rewrite of any copy
+ * writes a note (each path once), standing for a person working in the directory.
+ */
+const setup = (beforeWrite: (path: string) => void = () => {}) => {
+  const { service, vol } = memFs.make({ "/ws/.keep": "" });
+  vol.unlinkSync("/ws/.keep");
+  const seen = new Set<string>();
+  const hooked = (tree: RootedTree): RootedTree => ({
+    ...tree,
+    subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+    replaceFile: (path, bytes, expected, mode) =>
+      Effect.sync(() => {
+        const full = `${tree.root}/${path}`;
+        if (!seen.has(full)) {
+          seen.add(full);
+          beforeWrite(full);
+        }
+      }).pipe(Effect.zipRight(tree.replaceFile(path, bytes, expected, mode))),
+  });
+  const fs: FileSystemService = {
+    ...service,
+    openTree: (root) => service.openTree(root).pipe(Effect.map(hooked)),
+  };
+  const notebook = Effect.runSync(
+    makeNotebook({ store: memoryStore.make(), fs, ids: ids.make(), options: baseOptions }),
+  );
+  const write = (path: string, text: string) => {
+    vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    vol.writeFileSync(path, text);
+  };
+  return { notebook, vol, write };
+};
+
+const failure = async <A>(effect: Effect.Effect<A, DomainError>): Promise<DomainError> => {
+  const exit = await Effect.runPromiseExit(effect);
+  if (Exit.isSuccess(exit))
+    throw new Error(`expected a failure, got ${JSON.stringify(exit.value)}`);
+  const error = Cause.failureOption(exit.cause);
+  if (Option.isNone(error)) throw new Error(Cause.pretty(exit.cause));
+  return error.value;
+};
+
+describe("what stands where a note must be written", () => {
+  it("an empty directory tree is replaced by the note; status is up to date", async () => {
+    const { notebook, vol, write } = setup();
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    write("/ws/a/p.md", "published\n");
+    write("/ws/a/d/n.md", "below\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "m", author }));
+    vol.mkdirSync("/ws/b/p.md/x/y", { recursive: true });
+    vol.mkdirSync("/ws/b/d/n.md/z", { recursive: true });
+
+    const pulled = await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    expect(pulled.files.map((f) => f.path)).toEqual(["d/n.md", "p.md"]);
+    expect(vol.readFileSync("/ws/b/p.md", "utf8")).toBe("published\n");
+    expect(vol.readFileSync("/ws/b/d/n.md", "utf8")).toBe("below\n");
+    const status = await Effect.runPromise(notebook.status({ path: "/ws/b" }));
+    expect(status.held).toBeUndefined();
+    expect(status.changes).toEqual([]);
+  });
+
+  it("a directory that gets a file during the call is kept: held, said by status, then a conflict", async () => {
+    const { notebook, vol, write } = setup((path) => {
+      // A person saves a draft into a new directory of the note's name just then.
+      if (path === "/ws/b/p.md") write("/ws/b/p.md/draft.md", "mine\n");
+    });
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    write("/ws/a/p.md", "published\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "m", author }));
+
+    const pulled = await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    // The note is not in the copy, so it is not reported as brought in.
+    expect(pulled.files).toEqual([]);
+    expect(vol.readFileSync("/ws/b/p.md/draft.md", "utf8")).toBe("mine\n");
+    const status = await Effect.runPromise(notebook.status({ path: "/ws/b" }));
+    expect(status.held).toEqual(["p.md"]);
+    expect(status.ahead).toBe(0);
+
+    // The next pull sees the person's file and reports the clash; both are kept.
+    const clash = await failure(notebook.pull({ path: "/ws/b" }));
+    expect(clash.code).toBe("CONTENT_CONFLICT");
+    expect(clash.files?.map((f) => [f.path, f.reason])).toContainEqual(["p.md", "FILE_DIRECTORY"]);
+    expect(vol.readFileSync("/ws/b/p.md/draft.md", "utf8")).toBe("mine\n");
+    expect(vol.readFileSync("/ws/b/p.md~remote", "utf8")).toBe("published\n");
+  });
+});
