@@ -476,6 +476,20 @@ describe("history: authors and quire log", () => {
       expect(never.stderr).toContain("NOT_PULLED");
       const empty = await ok(runCli(world, ["log", world.copy("other")]));
       expect(empty.stdout).toBe("no publications\n");
+      // A directory inside a copy is no copy of its own: the answer names the copy it is
+      // in, instead of "pull first" (a pull there is refused as nested).
+      const other = world.copy("other");
+      write(other, "d/x.md", "x\n");
+      for (const args of [
+        ["status", path.join(other, "d")],
+        ["log", path.join(other, "d")],
+        ["commit", path.join(other, "d"), "-m", "m"],
+      ]) {
+        const inside = await runCli(world, args);
+        expect(inside.code, args.join(" ")).toBe(1);
+        expect(inside.stderr).toContain("INVALID_REQUEST · NESTED_WORKING_COPY");
+        expect(inside.stderr).toContain(`inside the working copy ${other}`);
+      }
     },
   );
 

@@ -5,6 +5,7 @@
 import { Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { CopyState } from "../workingCopy/privateState.js";
+import { enclosingCopy, insideCopyError } from "../workingCopy/nesting.js";
 import type { CopyCall } from "./context.js";
 
 /** INVALID_REQUEST/NOT_PULLED: what a call on a copy never pulled fails with. */
@@ -14,9 +15,27 @@ export const notPulledError: DomainError = domainError({
   message: "This working copy was never pulled; call notes_pull first.",
 });
 
-/** The state of the copy `call` holds; fails with {@link notPulledError} when it has none. */
+/**
+ * The state of the copy `call` holds; fails with {@link notPulledError} when it has none,
+ * or NESTED_WORKING_COPY naming the copy it lies in (a subdirectory of a copy is no copy
+ * of its own, and "pull first" would send the caller to a pull that is refused).
+ */
 export const pulledState = (call: CopyCall): Effect.Effect<CopyState, DomainError> =>
   Option.match(call.state, {
     onSome: Effect.succeed,
-    onNone: () => Effect.fail(notPulledError),
+    onNone: () =>
+      enclosingCopy(
+        call.fs,
+        call.options.privateRoot,
+        call.options.workspaceRoot,
+        call.dir,
+        call.store.identity,
+      ).pipe(
+        Effect.flatMap(
+          Option.match({
+            onNone: () => Effect.fail(notPulledError),
+            onSome: (outer) => Effect.fail(insideCopyError(outer)),
+          }),
+        ),
+      ),
   });

@@ -25,6 +25,38 @@ const nested = (message: string): DomainError =>
   domainError({ code: "INVALID_REQUEST", reason: "NESTED_WORKING_COPY", message });
 
 /**
+ * The nearest ancestor of `dir` (below or at the workspace root) that is a working copy
+ * of `store`, if any: one stat per ancestor.
+ */
+export const enclosingCopy = (
+  fs: FileSystemService,
+  privateRoot: string,
+  workspaceRoot: string,
+  dir: string,
+  store: string,
+): Effect.Effect<Option.Option<string>, DomainError> =>
+  Effect.gen(function* () {
+    for (
+      let ancestor = dir;
+      ancestor !== workspaceRoot && ancestor.startsWith(workspaceRoot + sep);
+    ) {
+      ancestor = dirname(ancestor);
+      if (yield* isCopy(fs, privateRoot, ancestor, store)) return Option.some(ancestor);
+    }
+    return Option.none();
+  });
+
+/**
+ * INVALID_REQUEST/NESTED_WORKING_COPY for a call that needs a pulled copy on `dir`, a
+ * directory inside the working copy `outer` (`quire status notes/d`): the call belongs
+ * to `outer`, and pulling `dir` would be refused as nested.
+ */
+export const insideCopyError = (outer: string): DomainError =>
+  nested(
+    `This directory is inside the working copy ${outer}, not a working copy of its own; call this on ${outer} instead.`,
+  );
+
+/**
  * Fails with INVALID_REQUEST/NESTED_WORKING_COPY when an ancestor of `dir` (up to the
  * workspace root) or a directory below it is already a working copy of `store`. `dir`
  * is the copy's canonical path (for the private-state keys), `tree` the copy itself.
@@ -39,19 +71,12 @@ export const refuseNestedCopies = (
   store: string,
 ): Effect.Effect<void, DomainError> =>
   Effect.gen(function* () {
-    for (
-      let ancestor = dir;
-      ancestor !== workspaceRoot && ancestor.startsWith(workspaceRoot + sep);
-    ) {
-      ancestor = dirname(ancestor);
-      if (yield* isCopy(fs, privateRoot, ancestor, store)) {
-        return yield* Effect.fail(
-          nested(
-            "This directory is inside another working copy of the same notebook; use that copy instead.",
-          ),
-        );
-      }
-    }
+    if (Option.isSome(yield* enclosingCopy(fs, privateRoot, workspaceRoot, dir, store)))
+      return yield* Effect.fail(
+        nested(
+          "This directory is inside another working copy of the same notebook; use that copy instead.",
+        ),
+      );
     // Only directories can be copies: listed without looking at any file.
     const directories = yield* tree
       .listDirectories(new Set([".git"]))
