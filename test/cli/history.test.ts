@@ -525,6 +525,16 @@ describe("history: authors and quire log", () => {
       expect(pruned.code).toBe(1);
       expect(pruned.stderr).toContain("INVALID_REQUEST · GENERATION_PRUNED");
       expect(pruned.stderr).toContain("quire log still lists its record");
+      // A generation no publication had (a checkpoint's), pruned too: not a publication,
+      // never "the log still lists its record" (it does not).
+      const checkpointGeneration = Array.from({ length: gens[0] ?? 0 }, (_, i) => i + 1).find(
+        (g) => !gens.includes(g),
+      );
+      expect(checkpointGeneration).toBeDefined();
+      const notOne = await runCli(world, ["show", copy, String(checkpointGeneration)]);
+      expect(notOne.code).toBe(1);
+      expect(notOne.stderr).toContain("INVALID_REQUEST · INVALID_ARGUMENT");
+      expect(notOne.stderr).toContain("a checkpoint's generation, not a publication");
       expect((await ok(runCli(world, ["show", copy, String(gens[0])]))).stdout).toContain(
         "    m14\n",
       );

@@ -11,6 +11,7 @@ import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { Manifest, PackChain, PackDescriptor } from "../../../domain/manifest.js";
 import type { PackHeader } from "../../../domain/pack.js";
 import { readManifest, readPacks, type RemoteContext } from "../commit/remote.js";
+import { historyLog } from "./log.js";
 
 /** A publication's header and the notebook (path → content id) before and after it. */
 export interface PublicationStates {
@@ -62,6 +63,24 @@ const pruned = (generation: number): DomainError =>
   });
 
 /**
+ * Whether the log has a record of a publication at `generation`, or may have had one (a
+ * store from before history segments): a generation whose packs are gone was either a
+ * publication, whose record the log keeps, or a checkpoint's, which never was one. Reads
+ * the log back to it, as `quire log` would list that far: only on this refusal's path.
+ */
+const recordedAsPublication = (
+  ctx: RemoteContext,
+  generation: number,
+): Effect.Effect<boolean, DomainError> =>
+  historyLog(ctx, { limit: Number.MAX_SAFE_INTEGER, sinceGeneration: generation - 1 }).pipe(
+    Effect.map(
+      (log) =>
+        log.publications.some((record) => record.generation === generation) ||
+        (log.unrecordedThrough ?? 0) >= generation,
+    ),
+  );
+
+/**
  * The states around the publication at `generation`: INVALID_REQUEST/GENERATION_PRUNED
  * when its packs are gone, INVALID_ARGUMENT when no publication has that generation,
  * STORAGE_FAILURE / STORAGE_INTEGRITY on store errors and invalid packs.
@@ -75,15 +94,19 @@ export const publicationStates = (
     const located: Located = Option.isNone(manifest)
       ? { _tag: "Unknown", why: "nothing is published yet" }
       : locate(manifest.value, generation);
-    if (located._tag === "Pruned") return yield* Effect.fail(pruned(generation));
-    if (located._tag === "Unknown")
-      return yield* Effect.fail(
+    const notAPublication = (why: string) =>
+      Effect.fail(
         domainError({
           code: "INVALID_REQUEST",
           reason: "INVALID_ARGUMENT",
-          message: `Generation ${generation} is not a publication (${located.why}); quire log lists the publications.`,
+          message: `Generation ${generation} is not a publication (${why}); quire log lists the publications.`,
         }),
       );
+    if (located._tag === "Pruned")
+      return yield* (yield* recordedAsPublication(ctx, generation))
+        ? Effect.fail(pruned(generation))
+        : notAPublication("it was a checkpoint's generation, not a publication");
+    if (located._tag === "Unknown") return yield* notAPublication(located.why);
     const packs = yield* readPacks(ctx, [located.checkpoint, ...located.increments]);
     const state = new Map<string, string>();
     let before: ReadonlyMap<string, string> = state;
