@@ -17,6 +17,7 @@ const reasonByCode: Readonly<Record<string, FsErrorReason>> = {
   EMFILE: "TooManyOpenFiles",
   ENFILE: "TooManyOpenFiles",
   ENAMETOOLONG: "NameTooLong",
+  EFBIG: "TooLarge",
 };
 
 /** The errno `code` of a node-style error (`"ENOENT"`, …), or `undefined` for anything else. */
@@ -35,6 +36,12 @@ export const reasonForErrno = (code: string | undefined, opening: boolean): FsEr
   if (opening && (code === "ELOOP" || code === "ENXIO")) return "NotRegularFile";
   return reasonByCode[code] ?? "Other";
 };
+
+/** The failure a bounded read throws when a file holds more than its bound (EFBIG). */
+export const tooLarge = (maxBytes: number): Error =>
+  Object.assign(new Error(`EFBIG: the file holds more than ${maxBytes} bytes`), {
+    code: "EFBIG",
+  });
 
 /** The message of a failure without its stack (node's messages already name the path). */
 export const errorMessage = (error: unknown): string =>

@@ -15,6 +15,8 @@ export interface StatsLike {
   readonly mtimeMs: number;
   readonly ctimeMs: number;
   readonly ino: number;
+  /** Type and permission bits, as `st_mode`. */
+  readonly mode: number;
 }
 
 /** The entry kind of an `lstat` result; anything unrecognised is a `device`. */

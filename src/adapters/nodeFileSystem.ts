@@ -31,7 +31,7 @@ import { openDirectoryHandles } from "./directoryHandles.js";
 import { fd, journalBusy } from "./fsCallbacks.js";
 import { makeRootedTree, type SyncCalls } from "./rootedTree.js";
 import { tempNameFor } from "./tempNames.js";
-import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
+import { errnoCode, errorMessage, reasonForErrno, tooLarge } from "./fsErrno.js";
 import { kindOf, toPathInfo } from "./fsStats.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = nodeFs.constants;
@@ -236,11 +236,19 @@ const joined = (chunks: readonly Uint8Array[], total: number): Uint8Array =>
 const nextReadLength = (size: number, chunksRead: number): number =>
   chunksRead === 0 ? Math.max(size, 1) : 64 * 1024;
 
-/** Everything an open file holds from its start, through the thread pool (`size` from fstat). */
-const readToEnd = async (descriptor: number, size: number): Promise<Uint8Array> => {
+/**
+ * Everything an open file holds from its start, through the thread pool (`size` from
+ * fstat); EFBIG once it holds more than `maxBytes` (a file growing while it is read).
+ */
+const readToEnd = async (
+  descriptor: number,
+  size: number,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<Uint8Array> => {
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (let round = 0; ; round++) {
+    if (total > maxBytes) throw tooLarge(maxBytes);
     const want = nextReadLength(size, round);
     const { buffer, filled } = await readAt(descriptor, total, want);
     if (filled > 0) chunks.push(filled === want ? buffer : buffer.subarray(0, filled));

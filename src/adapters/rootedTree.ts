@@ -37,7 +37,7 @@ import {
   type UndecodableName,
   type WalkEntry,
 } from "../ports/FileSystem.js";
-import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
+import { errnoCode, errorMessage, reasonForErrno, tooLarge } from "./fsErrno.js";
 import { kindOf, toPathInfo, type StatsLike } from "./fsStats.js";
 import { makeReplacedFiles, type ReplacedFiles } from "./replacedFiles.js";
 import { asideNameFor, tempNameFor } from "./tempNames.js";
@@ -93,7 +93,8 @@ export interface SyncCalls {
    */
   readonly readLarge?: {
     readonly above: number;
-    readonly read: (descriptor: number, size: number) => Promise<Uint8Array>;
+    /** EFBIG once the file holds more than `maxBytes`, as readWhole. */
+    readonly read: (descriptor: number, size: number, maxBytes: number) => Promise<Uint8Array>;
   };
 }
 
@@ -198,12 +199,21 @@ export const makeRootedTree = (
   };
 };
 
-/** Everything an open file holds now, from its start (a file that grew is read whole). */
-const readWhole = (calls: SyncCalls, descriptor: number): Uint8Array => {
+/**
+ * Everything an open file holds now, from its start (a file that grew is read whole), or
+ * EFBIG once it holds more than `maxBytes` (by fstat, or as it grows while read).
+ */
+const readWhole = (
+  calls: SyncCalls,
+  descriptor: number,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Uint8Array => {
   const size = calls.fstat(descriptor).size;
+  if (size > maxBytes) throw tooLarge(maxBytes);
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (let round = 0; ; round++) {
+    if (total > maxBytes) throw tooLarge(maxBytes);
     const want = round === 0 ? Math.max(size, 1) : 64 * 1024;
     const buffer = new Uint8Array(want);
     let filled = 0;
@@ -565,7 +575,15 @@ const treeAt = (
       const checkFirst = expected._tag === "File" || !dirs.handles;
       if (!reachable(directory) || (checkFirst && !inPlace(directory))) return changed;
       const temp = dirs.entry(directory, tempNameFor(name));
-      const descriptor = calls.open(temp, createFlags, mode);
+      // A note replaced keeps its permission bits (one a person made private stays so),
+      // never setuid, setgid or sticky; a new one gets `mode`.
+      const old =
+        expected._tag === "File" ? lstatOrUndefined(dirs.entry(directory, name)) : undefined;
+      const descriptor = calls.open(
+        temp,
+        createFlags,
+        old !== undefined && old.isFile() ? old.mode & 0o777 : mode,
+      );
       // The temp name goes once the file is linked; on any other way out, here.
       let tempGone = false;
       const removeTemp = () => {
@@ -753,13 +771,13 @@ const treeAt = (
     }
   };
 
-  const readFile = (path: string) =>
+  const readFile = (path: string, maxBytes: number) =>
     run(full(path), () => openForRead(path)).pipe(
       Effect.flatMap(({ descriptor, info }) => {
         const large = calls.readLarge;
-        if (large !== undefined && info.size > large.above)
+        if (large !== undefined && info.size > large.above && info.size <= maxBytes)
           return Effect.tryPromise({
-            try: () => large.read(descriptor, info.size),
+            try: () => large.read(descriptor, info.size, maxBytes),
             catch: (error) => mapError(error, display(full(path))),
           }).pipe(
             Effect.map((bytes) => ({ bytes, info })),
@@ -767,7 +785,7 @@ const treeAt = (
           );
         return run(full(path), () => {
           try {
-            return { bytes: readAll(descriptor), info };
+            return { bytes: readWhole(calls, descriptor, maxBytes), info };
           } finally {
             calls.close(descriptor);
           }
@@ -811,10 +829,20 @@ const treeAt = (
       if (target === "") return;
       const [parent, name] = split(target);
       if (!reachable(parent) || !inPlace(parent)) return;
-      tolerate(["ENOENT", "ENOTEMPTY", "EEXIST", "ENOTDIR", "EBUSY", "EINVAL"], () =>
-        calls.rmdir(dirs.entry(parent, name)),
-      );
-      if (lstatOrUndefined(dirs.entry(parent, name)) === undefined) dirs.forget(target);
+      const entry = dirs.entry(parent, name);
+      const was = lstatOrUndefined(entry);
+      let removed = true;
+      tolerate(["ENOENT", "ENOTEMPTY", "EEXIST", "ENOTDIR", "EBUSY", "EINVAL"], () => {
+        removed = false;
+        calls.rmdir(entry);
+        removed = true;
+      });
+      // Removed from a directory that moved out of the tree meanwhile (between the check
+      // and the rmdir): put back, empty as it was, with its permission bits — as a
+      // directory made there is taken back (makeDirectories).
+      if (removed && was !== undefined && !inPlace(parent))
+        tolerate(["EEXIST", "ENOENT", "ENOTDIR"], () => calls.mkdir(entry, was.mode & 0o7777));
+      if (lstatOrUndefined(entry) === undefined) dirs.forget(target);
     });
 
   const subtree = (directory: string) =>

@@ -64,3 +64,6 @@ const loneSurrogate = /\p{Surrogate}/u;
  */
 export const isUtf8Text = (text: string): boolean =>
   !loneSurrogate.test(text) && !text.includes("\u0000");
+
+/** The largest file a notebook accepts (TOO_LARGE beyond): 32 MiB. */
+export const maxFileBytes = 32 * 1024 * 1024;

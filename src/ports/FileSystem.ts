@@ -14,6 +14,8 @@ import { Context, Data, type Effect, type Option, type Scope } from "effect";
  *   read needed one; the read never blocks on a FIFO.
  * - `PermissionDenied` (EACCES, EPERM), `ReadOnly` (EROFS), `NoSpace` (ENOSPC, EDQUOT),
  *   `TooManyOpenFiles` (EMFILE, ENFILE), `NameTooLong` (ENAMETOOLONG)
+ * - `TooLarge` (EFBIG): a file holds more than a read's bound allows (it may have grown
+ *   while it was read: only the bound and a little more were read).
  * - `Busy`: a lock is held by another live process.
  * - `Moved`: a directory of a {@link RootedTree} is no longer where the tree found it (it
  *   was renamed, moved out of the tree or removed meanwhile); nothing was done there.
@@ -30,6 +32,7 @@ export type FsErrorReason =
   | "NoSpace"
   | "TooManyOpenFiles"
   | "NameTooLong"
+  | "TooLarge"
   | "Busy"
   | "Moved"
   | "Other";
@@ -163,14 +166,20 @@ export interface RootedTree {
   /**
    * Reads a regular file and the `fstat` of the very file read; never follows a final
    * symlink, never blocks on a FIFO (`NotRegularFile`), `IsADirectory` for a directory.
+   * `TooLarge` when it holds more than `maxBytes` (by its `fstat`, or as it grows while
+   * being read): never more than `maxBytes` and one chunk is read, so a file someone
+   * keeps appending to cannot fill the process's memory.
    */
   readonly readFile: (
     path: string,
+    maxBytes: number,
   ) => Effect.Effect<{ readonly bytes: Uint8Array; readonly info: PathInfo }, FsError>;
   /**
-   * Atomically puts `bytes` at `path` (temp file + rename or link in its directory, mode
-   * `mode` under the umask) only if the path holds what `expected` says, without ever
-   * overwriting anything else (see {@link GuardedOutcome}). The directory must exist.
+   * Atomically puts `bytes` at `path` (temp file + rename or link in its directory) only
+   * if the path holds what `expected` says, without ever overwriting anything else (see
+   * {@link GuardedOutcome}). The directory must exist. A file replaced keeps its
+   * permission bits (without setuid, setgid and sticky), a new one gets `mode`, both
+   * under the umask.
    */
   readonly replaceFile: (
     path: string,

@@ -72,6 +72,8 @@ const nodeHost: TreeHost = {
   mkdir: (path) => nodeFs.mkdirSync(path, { recursive: true }),
   rename: (from, to) => nodeFs.renameSync(from, to),
   symlink: (target, path) => nodeFs.symlinkSync(target, path),
+  chmod: (path, mode) => nodeFs.chmodSync(path, mode),
+  mode: (path) => nodeFs.lstatSync(path).mode & 0o7777,
   list: (directory) =>
     nodeFs
       .readdirSync(directory, { recursive: true, encoding: "utf8" })

@@ -435,8 +435,20 @@ describe("history: authors and quire log", () => {
         expect(listing()).toEqual(["a", "k.md"]);
       }
       expect(read(copy, "a")).toBe("a file now\n");
-      // A directory holding nothing but directories is no note: the restored one takes its place.
+      // A directory holding a symlink where the file goes: refused, nothing written (it
+      // answered OK with the file "held", as if someone had saved it during the call).
       mkdirSync(path.join(copy, "p.md", "empty", "deeper"), { recursive: true });
+      symlinkSync(os.tmpdir(), path.join(copy, "p.md", "empty", "link"));
+      for (const args of [
+        ["restore", copy, "p.md", "--from", "1"],
+        ["restore", copy, "p.md", "--from", "1", "--force"],
+      ]) {
+        const refused = await runCli(world, args);
+        expect(refused.code, args.join(" ") + refused.stdout + refused.stderr).toBe(1);
+        expect(refused.stderr).toContain("file: p.md/empty/link · SYMLINK");
+      }
+      unlinkSync(path.join(copy, "p.md", "empty", "link"));
+      // A directory holding nothing but directories is no note: the restored one takes its place.
       const restored = await ok(runCli(world, ["restore", copy, "p.md", "--from", "1"]));
       expect(restored.stdout).toContain("A p.md");
       expect(restored.stdout).not.toContain("left as they were");
@@ -490,6 +502,11 @@ describe("history: authors and quire log", () => {
         expect(inside.stderr).toContain("INVALID_REQUEST · NESTED_WORKING_COPY");
         expect(inside.stderr).toContain(`inside the working copy ${other}`);
       }
+      // Its parent is no copy either, and the answer names the copy inside it.
+      const above = await runCli(world, ["status", path.dirname(other)]);
+      expect(above.code).toBe(1);
+      expect(above.stderr).toContain("INVALID_REQUEST · NESTED_WORKING_COPY");
+      expect(above.stderr).toContain(`contains the working copy ${other}`);
     },
   );
 

@@ -21,6 +21,9 @@ export interface TreeHost {
   mkdir(path: string): void;
   rename(from: string, to: string): void;
   symlink(target: string, path: string): void;
+  /** Sets a path's permission bits, and reads them back (`st_mode & 0o7777`). */
+  chmod(path: string, mode: number): void;
+  mode(path: string): number;
   /** Every entry below `directory`, relative, sorted (links not followed). */
   list(directory: string): ReadonlyArray<string>;
   /** Opens `path` for writing in place, without truncating it. */
@@ -151,12 +154,19 @@ export const runRootedTreeContract = (name: string, make: () => Promise<TreeFixt
         Effect.gen(function* () {
           f.host.write(`${f.base}/tree/a.md`, "hello");
           f.host.symlink(`${f.base}/tree/a.md`, `${f.base}/tree/l.md`);
-          const read = yield* tree.readFile("a.md");
+          const read = yield* tree.readFile("a.md", 1024);
           expect(text(read.bytes)).toBe("hello");
           expect(read.info).toEqual(yield* infoOf(tree, "a.md"));
-          const link = yield* Effect.flip(tree.readFile("l.md"));
+          const link = yield* Effect.flip(tree.readFile("l.md", 1024));
           expect(link.reason).toBe("NotRegularFile");
-          expect((yield* Effect.flip(tree.readFile("missing.md"))).reason).toBe("NotFound");
+          expect((yield* Effect.flip(tree.readFile("missing.md", 1024))).reason).toBe("NotFound");
+          // A bound: exactly at it is read, one byte more is TooLarge (never read whole).
+          expect(text((yield* tree.readFile("a.md", 5)).bytes)).toBe("hello");
+          expect((yield* Effect.flip(tree.readFile("a.md", 4))).reason).toBe("TooLarge");
+          f.host.write(`${f.base}/tree/big.md`, "x".repeat(3 * 1024 * 1024));
+          expect((yield* Effect.flip(tree.readFile("big.md", 2 * 1024 * 1024))).reason).toBe(
+            "TooLarge",
+          );
         }),
       ),
     );
@@ -176,6 +186,29 @@ export const runRootedTreeContract = (name: string, make: () => Promise<TreeFixt
           expect(f.host.list(`${f.base}/tree`)).toEqual(["new.md", "saved.md"]);
         }),
       ),
+    );
+
+    it.effect(
+      "a replaced file keeps its permission bits (never setuid); a new one gets the mode",
+      () =>
+        withTree((f, tree) =>
+          Effect.gen(function* () {
+            f.host.write(`${f.base}/tree/private.md`, "mine");
+            f.host.chmod(`${f.base}/tree/private.md`, 0o600);
+            f.host.write(`${f.base}/tree/setuid.md`, "x");
+            f.host.chmod(`${f.base}/tree/setuid.md`, 0o4755);
+            for (const name of ["private.md", "setuid.md"]) {
+              const scanned = yield* infoOf(tree, name);
+              const done = yield* tree.replaceFile(name, bytes("merged"), expectOf(scanned), 0o644);
+              expect(done._tag).toBe("Done");
+            }
+            expect(f.host.mode(`${f.base}/tree/private.md`)).toBe(0o600);
+            expect(f.host.mode(`${f.base}/tree/setuid.md`)).toBe(0o755);
+            const made = yield* tree.replaceFile("new.md", bytes("n"), { _tag: "Absent" }, 0o640);
+            expect(made._tag).toBe("Done");
+            expect(f.host.mode(`${f.base}/tree/new.md`) & 0o777 & ~0o022).toBe(0o640);
+          }),
+        ),
     );
 
     it.effect("replaces a file that is what was expected, and leaves a newer one alone", () =>

@@ -59,15 +59,20 @@ const refuseRefused = (
   issues: ReadonlyArray<FileIssue>,
   written: ReadonlyArray<string>,
 ): Effect.Effect<void, DomainError> => {
-  // Each written path and its directories looked up among the refused paths: linear in
-  // what is written (a directory restored whole), not written × refused.
+  // Each written path and its directories looked up among the refused paths, and each
+  // refused path's directories among the written ones (a symlink inside a folder that
+  // stands where a note is written): linear in both, not written × refused.
   const refused = new Set(issues.map((issue) => issue.path));
+  const writing = new Set(written);
   const hit = new Set<string>();
   for (const path of written)
     for (let end = path.length; end > 0; end = path.lastIndexOf("/", end - 1)) {
       const prefix = path.slice(0, end);
       if (refused.has(prefix)) hit.add(prefix);
     }
+  for (const path of refused)
+    for (let end = path.lastIndexOf("/"); end > 0; end = path.lastIndexOf("/", end - 1))
+      if (writing.has(path.slice(0, end))) hit.add(path);
   const blocked = issues.filter((issue) => hit.has(issue.path));
   return refuseFiles(
     "The working copy holds files here that a commit cannot take (listed, each with why: a symlink, a FIFO, not UTF-8 text…), so nothing was written over them; fix, rename or remove them, then run this again.",

@@ -66,13 +66,28 @@ const detailOf = (error: FsError): EngineDetail | undefined => {
   }
 };
 
-/** A local file system failure as ENGINE_FAILED/LOCAL_IO, with `detail` when classified. */
-export const localFailure = (error: FsError, doing: string): DomainError => {
+/**
+ * A local file system failure as ENGINE_FAILED/LOCAL_IO, with `detail` when classified.
+ * The path is not named: private state's paths stay out of answers (docs/logging.md).
+ */
+export const localFailure = (error: FsError, doing: string): DomainError =>
+  failureNaming(error, `A local file operation failed while ${doing}.`);
+
+const failureNaming = (error: FsError, message: string): DomainError => {
   const detail = detailOf(error);
   return domainError({
     code: "ENGINE_FAILED",
     reason: "LOCAL_IO",
-    message: `A local file operation failed while ${doing}.`,
+    message,
     ...(detail === undefined ? {} : { detail }),
   });
 };
+
+/**
+ * {@link localFailure} for a file or directory of the working copy, named: one unreadable
+ * file among thousands is otherwise not to be found, and the copy is the caller's own.
+ */
+export const workingCopyFailure = (error: FsError, doing: string): DomainError =>
+  error.path === ""
+    ? localFailure(error, doing)
+    : failureNaming(error, `A local file operation failed while ${doing}: ${error.path}.`);

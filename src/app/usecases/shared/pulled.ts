@@ -5,7 +5,7 @@
 import { Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { CopyState } from "../workingCopy/privateState.js";
-import { enclosingCopy, insideCopyError } from "../workingCopy/nesting.js";
+import { containedCopy, enclosingCopy, insideCopyError } from "../workingCopy/nesting.js";
 import type { CopyCall } from "./context.js";
 
 /** INVALID_REQUEST/NOT_PULLED: what a call on a copy never pulled fails with. */
@@ -14,6 +14,24 @@ export const notPulledError: DomainError = domainError({
   reason: "NOT_PULLED",
   message: "This working copy was never pulled; call notes_pull first.",
 });
+
+/** NOT_PULLED, or NESTED_WORKING_COPY naming a copy below the directory (its parent named). */
+const notPulledOrAbove = (call: CopyCall): Effect.Effect<never, DomainError> =>
+  containedCopy(call.fs, call.options.privateRoot, call.dir, call.tree, call.store.identity).pipe(
+    Effect.flatMap(
+      Option.match({
+        onNone: () => Effect.fail(notPulledError),
+        onSome: (inner) =>
+          Effect.fail(
+            domainError({
+              code: "INVALID_REQUEST",
+              reason: "NESTED_WORKING_COPY",
+              message: `This directory is not a working copy; it contains the working copy ${call.dir}/${inner}: call this on that copy instead.`,
+            }),
+          ),
+      }),
+    ),
+  );
 
 /**
  * The state of the copy `call` holds; fails with {@link notPulledError} when it has none,
@@ -33,7 +51,7 @@ export const pulledState = (call: CopyCall): Effect.Effect<CopyState, DomainErro
       ).pipe(
         Effect.flatMap(
           Option.match({
-            onNone: () => Effect.fail(notPulledError),
+            onNone: () => notPulledOrAbove(call),
             onSome: (outer) => Effect.fail(insideCopyError(outer)),
           }),
         ),

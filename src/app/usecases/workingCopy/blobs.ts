@@ -4,10 +4,10 @@
  * state, or in the working copy — so the rest of a use case deals in ids only.
  */
 import { Effect } from "effect";
-import { contentId } from "../../../domain/content.js";
+import { contentId, maxFileBytes } from "../../../domain/content.js";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { FileSystemService, RootedTree } from "../../../ports/FileSystem.js";
-import { localFailure } from "../shared/failures.js";
+import { localFailure, workingCopyFailure } from "../shared/failures.js";
 import { packFile, type BlobRef } from "./privateState.js";
 
 /** A per-operation registry of where each content id can be loaded from. */
@@ -110,13 +110,16 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
     id: string,
     local: { readonly tree: RootedTree; readonly path: string },
   ): Effect.Effect<Uint8Array, DomainError> =>
-    local.tree.readFile(local.path).pipe(
+    local.tree.readFile(local.path, maxFileBytes).pipe(
       Effect.map(({ bytes }) => bytes),
       Effect.mapError((error) =>
-        // Gone since the scan (deleted, or its directory swapped away): changed meanwhile.
-        error.reason === "NotFound" || error.reason === "NotADirectory"
+        // Gone since the scan (deleted, or its directory swapped away), or grown past the
+        // limit: changed meanwhile.
+        error.reason === "NotFound" ||
+        error.reason === "NotADirectory" ||
+        error.reason === "TooLarge"
           ? changedDuringCall()
-          : localFailure(error, "reading the working copy"),
+          : workingCopyFailure(error, "reading the working copy"),
       ),
       Effect.filterOrFail((bytes) => contentId(bytes) === id, changedDuringCall),
     );

@@ -71,23 +71,34 @@ export const refuseNestedCopies = (
   store: string,
 ): Effect.Effect<void, DomainError> =>
   Effect.gen(function* () {
-    if (Option.isSome(yield* enclosingCopy(fs, privateRoot, workspaceRoot, dir, store)))
+    const outer = yield* enclosingCopy(fs, privateRoot, workspaceRoot, dir, store);
+    if (Option.isSome(outer)) return yield* Effect.fail(insideCopyError(outer.value));
+    const inner = yield* containedCopy(fs, privateRoot, dir, tree, store);
+    if (Option.isSome(inner))
       return yield* Effect.fail(
         nested(
-          "This directory is inside another working copy of the same notebook; use that copy instead.",
+          `This directory contains another working copy of the same notebook (${inner.value}); pull a directory that does not overlap it.`,
         ),
       );
-    // Only directories can be copies: listed without looking at any file.
+  });
+
+/**
+ * The first directory below `dir` (relative to it) that is a working copy of `store`, if
+ * any. Only directories can be copies: listed without looking at any file, one stat each.
+ */
+export const containedCopy = (
+  fs: FileSystemService,
+  privateRoot: string,
+  dir: string,
+  tree: RootedTree,
+  store: string,
+): Effect.Effect<Option.Option<string>, DomainError> =>
+  Effect.gen(function* () {
     const directories = yield* tree
       .listDirectories(new Set([".git"]))
       .pipe(Effect.mapError((error) => localFailure(error, "checking for nested working copies")));
-    for (const relativePath of directories) {
-      if (yield* isCopy(fs, privateRoot, join(dir, ...relativePath.split("/")), store)) {
-        return yield* Effect.fail(
-          nested(
-            `This directory contains another working copy of the same notebook (${relativePath}); pull a directory that does not overlap it.`,
-          ),
-        );
-      }
-    }
+    for (const relativePath of directories)
+      if (yield* isCopy(fs, privateRoot, join(dir, ...relativePath.split("/")), store))
+        return Option.some(relativePath);
+    return Option.none();
   });

@@ -7,7 +7,7 @@
  * so that the caller records its old baseline and the next call merges it.
  */
 import { Effect, Option } from "effect";
-import { contentId, decodeText, encodeText } from "../../../domain/content.js";
+import { contentId, decodeText, encodeText, maxFileBytes } from "../../../domain/content.js";
 import type { DomainError } from "../../../domain/errors.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
 import {
@@ -26,7 +26,7 @@ import type {
   RootedTree,
 } from "../../../ports/FileSystem.js";
 import type { BlobSource } from "./blobs.js";
-import { localFailure } from "../shared/failures.js";
+import { workingCopyFailure } from "../shared/failures.js";
 import { forEachPooled } from "../shared/pooled.js";
 import type { StatStamp } from "./privateState.js";
 import { noteIo, type Scan, type ScannedFile } from "./workingCopy.js";
@@ -102,7 +102,7 @@ const deepestFirst = (directories: Iterable<string>): ReadonlyArray<string> =>
  * anything else (a file, a link, a name that is not UTF-8, something saved meanwhile) is
  * left whole. `true` when nothing stands at `path` afterwards.
  */
-const clearEmptyDirectories = (tree: RootedTree, path: string): Effect.Effect<boolean, FsError> =>
+const clearEmptyDirectories = (tree: RootedTree, path: string): Effect.Effect<boolean> =>
   Effect.gen(function* () {
     const standing = yield* tree.info(path);
     if (Option.isNone(standing)) return true;
@@ -113,18 +113,17 @@ const clearEmptyDirectories = (tree: RootedTree, path: string): Effect.Effect<bo
     yield* tree.removeEmptyDirectory(path);
     return Option.isNone(yield* tree.info(path));
   }).pipe(
-    // Moved or swapped meanwhile: someone is working there, so it is left as it is.
-    Effect.catchIf(
-      (error) => error.reason === "Moved" || error.reason === "NotADirectory",
-      () => Effect.succeed(false),
-    ),
+    // Moved or swapped meanwhile (someone is working there), or not removable (a chain
+    // too deep to name, no permission): left as it is, and the note held — never a
+    // failure of the call, which would leave the copy to be recovered, again and again.
+    Effect.orElseSucceed(() => false),
   );
 
 /** What the path holds now: `undefined` for nothing, `null` for something that is no note. */
 type Found = { readonly bytes: Uint8Array; readonly info: PathInfo } | undefined | null;
 
 const reread = (tree: RootedTree, path: string): Effect.Effect<Found, DomainError> =>
-  tree.readFile(path).pipe(
+  tree.readFile(path, maxFileBytes).pipe(
     Effect.map((read): Found => read),
     Effect.catchTag("FsError", (error: FsError) =>
       error.reason === "NotFound"
@@ -132,9 +131,11 @@ const reread = (tree: RootedTree, path: string): Effect.Effect<Found, DomainErro
         : error.reason === "NotRegularFile" ||
             error.reason === "IsADirectory" ||
             error.reason === "NotADirectory" ||
-            error.reason === "Moved"
+            error.reason === "Moved" ||
+            // Grown past any note's size while the call ran: someone's, left as it is.
+            error.reason === "TooLarge"
           ? Effect.succeed(null)
-          : Effect.fail(localFailure(error, "reading the working copy")),
+          : Effect.fail(workingCopyFailure(error, "reading the working copy")),
     ),
   );
 
@@ -190,7 +191,7 @@ export const materialise = (
   blobs: BlobSource,
 ): Effect.Effect<Materialised, DomainError> =>
   Effect.gen(function* () {
-    const io = (doing: string) => Effect.mapError((e: FsError) => localFailure(e, doing));
+    const io = (doing: string) => Effect.mapError((e: FsError) => workingCopyFailure(e, doing));
     // The merge policy of a file merged again is that of the tree being written (its
     // `.quireattributes`, as the merge that made it decided): read once, when first needed.
     let policies: ((path: string) => MergePolicy) | undefined;
@@ -329,7 +330,7 @@ export const materialise = (
           const found = yield* reread(tree, path);
           if (found === null && goal !== undefined && !cleared && displaced === undefined) {
             cleared = true;
-            if (yield* clearEmptyDirectories(tree, path).pipe(io("removing an empty directory"))) {
+            if (yield* clearEmptyDirectories(tree, path)) {
               expected = { _tag: "Absent" };
               continue;
             }
@@ -400,7 +401,7 @@ export const materialise = (
       const made = yield* Effect.either(tree.makeDirectories(parent, 0o755));
       if (made._tag === "Right") continue;
       if (made.left.reason !== "NotADirectory" && made.left.reason !== "Moved")
-        return yield* Effect.fail(localFailure(made.left, "creating a directory"));
+        return yield* Effect.fail(workingCopyFailure(made.left, "creating a directory"));
       blocked.add(parent);
     }
     const isBlocked = (path: string): boolean => {

@@ -301,7 +301,12 @@ const settleNow = (
                       (remoteAccepted === "yes" ? "Your changes were published. " : "") +
                       (resynchronized
                         ? "Rewriting the working copy failed and was repaired; call notes_pull to check it."
-                        : "Rewriting the working copy failed and could not be repaired; the next call resynchronises it."),
+                        : "Rewriting the working copy failed and could not be repaired; the next call resynchronises it.") +
+                      // What failed, so that whoever can fix it (a permission, a full
+                      // disk, a name too long) knows what: the next call needs it fixed.
+                      (failure.code === "ENGINE_FAILED"
+                        ? ` The cause: ${failure.message}${failure.detail === undefined ? "" : ` (${failure.detail})`}`
+                        : ""),
                     recovery: { stage: "rewrite-working-copy", remoteAccepted, resynchronized },
                   }),
                 ),

@@ -3,7 +3,7 @@
  * the call's rooted tree, and tidying what a killed process of ours left behind.
  */
 import { Clock, Effect, Either } from "effect";
-import { contentId, decodeText } from "../../../domain/content.js";
+import { contentId, decodeText, maxFileBytes } from "../../../domain/content.js";
 import {
   domainError,
   type DomainError,
@@ -24,13 +24,10 @@ import {
 } from "../../../ports/FileSystem.js";
 import type { BlobSource } from "./blobs.js";
 import { forEachPooled, type PoolShape } from "../shared/pooled.js";
-import { localFailure } from "../shared/failures.js";
+import { localFailure, workingCopyFailure } from "../shared/failures.js";
 import type { StatStamp } from "./privateState.js";
 import { diffTrees } from "../../../domain/treeDiff.js";
 import { idsOf } from "../../../domain/tree.js";
-
-/** The largest file a notebook accepts (TOO_LARGE beyond). */
-export const maxFileBytes = 32 * 1024 * 1024;
 
 /**
  * Reading or writing the notes of a working copy: a note is small, so one worker does a
@@ -111,7 +108,7 @@ const nameOf = (path: string): string => path.slice(path.lastIndexOf("/") + 1);
 const walked = (tree: RootedTree) =>
   tree
     .walk(ignoredDirectories)
-    .pipe(Effect.mapError((e) => localFailure(e, "scanning the working copy")));
+    .pipe(Effect.mapError((e) => workingCopyFailure(e, "scanning the working copy")));
 
 /**
  * Puts back what a replace of ours set aside when its process was killed in the middle
@@ -271,7 +268,7 @@ export const surveyWorkingCopy = (
     yield* forEachPooled(
       toRead,
       ({ path }) =>
-        tree.readFile(path).pipe(
+        tree.readFile(path, maxFileBytes).pipe(
           Effect.map(({ bytes, info }) => {
             if (bytes.length > maxFileBytes) return issues.push(issue(path, "TOO_LARGE"));
             const decoded = decodeText(bytes);
@@ -291,7 +288,10 @@ export const surveyWorkingCopy = (
             if (error.reason === "NotFound" || error.reason === "NotADirectory") return Effect.void;
             if (error.reason === "NotRegularFile" || error.reason === "IsADirectory")
               return Effect.sync(() => issues.push(issue(path, "SPECIAL_FILE")));
-            return Effect.fail(localFailure(error, "reading the working copy"));
+            // Grown past the limit since it was listed (someone still appending to it).
+            if (error.reason === "TooLarge")
+              return Effect.sync(() => issues.push(issue(path, "TOO_LARGE")));
+            return Effect.fail(workingCopyFailure(error, "reading the working copy"));
           }),
         ),
       noteIo,
