@@ -242,7 +242,11 @@ export const renderRestored = (restored: RestoredFiles, what: "Restore" | "Rever
       ? `restored from generation ${restored.generation}`
       : `generation ${restored.generation} undone`;
   const lines = [
-    restored.files.length === 0 ? `nothing to change: ${verb} already` : `${verb}:`,
+    restored.files.length > 0
+      ? `${verb}:`
+      : restored.held.length > 0
+        ? `nothing written: every file it would change was saved during the call`
+        : `nothing to change: ${verb} already`,
     ...restored.files.map((f) => `  ${letter[f.change]} ${terminalSafe(f.path)}`),
   ];
   if (restored.held.length > 0)

@@ -1,6 +1,5 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { renderStatus, statusJson, type CopyStatus } from "../../src/domain/copyStatus.js";
 import { fileDirectoryClashes } from "../../src/domain/tree.js";
 
 /** Every `[file, below]` pair of `paths` touching `added`, by comparing every two paths. */
@@ -51,32 +50,5 @@ describe("file/directory clashes of an assembled tree", () => {
     expect(fileDirectoryClashes(tree, [])).toEqual([]);
     expect(fileDirectoryClashes(new Map([["x/y.md", "1"]]), ["x/y.md"])).toEqual([]);
     expect(fileDirectoryClashes(tree, ["a/b.md"])).toEqual([["a", "a/b.md"]]);
-  });
-});
-
-describe("status of a copy with held files", () => {
-  const status: CopyStatus = {
-    generation: 3,
-    remoteGeneration: 3,
-    ahead: 0,
-    changes: [],
-    markers: [],
-    invalid: [],
-    recoveryPending: false,
-    held: ["p.md"],
-  };
-
-  it("is not called up to date, and lists them", () => {
-    expect(renderStatus(status, { color: false })).toBe(
-      [
-        "generation 3; 1 file still to be merged from the notebook (quire pull brings it in)",
-        "changed while an earlier call ran, not yet merged (the next pull or commit merges them):",
-        "  p.md",
-        "nothing to commit",
-        "",
-      ].join("\n"),
-    );
-    expect(JSON.parse(statusJson({ ...status, path: "/c" }))).toMatchObject({ held: ["p.md"] });
-    expect(JSON.parse(statusJson({ ...status, held: [], path: "/c" }))).not.toHaveProperty("held");
   });
 });
