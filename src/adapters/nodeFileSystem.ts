@@ -678,28 +678,69 @@ const busy = (path: string, holder: string, timeoutMs: number): FsError =>
  * would then displace the lock a third fiber had just created: two holders. An entry
  * goes once nobody waits for it, so the map holds only the paths in use.
  */
-const turns = ((): Map<string, { readonly semaphore: Effect.Semaphore; users: number }> => {
+/**
+ * This process's turn at one lock path: `held` while one of its calls holds (or is
+ * taking) the lock file. Taken by a synchronous test-and-set, never by waiting on a
+ * queue: a waiter that a timeout gave up on could otherwise still be handed the turn
+ * and keep it forever (with a semaphore, a take made uninterruptible by its caller —
+ * the acquire of an acquireUseRelease — outlived its own timeout, took the permit after
+ * the timeout answered Busy, and every later call at that path hung: three first pulls
+ * at once did it).
+ */
+interface Turn {
+  held: boolean;
+  users: number;
+}
+
+const turns = ((): Map<string, Turn> => {
   // On `globalThis`, like the held tokens: two copies of this module in one process
   // must take turns with each other too.
-  const key = Symbol.for("quire/nodeFileSystem/lockTurns");
+  const key = Symbol.for("quire/nodeFileSystem/lockTurns/v2");
   const existing: unknown = Reflect.get(globalThis, key);
   if (existing instanceof Map) return existing;
-  const created = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>();
+  const created = new Map<string, Turn>();
   Reflect.set(globalThis, key, created);
   return created;
 })();
 
-const enterTurn = (path: string) => {
+const enterTurn = (path: string): Turn => {
   let turn = turns.get(path);
   if (turn === undefined) {
-    turn = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 };
+    turn = { held: false, users: 0 };
     turns.set(path, turn);
   }
   turn.users += 1;
   return turn;
 };
 
-const leaveTurn = (path: string, turn: { users: number }): void => {
+/** How often a wait for this process's own turn looks again. */
+const turnPollMs = 5;
+
+/**
+ * Takes `turn` within `timeoutMs`: `true` when taken. Run uninterruptibly: the
+ * test-and-set is synchronous, and only the sleeps between looks are `restore`d
+ * (interruptible where the caller allows it), so neither giving up nor an interruption
+ * can leave the turn taken without its taker knowing.
+ */
+const takeTurn = (
+  turn: Turn,
+  timeoutMs: number,
+  restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    const deadline = (yield* Clock.currentTimeMillis) + timeoutMs;
+    for (;;) {
+      if (!turn.held) {
+        turn.held = true;
+        return true;
+      }
+      const now = yield* Clock.currentTimeMillis;
+      if (now >= deadline) return false;
+      yield* restore(Effect.sleep(Math.min(turnPollMs, deadline - now)));
+    }
+  });
+
+const leaveTurn = (path: string, turn: Turn): void => {
   turn.users -= 1;
   if (turn.users === 0 && turns.get(path) === turn) turns.delete(path);
 };
@@ -745,17 +786,20 @@ const lock = (path: string, timeoutMs: number) =>
       const start = yield* Clock.currentTimeMillis;
       const turn = enterTurn(path);
       const leave = Effect.sync(() => leaveTurn(path, turn));
-      const waited = yield* Effect.exit(
-        restore(turn.semaphore.take(1).pipe(Effect.timeoutOption(timeoutMs))),
-      );
+      const waited = yield* Effect.exit(takeTurn(turn, timeoutMs, restore));
       if (Exit.isFailure(waited))
         return yield* Effect.zipRight(leave, Effect.failCause(waited.cause));
-      if (Option.isNone(waited.value))
+      if (!waited.value)
         return yield* Effect.zipRight(
           leave,
           Effect.fail(busy(path, "another call of this process", timeoutMs)),
         );
-      const endTurn = Effect.zipRight(turn.semaphore.release(1), leave);
+      const endTurn = Effect.zipRight(
+        Effect.sync(() => {
+          turn.held = false;
+        }),
+        leave,
+      );
       yield* lockFile(path, owner, timeoutMs, start, restore).pipe(
         Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : endTurn)),
       );

@@ -55,4 +55,29 @@ describe("first pulls of nested directories at once", () => {
       await notebook.close();
     }
   });
+
+  it(
+    "many first pulls of sibling directories at once all answer OK (three or more hung: the turn leaked)",
+    { timeout: 60_000 },
+    async () => {
+      const store = `file:${join(root, "store-many")}`;
+      const ws = join(root, "many");
+      const notebook = await openNotebook({
+        store,
+        workspaceRoot: ws,
+        privateRoot: join(root, "private-many"),
+        probe: false,
+      });
+      for (let round = 0; round < 3; round++) {
+        const dirs = Array.from({ length: 5 }, (_, i) => join(ws, `r${round}`, `c${i}`));
+        for (const dir of dirs) mkdirSync(dir, { recursive: true });
+        const answers = await Promise.all(dirs.map((dir) => notebook.pull(dir)));
+        expect(
+          answers.map((a) => a.code),
+          `round ${round}`,
+        ).toEqual(dirs.map(() => "OK"));
+      }
+      await notebook.close();
+    },
+  );
 });
