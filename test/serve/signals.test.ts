@@ -185,20 +185,26 @@ describe("SIGTERM during a long commit", () => {
     await nothingLost(edited, true);
   });
 
-  it("beyond the grace period: the call is interrupted before publishing, the process exits 0, the copy is intact", async () => {
+  it("beyond the grace period: the call is interrupted before publishing and answered PUBLICATION_UNKNOWN, the process exits 0, the copy is intact", async () => {
     const edited = await editedCopy();
     const before = currentVersions(world);
     const server = startServe({ QUIRE_FAULT_INJECTION: "put:current:delay-60000:1" });
     await initialize(server);
-    void commitCall(server);
+    const answer = commitCall(server);
     await server.waitForStderr('msg="tool call started"');
     server.child.kill("SIGTERM");
     expect(await server.exited).toBe(0);
     expect(server.stderr()).toMatch(/msg="interrupting calls still in flight"/);
-    expect(server.stderr()).toMatch(/msg="tool call completed".* code=CANCELLED/);
-    // No OK was ever sent for the interrupted commit.
-    const answered = server.responses.get(2);
-    expect(JSON.stringify(answered ?? {})).not.toContain('"code":"OK"');
+    expect(server.stderr()).toMatch(
+      /msg="tool call completed".* code=STORAGE_FAILURE .*reason=PUBLICATION_UNKNOWN|msg="tool call completed".* reason=PUBLICATION_UNKNOWN .*code=STORAGE_FAILURE/,
+    );
+    // Answered, and with what is known: never OK, never left without an answer (a
+    // client waiting on it would wait forever), never a bare protocol error.
+    const response = await answer;
+    expect(response["result"]).toMatchObject({
+      isError: true,
+      structuredContent: { code: "STORAGE_FAILURE", reason: "PUBLICATION_UNKNOWN" },
+    });
     expect(currentVersions(world)).toEqual(before);
     await nothingLost(edited, false);
   });

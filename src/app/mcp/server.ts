@@ -15,7 +15,18 @@ import {
   isJSONRPCResultResponse,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { Cause, Clock, Effect, Either, Exit, Fiber, FiberId, LogLevel, Runtime } from "effect";
+import {
+  Cause,
+  Clock,
+  Deferred,
+  Effect,
+  Either,
+  Exit,
+  Fiber,
+  FiberId,
+  LogLevel,
+  Runtime,
+} from "effect";
 import { errorEnvelope, successEnvelope } from "../../domain/envelope.js";
 import { clientAuthor, recordedAuthor } from "../../domain/author.js";
 import { type DomainError, domainError } from "../../domain/errors.js";
@@ -202,6 +213,26 @@ const noteworthy = new Set([
   "REMOTE_BUSY",
 ]);
 
+/** How long a stop past its grace waits for the interrupted calls' answers to be written. */
+const stopAnswerMs = 5_000;
+
+/** The answer to a commit interrupted by the server's stop: its publication is not known. */
+const stoppedCommit = domainError({
+  code: "STORAGE_FAILURE",
+  reason: "PUBLICATION_UNKNOWN",
+  message:
+    "quire was stopped while this commit ran (the server shut down), so whether it was published is not known; call notes_pull, and if your changes are not in the notebook, commit them again.",
+});
+
+/** The answer to a pull interrupted by the server's stop: the next call repairs the copy. */
+const stoppedPull = domainError({
+  code: "RECOVERY_FAILURE",
+  reason: "UNEXPECTED_FAILURE",
+  message:
+    "quire was stopped while this pull ran (the server shut down); nothing was published, and the next call repairs the working copy: call notes_pull again.",
+  recovery: { stage: "server-stopped", remoteAccepted: "no", resynchronized: false },
+});
+
 /**
  * Runs one `tools/call`: a fresh diagnosticId, one start record, the decoded call, one
  * completion record (`code`, `durationMs`, and `generation` on success or `reason` on an
@@ -221,6 +252,7 @@ export const callTool = (
   author: Author,
   settings: McpServerSettings,
   defect?: CallDefect,
+  stopping: Effect.Effect<void> = Effect.never,
 ): Effect.Effect<CallToolResult, never, Notebook | IdGenerator> =>
   Effect.gen(function* () {
     const diagnosticId = yield* (yield* IdGenerator).diagnosticId;
@@ -268,8 +300,14 @@ export const callTool = (
 
     const dispatch: Effect.Effect<Outcome, never, Notebook> = Effect.gen(function* () {
       const notebook = yield* Notebook;
-      const run = (operation: Effect.Effect<SyncReport, DomainError>) =>
-        operation.pipe(Effect.match({ onFailure: failure, onSuccess: success }));
+      // A pull or commit still running when the server stops past its grace is
+      // interrupted (its uninterruptible steps end first) and answered with what is
+      // known — never left without an answer, never a protocol error.
+      const run = (operation: Effect.Effect<SyncReport, DomainError>, stopped: DomainError) =>
+        Effect.raceFirst(
+          operation.pipe(Effect.match({ onFailure: failure, onSuccess: success })),
+          stopping.pipe(Effect.as(failure(stopped))),
+        );
       const refuse = (message: string) =>
         failure(domainError({ code: "INVALID_REQUEST", reason: "INVALID_ARGUMENT", message }));
       if (defect !== undefined) return refuse(defect(echo));
@@ -281,12 +319,12 @@ export const callTool = (
       if (name === "notes_pull") {
         const decoded = decodePullArguments(args, echo);
         if (Either.isLeft(decoded)) return failure(decoded.left);
-        return yield* run(notebook.pull(decoded.right));
+        return yield* run(notebook.pull(decoded.right), stoppedPull);
       }
       if (name === "notes_commit") {
         const decoded = decodeCommitArguments(args, echo);
         if (Either.isLeft(decoded)) return failure(decoded.left);
-        return yield* run(notebook.commit({ ...decoded.right, author }));
+        return yield* run(notebook.commit({ ...decoded.right, author }), stoppedCommit);
       }
       if (name === "notes_log" && settings.historyTool === true) {
         const decoded = decodeLogArguments(args, echo);
@@ -370,6 +408,8 @@ export const makeMcpServer = (
     // stops it): each id keeps a queue, and each answer sent for it settles one call.
     const unanswered = new Map<RequestId, Array<() => void>>();
     const answers = new Set<Promise<void>>();
+    // Completed when a stop's grace is over: calls still running are then answered.
+    const stopping = yield* Deferred.make<void>();
     const settle = (id: RequestId) => {
       const waiting = unanswered.get(id);
       waiting?.shift()?.();
@@ -415,7 +455,14 @@ export const makeMcpServer = (
       );
       const params = request.params ?? {};
       const fiber = Runtime.runFork(runtime)(
-        callTool(params["name"], params["arguments"], author, settings, defectOf(request)),
+        callTool(
+          params["name"],
+          params["arguments"],
+          author,
+          settings,
+          defectOf(request),
+          Deferred.await(stopping),
+        ),
       );
       inFlight.add(fiber);
       const cancel = () => fiber.unsafeInterruptAsFork(FiberId.none);
@@ -458,6 +505,17 @@ export const makeMcpServer = (
         if (!finished) {
           yield* Effect.logWarning("interrupting calls still in flight").pipe(
             Effect.annotateLogs({ module: "mcp", calls: inFlight.size }),
+          );
+          // Each pull and commit ends its uninterruptible steps and is answered (the
+          // answer written before the process goes); whatever is still running after
+          // that short wait is interrupted without an answer.
+          yield* Deferred.succeed(stopping, undefined);
+          yield* Effect.promise(() => Promise.all([...answers])).pipe(
+            Effect.timeoutTo({
+              duration: stopAnswerMs,
+              onSuccess: () => true,
+              onTimeout: () => false,
+            }),
           );
           yield* Effect.forEach([...inFlight], (fiber) => Fiber.interrupt(fiber), {
             concurrency: "unbounded",
