@@ -5,6 +5,8 @@
  * is left whole and the note held, and `status` then says the copy is not up to date
  * instead of "up to date with the notebook"; the next pull reports the clash as a
  * FILE_DIRECTORY conflict, losing neither the person's file nor the published note.
+ * And a file in conflict that the person saves again just as the call writes the blocks
+ * is left as saved (held): no blocks are reported that were never written.
  */
 import { Cause, Effect, Exit, Option } from "effect";
 import { describe, expect, it } from "vitest";
@@ -20,9 +22,10 @@ const author = { name: "test", version: "1" };
 
 /**
  * Two copies on one store; `beforeWrite(path)` runs just before the rewrite of any copy
- * writes a note (each path once), standing for a person working in the directory.
+ * writes a note (each path once, unless `everyTime`), standing for a person working in
+ * the directory.
  */
-const setup = (beforeWrite: (path: string) => void = () => {}) => {
+const setup = (beforeWrite: (path: string) => void = () => {}, everyTime = false) => {
   const { service, vol } = memFs.make({ "/ws/.keep": "" });
   vol.unlinkSync("/ws/.keep");
   const seen = new Set<string>();
@@ -32,7 +35,7 @@ const setup = (beforeWrite: (path: string) => void = () => {}) => {
     replaceFile: (path, bytes, expected, mode) =>
       Effect.sync(() => {
         const full = `${tree.root}/${path}`;
-        if (!seen.has(full)) {
+        if (everyTime || !seen.has(full)) {
           seen.add(full);
           beforeWrite(full);
         }
@@ -105,5 +108,56 @@ describe("what stands where a note must be written", () => {
     expect(clash.files?.map((f) => [f.path, f.reason])).toContainEqual(["p.md", "FILE_DIRECTORY"]);
     expect(vol.readFileSync("/ws/b/p.md/draft.md", "utf8")).toBe("mine\n");
     expect(vol.readFileSync("/ws/b/p.md~remote", "utf8")).toBe("published\n");
+  });
+});
+
+describe("a conflicted file saved again while the call writes its blocks", () => {
+  const conflicted = async (tool: "pull" | "commit") => {
+    let armed = false;
+    const saveAgain = (path: string) => {
+      // The person saves the file again just as the call writes the conflict into it.
+      if (!armed || path !== "/ws/b/shared.md") return;
+      armed = false;
+      write("/ws/b/shared.md", "one\nsaved again\nthree\n");
+    };
+    const { notebook, vol, write } = setup(saveAgain, true);
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    write("/ws/a/shared.md", "one\ntwo\nthree\n");
+    write("/ws/a/k.md", "keep\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "m", author }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    write("/ws/a/shared.md", "one\ntheirs\nthree\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "m", author }));
+    write("/ws/b/shared.md", "one\nmine\nthree\n");
+    armed = true;
+    const exit = await Effect.runPromiseExit(
+      tool === "pull"
+        ? notebook.pull({ path: "/ws/b" })
+        : notebook.commit({ path: "/ws/b", message: "m", author }),
+    );
+    armed = false;
+    const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none();
+    return { notebook, vol, exit, error };
+  };
+
+  it("a pull answers OK, the file as saved and held, and the next pull reports the conflict", async () => {
+    const { notebook, vol, exit } = await conflicted("pull");
+    // Nothing conflicting was written, so nothing to resolve is reported.
+    expect(Exit.isSuccess(exit)).toBe(true);
+    expect(vol.readFileSync("/ws/b/shared.md", "utf8")).toBe("one\nsaved again\nthree\n");
+    const status = await Effect.runPromise(notebook.status({ path: "/ws/b" }));
+    expect(status.held).toEqual(["shared.md"]);
+    const next = await failure(notebook.pull({ path: "/ws/b" }));
+    expect(next.code).toBe("CONTENT_CONFLICT");
+    expect(String(vol.readFileSync("/ws/b/shared.md", "utf8"))).toContain("<<<<<<<");
+    expect(String(vol.readFileSync("/ws/b/shared.md", "utf8"))).toContain("saved again");
+  });
+
+  it("a commit publishes nothing and says the file changed, not 'resolve the blocks'", async () => {
+    const { vol, error } = await conflicted("commit");
+    const refused = Option.getOrThrow(error);
+    expect([refused.code, refused.reason]).toEqual(["ENGINE_FAILED", "LOCAL_IO"]);
+    expect(refused.files).toEqual([]);
+    expect(vol.readFileSync("/ws/b/shared.md", "utf8")).toBe("one\nsaved again\nthree\n");
   });
 });

@@ -5,7 +5,7 @@
  * made here and handed back as the next {@link Round}; commit.ts only loops.
  */
 import { Clock, Effect, Either, Option } from "effect";
-import type { DomainError } from "../../../domain/errors.js";
+import { domainError, type DomainError } from "../../../domain/errors.js";
 import { diffTrees, fileChanges } from "../../../domain/treeDiff.js";
 import type { Tree } from "../../../domain/tree.js";
 import type { Author } from "../../Notebook.js";
@@ -17,7 +17,7 @@ import type { CopyCall } from "../shared/context.js";
 import { refuseMassDelete } from "./massDelete.js";
 import { runMerge } from "../pull/mergeRun.js";
 import type { CopyState, StatCache } from "../workingCopy/privateState.js";
-import { conflictError } from "../pull/pull.js";
+import { conflictError, withoutHeld } from "../pull/pull.js";
 import { readRemote, samePublication, type RemoteView } from "./remote.js";
 import { scanLearnt, scanTree, settle, viewTree } from "../workingCopy/settle.js";
 import type { Scan } from "../workingCopy/workingCopy.js";
@@ -192,7 +192,21 @@ const concludedEnd = (
   switch (conclusion.kind) {
     case "conflict":
       return settleOnRemote(true).pipe(
-        Effect.zipRight(Effect.fail(conflictError(conclusion.conflicts, "notes_commit"))),
+        Effect.flatMap((settled) => {
+          // A conflicted file saved again during the call was left as saved (held): no
+          // blocks to resolve there; nothing was published, and the next call merges it.
+          const written = withoutHeld(conclusion.conflicts, settled.held);
+          return Effect.fail(
+            written.length > 0
+              ? conflictError(written, "notes_commit")
+              : domainError({
+                  code: "ENGINE_FAILED",
+                  reason: "LOCAL_IO",
+                  message:
+                    "A file changed while the call was running; nothing was published. Call notes_commit again.",
+                }),
+          );
+        }),
       );
     case "nothing":
       return settleOnRemote(scanLearnt(copy.scan, copy.stats.stamps)).pipe(

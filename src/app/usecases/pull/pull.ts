@@ -102,16 +102,30 @@ export const synchronise = (
       scanLearnt(scan, stats.stamps),
       prune,
     );
-    // A held file holds what its person saved, not this pull's change: not reported as one.
+    // A held file holds what its person saved, not this pull's change: not reported as one,
+    // nor as a conflict (its blocks were never written; the next call merges it again).
     const held = new Set(settled.held);
     return {
       state: settled.state,
       generation: remote.view.generation,
       files: held.size === 0 ? files : files.filter((file) => !held.has(file.path)),
-      conflicts,
+      conflicts: withoutHeld(conflicts, settled.held),
       incoming: () => fileChanges(onDisk, merged),
     };
   });
+
+/**
+ * The conflicts whose files were written: one whose file was held (saved again by a
+ * person during the call, left as they saved it) has no blocks in it to resolve.
+ */
+export const withoutHeld = (
+  conflicts: ReadonlyArray<FileIssue>,
+  held: ReadonlyArray<string>,
+): ReadonlyArray<FileIssue> => {
+  if (held.length === 0) return conflicts;
+  const left = new Set(held);
+  return conflicts.filter((conflict) => !left.has(conflict.path));
+};
 
 /** The conflict error of a merge that left marker blocks or structural conflicts. */
 export const conflictError = (
