@@ -83,6 +83,17 @@ const failureNaming = (error: FsError, message: string): DomainError => {
   });
 };
 
+/** How many characters of a host path a message shows at most (its end: the names). */
+const shownPathChars = 240;
+
+/**
+ * A host path as an error message shows it: whole when short, else its last
+ * {@link shownPathChars} characters after `…` — a path may be 4,096 bytes long, and an
+ * envelope's message stays short (docs/errors.md).
+ */
+export const pathForMessage = (path: string): string =>
+  path.length <= shownPathChars ? path : `…${path.slice(-shownPathChars)}`;
+
 /**
  * {@link localFailure} for a file or directory of the working copy, named: one unreadable
  * file among thousands is otherwise not to be found, and the copy is the caller's own.
@@ -90,4 +101,7 @@ const failureNaming = (error: FsError, message: string): DomainError => {
 export const workingCopyFailure = (error: FsError, doing: string): DomainError =>
   error.path === ""
     ? localFailure(error, doing)
-    : failureNaming(error, `A local file operation failed while ${doing}: ${error.path}.`);
+    : failureNaming(
+        error,
+        `A local file operation failed while ${doing}: ${pathForMessage(error.path)}.`,
+      );

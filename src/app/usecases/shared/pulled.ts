@@ -7,6 +7,7 @@ import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { CopyState } from "../workingCopy/privateState.js";
 import { containedCopy, enclosingCopy, insideCopyError } from "../workingCopy/nesting.js";
 import type { CopyCall } from "./context.js";
+import { pathForMessage } from "./failures.js";
 
 /** INVALID_REQUEST/NOT_PULLED: what a call on a copy never pulled fails with. */
 export const notPulledError: DomainError = domainError({
@@ -26,7 +27,7 @@ const notPulledOrAbove = (call: CopyCall): Effect.Effect<never, DomainError> =>
             domainError({
               code: "INVALID_REQUEST",
               reason: "NESTED_WORKING_COPY",
-              message: `This directory is not a working copy; it contains the working copy ${call.dir}/${inner}: call this on that copy instead.`,
+              message: `This directory is not a working copy; it contains the working copy ${pathForMessage(`${call.dir}/${inner}`)}: call this on that copy instead.`,
             }),
           ),
       }),

@@ -7,7 +7,7 @@ import { dirname, join, sep } from "node:path";
 import { Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { FileSystemService, RootedTree } from "../../../ports/FileSystem.js";
-import { localFailure } from "../shared/failures.js";
+import { localFailure, pathForMessage } from "../shared/failures.js";
 import { copyDirectory } from "./privateState.js";
 
 const isCopy = (
@@ -53,7 +53,7 @@ export const enclosingCopy = (
  */
 export const insideCopyError = (outer: string): DomainError =>
   nested(
-    `This directory is inside the working copy ${outer}, not a working copy of its own; call this on ${outer} instead.`,
+    `This directory is inside the working copy ${pathForMessage(outer)}, not a working copy of its own; call this on that copy instead.`,
   );
 
 /**
@@ -77,7 +77,7 @@ export const refuseNestedCopies = (
     if (Option.isSome(inner))
       return yield* Effect.fail(
         nested(
-          `This directory contains another working copy of the same notebook (${inner.value}); pull a directory that does not overlap it.`,
+          `This directory contains another working copy of the same notebook (${pathForMessage(inner.value)}); pull a directory that does not overlap it.`,
         ),
       );
   });
