@@ -28,7 +28,7 @@ const nested = (message: string): DomainError =>
  * The nearest ancestor of `dir` (below or at the workspace root) that is a working copy
  * of `store`, if any: one stat per ancestor.
  */
-export const enclosingCopy = (
+const enclosingCopy = (
   fs: FileSystemService,
   privateRoot: string,
   workspaceRoot: string,
@@ -47,16 +47,6 @@ export const enclosingCopy = (
   });
 
 /**
- * INVALID_REQUEST/NESTED_WORKING_COPY for a call that needs a pulled copy on `dir`, a
- * directory inside the working copy `outer` (`quire status notes/d`): the call belongs
- * to `outer`, and pulling `dir` would be refused as nested.
- */
-export const insideCopyError = (outer: string): DomainError =>
-  nested(
-    `This directory is inside the working copy ${pathForMessage(outer)}, not a working copy of its own; call this on that copy instead.`,
-  );
-
-/**
  * Fails with INVALID_REQUEST/NESTED_WORKING_COPY when an ancestor of `dir` (up to the
  * workspace root) or a directory below it is already a working copy of `store`. `dir`
  * is the copy's canonical path (for the private-state keys), `tree` the copy itself.
@@ -71,13 +61,20 @@ export const refuseNestedCopies = (
   store: string,
 ): Effect.Effect<void, DomainError> =>
   Effect.gen(function* () {
+    // Each message names the other copy: a call on `dir` (a pull, or a status of a
+    // directory never pulled) belongs to it, or to a directory that does not overlap it.
     const outer = yield* enclosingCopy(fs, privateRoot, workspaceRoot, dir, store);
-    if (Option.isSome(outer)) return yield* Effect.fail(insideCopyError(outer.value));
+    if (Option.isSome(outer))
+      return yield* Effect.fail(
+        nested(
+          `This directory is inside the working copy ${pathForMessage(outer.value)}, not a working copy of its own; call this on that copy instead.`,
+        ),
+      );
     const inner = yield* containedCopy(fs, privateRoot, dir, tree, store);
     if (Option.isSome(inner))
       return yield* Effect.fail(
         nested(
-          `This directory contains another working copy of the same notebook (${pathForMessage(inner.value)}); pull a directory that does not overlap it.`,
+          `This directory contains the working copy ${pathForMessage(join(dir, ...inner.value.split("/")))} of the same notebook; call this on that copy, or pull a directory that does not overlap it.`,
         ),
       );
   });
@@ -86,7 +83,7 @@ export const refuseNestedCopies = (
  * The first directory below `dir` (relative to it) that is a working copy of `store`, if
  * any. Only directories can be copies: listed without looking at any file, one stat each.
  */
-export const containedCopy = (
+const containedCopy = (
   fs: FileSystemService,
   privateRoot: string,
   dir: string,
