@@ -267,6 +267,15 @@ describe("history: authors and quire log", () => {
       expect(read(one, "notes/a.md")).toBe("1\n2\n3\n4\n");
       await ok(commit(world, one, "undo bob's edit"));
       expect((await ok(runCli(world, ["status", one, "--json"]))).stdout).toContain('"changes":[]');
+      // A note deleted by mistake and not yet published comes back without --force:
+      // nothing of it is replaced.
+      unlinkSync(path.join(one, "notes", "a.md"));
+      const undeleted = await ok(runCli(world, ["restore", one, "notes/a.md", "--from", "7"]));
+      expect(undeleted.stdout).toBe(
+        "restored from generation 7:\n  A notes/a.md\nquire commit publishes it\n",
+      );
+      expect(read(one, "notes/a.md")).toBe("1\n2\n3\n4\n");
+      expect((await ok(runCli(world, ["status", one, "--json"]))).stdout).toContain('"changes":[]');
       // restore refuses to replace unpublished changes without --force.
       write(one, "notes/a.md", "mine\n");
       const refused = await runCli(world, ["restore", one, "notes", "--from", "1"]);
@@ -492,16 +501,24 @@ describe("history: authors and quire log", () => {
       // in, instead of "pull first" (a pull there is refused as nested).
       const other = world.copy("other");
       write(other, "d/x.md", "x\n");
+      // So is a path inside the copy that does not exist (a typo, a deleted folder).
       for (const args of [
         ["status", path.join(other, "d")],
         ["log", path.join(other, "d")],
         ["commit", path.join(other, "d"), "-m", "m"],
+        ["log", path.join(other, "d", "missing")],
+        ["status", path.join(other, "gone", "deeper")],
+        ["diff", path.join(other, "nothere.md")],
       ]) {
         const inside = await runCli(world, args);
         expect(inside.code, args.join(" ")).toBe(1);
         expect(inside.stderr).toContain("INVALID_REQUEST · NESTED_WORKING_COPY");
         expect(inside.stderr).toContain(`inside the working copy ${other}`);
       }
+      expect(existsSync(path.join(other, "gone"))).toBe(false);
+      // A missing directory outside every copy is still "never pulled".
+      const nowhere = await runCli(world, ["status", world.copy("nowhere")]);
+      expect(nowhere.stderr).toContain("INVALID_REQUEST · NOT_PULLED");
       // Its parent is no copy either, and the answer names the copy inside it.
       const above = await runCli(world, ["status", path.dirname(other)]);
       expect(above.code).toBe(1);

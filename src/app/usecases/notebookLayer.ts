@@ -24,7 +24,7 @@ import {
   lockFile,
   makePrivateStateMemo,
 } from "./workingCopy/privateState.js";
-import { refuseNestedCopies } from "./workingCopy/nesting.js";
+import { refuseEnclosingCopy, refuseNestedCopies } from "./workingCopy/nesting.js";
 import { makePendingWrites } from "./workingCopy/pendingWrites.js";
 import { openWorkingCopy } from "./workingCopy/openCopy.js";
 import { pull } from "./pull/pull.js";
@@ -151,7 +151,22 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             exit._tag === "Failure" ? opened.undoCreated : Effect.void,
           ),
         ),
-        Effect.map((opened) => Option.map(opened.tree, (tree) => ({ path: opened.path, tree }))),
+        Effect.flatMap((opened) =>
+          Option.match(opened.tree, {
+            onSome: (tree) => Effect.succeedSome({ path: opened.path, tree }),
+            // A missing directory inside a copy names that copy (NESTED_WORKING_COPY).
+            onNone: () =>
+              create
+                ? Effect.succeedNone
+                : refuseEnclosingCopy(
+                    fs,
+                    options.privateRoot,
+                    options.workspaceRoot,
+                    opened.path,
+                    store.identity,
+                  ).pipe(Effect.as(Option.none())),
+          }),
+        ),
       );
 
     /**

@@ -137,7 +137,8 @@ const refuseUnwritable = (
 /**
  * Writes `files` (notebook paths, or directories of them) as they were at `generation`
  * into the copy: recreated if deleted since, removed if they did not exist then.
- * INVALID_REQUEST/UNPUBLISHED_CHANGES when one of them has unpublished changes and
+ * INVALID_REQUEST/UNPUBLISHED_CHANGES when one of them has unpublished edits (a deletion
+ * not yet published does not count: bringing the file back replaces no text) and
  * `force` is not set (nothing is written then); INVALID_ARGUMENT when none of them
  * exists at `generation` or in the copy; GENERATION_PRUNED when its content is gone;
  * INVALID_CONTENT when one of them is held by something the scan refuses (refuseRefused),
@@ -165,7 +166,12 @@ export const restoreFiles = (
         }),
       );
     const restored = new Set(paths);
-    const edited = changes.filter((c) => restored.has(c.path)).map((c) => c.path);
+    // A file deleted and not yet published is brought back without --force: writing it
+    // replaces no text (its last content is the accepted one), and getting a deleted
+    // note back is what a restore is most often for.
+    const edited = changes
+      .filter((c) => restored.has(c.path) && c.change !== "deleted")
+      .map((c) => c.path);
     if (edited.length > 0 && !force)
       return yield* Effect.fail(
         domainError({

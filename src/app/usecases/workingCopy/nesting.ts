@@ -47,6 +47,34 @@ const enclosingCopy = (
   });
 
 /**
+ * Fails with INVALID_REQUEST/NESTED_WORKING_COPY, naming the copy, when an ancestor of
+ * `dir` (up to the workspace root) is a working copy of `store`. `dir` need not exist: a
+ * call naming a directory or file inside a copy that is not there (a typo, a note since
+ * deleted) is told which copy to call, rather than to pull a directory that a pull would
+ * refuse. Cost: one stat per ancestor.
+ */
+export const refuseEnclosingCopy = (
+  fs: FileSystemService,
+  privateRoot: string,
+  workspaceRoot: string,
+  dir: string,
+  store: string,
+): Effect.Effect<void, DomainError> =>
+  enclosingCopy(fs, privateRoot, workspaceRoot, dir, store).pipe(
+    Effect.flatMap(
+      Option.match({
+        onNone: () => Effect.void,
+        onSome: (outer) =>
+          Effect.fail(
+            nested(
+              `This directory is inside the working copy ${pathForMessage(outer)}, not a working copy of its own; call this on that copy instead.`,
+            ),
+          ),
+      }),
+    ),
+  );
+
+/**
  * Fails with INVALID_REQUEST/NESTED_WORKING_COPY when an ancestor of `dir` (up to the
  * workspace root) or a directory below it is already a working copy of `store`. `dir`
  * is the copy's canonical path (for the private-state keys), `tree` the copy itself.
@@ -63,13 +91,7 @@ export const refuseNestedCopies = (
   Effect.gen(function* () {
     // Each message names the other copy: a call on `dir` (a pull, or a status of a
     // directory never pulled) belongs to it, or to a directory that does not overlap it.
-    const outer = yield* enclosingCopy(fs, privateRoot, workspaceRoot, dir, store);
-    if (Option.isSome(outer))
-      return yield* Effect.fail(
-        nested(
-          `This directory is inside the working copy ${pathForMessage(outer.value)}, not a working copy of its own; call this on that copy instead.`,
-        ),
-      );
+    yield* refuseEnclosingCopy(fs, privateRoot, workspaceRoot, dir, store);
     const inner = yield* containedCopy(fs, privateRoot, dir, tree, store);
     if (Option.isSome(inner))
       return yield* Effect.fail(
