@@ -188,7 +188,7 @@ export const makeRootedTree = (
   const replaced = makeReplacedFiles({
     fstat: calls.fstat,
     close: calls.close,
-    readAll: (descriptor) => readWhole(calls, descriptor),
+    readAll: (descriptor) => readSnapshot(calls, descriptor),
   });
   return {
     tree: treeAt(calls, directories, root, "", replaced),
@@ -207,12 +207,31 @@ const readWhole = (
   calls: SyncCalls,
   descriptor: number,
   maxBytes = Number.POSITIVE_INFINITY,
+): Uint8Array => readFrom(calls, descriptor, maxBytes, true);
+
+/**
+ * What an open file held when this began: its first `size` bytes by fstat (fewer if it
+ * shrank), never what is appended while it is read. For the replace guards' comparisons
+ * and the bytes they hand back (displaced, overtaken, late writes): a process appending
+ * without end (`yes >> note.md`) made a read "to the end" grow until the process ran out
+ * of memory. Nothing is lost by stopping: a write after the fstat changes the size the
+ * guard compares next, or the one its watch list compares (replacedFiles.ts), and is
+ * read then.
+ */
+const readSnapshot = (calls: SyncCalls, descriptor: number): Uint8Array =>
+  readFrom(calls, descriptor, Number.POSITIVE_INFINITY, false);
+
+const readFrom = (
+  calls: SyncCalls,
+  descriptor: number,
+  maxBytes: number,
+  toEnd: boolean,
 ): Uint8Array => {
   const size = calls.fstat(descriptor).size;
   if (size > maxBytes) throw tooLarge(maxBytes);
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (let round = 0; ; round++) {
+  for (let round = 0; toEnd || round === 0; round++) {
     if (total > maxBytes) throw tooLarge(maxBytes);
     const want = round === 0 ? Math.max(size, 1) : 64 * 1024;
     const buffer = new Uint8Array(want);
@@ -286,7 +305,7 @@ const treeAt = (
       written += calls.write(descriptor, bytes, written, bytes.length - written);
   };
 
-  const readAll = (descriptor: number): Uint8Array => readWhole(calls, descriptor);
+  const readAll = (descriptor: number): Uint8Array => readSnapshot(calls, descriptor);
 
   /**
    * Puts a set-aside entry back under its name, unless the name was taken meanwhile:

@@ -373,3 +373,64 @@ describe("rooted tree with directory handles: a directory moved out right after 
     raceAtUnlink((tree, expected) => tree.removeFile("d/a.md", expected)),
   );
 });
+
+describe("rooted tree: a file appended to without end while a guard reads it", () => {
+  // `yes >> note.md` during a pull: every read of the set-aside file finds more behind
+  // it. A guard's read "to the end" then grew with the writer until the process ran out
+  // of memory; it stops at the size the file had when the read began (what comes after
+  // changes the size the guard or its watch list compares next, and is read then).
+  it.effect(
+    "the overtaken bytes are what the file held, never what is appended during the read",
+    () =>
+      Effect.gen(function* () {
+        const root = freshRoot();
+        nodeFs.mkdirSync(join(root, "tree"), { recursive: true });
+        const note = join(root, "tree", "a.md");
+        nodeFs.writeFileSync(note, "scanned\n");
+        const appender = nodeFs.openSync(note, "a");
+        const chunk = new Uint8Array(64 * 1024).fill(0x79);
+        let appends = 0;
+        // Bounded so that the previous code ends too (reading ~64 MB) and the test fails.
+        const maxAppends = 1_000;
+        const fs = make({
+          interpose: (calls) => ({
+            ...calls,
+            read: (descriptor, buffer, offset, length, position) => {
+              if (appends < maxAppends) {
+                appends++;
+                nodeFs.writeSync(appender, chunk);
+              }
+              return calls.read(descriptor, buffer, offset, length, position);
+            },
+          }),
+        });
+        const outcome = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const tree = yield* fs.openTree(join(root, "tree"));
+            const info = Option.getOrThrow(yield* tree.info("a.md"));
+            return yield* tree.replaceFile(
+              "a.md",
+              new TextEncoder().encode("ours\n"),
+              {
+                _tag: "File",
+                ino: info.ino,
+                size: info.size,
+                mtimeMs: info.mtimeMs,
+                sameContent: (bytes) => new TextDecoder().decode(bytes) === "scanned\n",
+              },
+              0o644,
+            );
+          }),
+        );
+        nodeFs.closeSync(appender);
+        expect(outcome._tag).toBe("Overtaken");
+        if (outcome._tag === "Overtaken") {
+          expect(outcome.bytes.length).toBeLessThan(1024 * 1024);
+          expect(new TextDecoder().decode(outcome.bytes.subarray(0, 8))).toBe("scanned\n");
+        }
+        expect(appends).toBeLessThan(100);
+        expect(nodeFs.readFileSync(note, "utf8")).toBe("ours\n");
+        nodeFs.rmSync(root, { recursive: true, force: true });
+      }),
+  );
+});
