@@ -770,6 +770,34 @@ describe("crash and failure at each local stage", () => {
     expect(stateOf(w)).toMatchObject({ generation: 3, recoveryRequired: false });
   });
 
+  it("a pull that wrote conflict blocks and failed: the pull that settles the copy reports them", async () => {
+    const w = world();
+    const a = w.open();
+    await pull(a);
+    w.write("/ws/a/x.md", "one\ntwo\n");
+    await commit(a);
+    const b = w.open();
+    await pull(b, "/ws/b");
+    w.write("/ws/b/x.md", "one\nTWO by b\n");
+    await commit(b, "/ws/b");
+    w.write("/ws/a/x.md", "one\ntwo by a\n");
+    const failing = w.open({ failpoint: at("before-state-record", Effect.fail(injected)) });
+    const error = await fails(failing.pull({ path: "/ws/a" }));
+    expect([error.code, error.reason]).toEqual(["RECOVERY_FAILURE", "RECOVERY_PENDING"]);
+    expect(w.read("/ws/a/x.md")).toContain("<<<<<<< local");
+    expect(stateOf(w).recoveryRequired).toBe(true);
+    // Settling the copy must not answer OK over the blocks that failed pull wrote.
+    const settling = await fails(w.open().pull({ path: "/ws/a" }));
+    expect([settling.code, settling.reason]).toEqual(["CONTENT_CONFLICT", "MERGE_CONFLICT"]);
+    expect(settling.files).toEqual([
+      { path: "x.md", reason: "TEXT_CONFLICT", ranges: [{ start: 2, end: 6 }] },
+    ]);
+    expect(stateOf(w)).toMatchObject({ generation: 2, recoveryRequired: false });
+    // Once resolved, a commit publishes the resolution.
+    w.write("/ws/a/x.md", "one\nboth\n");
+    expect((await commit(w.open())).generation).toBe(3);
+  });
+
   it("a failure after the CAS, before the copy changes: RECOVERY_FAILURE with remoteAccepted yes", async () => {
     const { w } = await busyWorld();
     const nb = w.open({ failpoint: at("after-cas", Effect.fail(injected)) });

@@ -3,6 +3,7 @@ import { Effect, Option } from "effect";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { idsOf, type FileStat } from "../../../domain/tree.js";
 import type { Manifest } from "../../../domain/manifest.js";
+import { compareCodeUnits } from "../../../domain/paths.js";
 import { fileChanges, type FileChange } from "../../../domain/treeDiff.js";
 import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "./mergeRun.js";
@@ -10,6 +11,7 @@ import { deferUntilAwaited } from "../workingCopy/pendingWrites.js";
 import { loadStats, mergeBaseOf, type CopyState } from "../workingCopy/privateState.js";
 import { emptyView, readRemote, samePublication, type RemoteView } from "../commit/remote.js";
 import {
+  interruptedConflicts,
   loadIntent,
   publicationLanded,
   recoveryInputs,
@@ -102,6 +104,8 @@ export const synchronise = (
       scanLearnt(scan, stats.stamps),
       prune,
     );
+    // Blocks an interrupted call wrote and nobody resolved since are this call's to report.
+    const leftOver = recovering ? yield* interruptedConflicts(call, intent, merged) : [];
     // A held file holds what its person saved, not this pull's change: not reported as one,
     // nor as a conflict (its blocks were never written; the next call merges it again).
     const held = new Set(settled.held);
@@ -109,10 +113,22 @@ export const synchronise = (
       state: settled.state,
       generation: remote.view.generation,
       files: held.size === 0 ? files : files.filter((file) => !held.has(file.path)),
-      conflicts: withoutHeld(conflicts, settled.held),
+      conflicts: withoutHeld(withLeftOver(conflicts, leftOver), settled.held),
       incoming: () => fileChanges(onDisk, merged),
     };
   });
+
+/** `conflicts` and the left-over ones of files they do not name, in path order. */
+const withLeftOver = (
+  conflicts: ReadonlyArray<FileIssue>,
+  leftOver: ReadonlyArray<FileIssue>,
+): ReadonlyArray<FileIssue> => {
+  if (leftOver.length === 0) return conflicts;
+  const named = new Set(conflicts.map((conflict) => conflict.path));
+  return [...conflicts, ...leftOver.filter((conflict) => !named.has(conflict.path))].sort((a, b) =>
+    compareCodeUnits(a.path, b.path),
+  );
+};
 
 /**
  * The conflicts whose files were written: one whose file was held (saved again by a

@@ -32,8 +32,9 @@ import { join } from "node:path";
 import { Effect, Option } from "effect";
 import { alongside } from "../shared/pooled.js";
 import { contentId, decodeText, encodeText } from "../../../domain/content.js";
-import type { DomainError } from "../../../domain/errors.js";
+import type { DomainError, FileIssue } from "../../../domain/errors.js";
 import { allDescriptors, type Manifest } from "../../../domain/manifest.js";
+import { findMarkerBlocks } from "../../../domain/markers.js";
 import { encodePack } from "../../../domain/pack.js";
 import { parseStrictJson } from "../../../domain/strictJson.js";
 import { mergeText } from "../../../domain/textMerge.js";
@@ -254,6 +255,37 @@ export const recoveryInputs = (
       rolled.set(path, id);
     }
     return { base, local: rolled };
+  });
+
+/**
+ * The conflict blocks an interrupted rewrite wrote that the copy still holds: among the
+ * files it was writing, those whose target held marker blocks and whose content after
+ * this call (`merged`) still holds some, with those blocks' lines. Why: a pull that
+ * failed after writing a conflict answered with its failure, not the conflict; the call
+ * that settles the copy must not answer OK over blocks still to resolve (the commit
+ * would refuse them as UNRESOLVED_MARKERS, too late for the caller to know why). Only
+ * the intent's own targets are read, so the cost follows the interrupted change. Never
+ * fails: a content that cannot be read is left out.
+ */
+export const interruptedConflicts = (
+  call: CopyCall,
+  intent: Option.Option<Intent>,
+  merged: Tree,
+): Effect.Effect<ReadonlyArray<FileIssue>> =>
+  Effect.gen(function* () {
+    if (Option.isNone(intent)) return [];
+    const found: FileIssue[] = [];
+    for (const [path, , target] of intent.value.targets) {
+      const now = merged.get(path);
+      if (target === null || now === undefined) continue;
+      const targetText = yield* textOf(call, target.id);
+      if (Option.isNone(targetText) || findMarkerBlocks(targetText.value).length === 0) continue;
+      const nowText = now === target.id ? targetText : yield* textOf(call, now);
+      if (Option.isNone(nowText)) continue;
+      const blocks = findMarkerBlocks(nowText.value);
+      if (blocks.length > 0) found.push({ path, reason: "TEXT_CONFLICT", ranges: blocks });
+    }
+    return found;
   });
 
 /**
