@@ -591,14 +591,19 @@ const parseRuntimeConfig = (
       privateSetting === undefined
         ? defaultPrivateRoot(host)
         : yield* parseDirectory(privateSetting, host);
+    // Either way round: a workspace root inside the private root would let working copies
+    // be made among the server's own state (`serve` refuses it too, once paths resolve).
     if (
       workspace.kind === "root" &&
       workspace.explicit &&
-      isAtOrBelow(privateRoot, workspace.root)
+      (isAtOrBelow(privateRoot, workspace.root) || isAtOrBelow(workspace.root, privateRoot))
     ) {
       return yield* fail(
-        `the private root (--private-root) is at or below the workspace root ${workspace.root}; ` +
-          "choose another --private-root or --workspace-root",
+        isAtOrBelow(privateRoot, workspace.root)
+          ? `the private root (--private-root) is at or below the workspace root ${workspace.root}; ` +
+              "choose another --private-root or --workspace-root"
+          : `the workspace root ${workspace.root} is inside the private root (--private-root); ` +
+              "choose another --private-root or --workspace-root",
       );
     }
     // Checked here, before any layer creates the store's directory (SPEC §4.1); symlinks

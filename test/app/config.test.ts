@@ -394,6 +394,11 @@ describe("directories", () => {
     expect(errorOf(["pull", "n", "--workspace-root", ".", "--private-root", "state"])).toMatch(
       /at or below/,
     );
+    // The other way round too (`quire mcp install` registered such a server, which then
+    // refused to start).
+    expect(errorOf(["serve", "--workspace-root", "/p/w", "--private-root", "/p"])).toMatch(
+      /the workspace root \/p\/w is inside the private root/,
+    );
     // The CLI's default workspace root is the current directory: a private root below it
     // (e.g. ~/.cache/quire when run from ~) is allowed; the use cases refuse a working
     // copy that overlaps it instead.

@@ -362,6 +362,40 @@ describe("the command line", () => {
     expect(readFileSync(target, "utf8")).toBe(before);
   });
 
+  it("an install over another quire entry names it and keeps the settings a person added", async () => {
+    const target = path.join(home(), ".claude.json");
+    writeFixture(
+      target,
+      `{"mcpServers":{"quire":{"command":"/elsewhere/quire","args":["serve","--store","s3://x"],"env":{"AWS_PROFILE":"team"},"timeout":30}}}`,
+      0o644,
+    );
+    const installed = await quire("install", "claude-code");
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(installed.stdout).toContain(
+      "it replaced the entry: /elsewhere/quire serve --store s3://x",
+    );
+    expect(entryIn(target, ["mcpServers", "quire"])).toEqual({
+      type: "stdio",
+      command: binPath,
+      args: ["serve"],
+      env: { AWS_PROFILE: "team" },
+      timeout: 30,
+    });
+    // Installing the same again changes nothing and replaces nothing.
+    const again = await quire("install", "claude-code");
+    expect(again.stdout).toContain("already registered");
+    // A Codex table with settings of its own cannot be rewritten without dropping them.
+    const codex = path.join(home(), ".codex", "config.toml");
+    const withEnv = `[mcp_servers.quire]\ncommand = "/elsewhere/quire"\nargs = ["serve"]\n\n[mcp_servers.quire.env]\nAWS_PROFILE = "team"\n`;
+    writeFixture(codex, withEnv, 0o644);
+    const refused = await quire("install", "codex");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'quire\'s entry there also has "env", which this install would drop',
+    );
+    expect(readFileSync(codex, "utf8")).toBe(withEnv);
+  });
+
   it("a configuration path that is a directory is refused with what to do", async () => {
     const target = path.join(home(), ".gemini", "settings.json");
     mkdirSync(target, { recursive: true });

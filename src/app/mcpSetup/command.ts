@@ -137,6 +137,44 @@ const setEntry = (
   return Either.map(setTomlEntry(withoutBom(text), target.entryPath, table), keepingBom(text));
 };
 
+/**
+ * The entry an install writes over what the file has: quire's own members (`command`,
+ * `args`, `type`), and in a JSON file every other member the existing entry has (`env`,
+ * `cwd`, a timeout: settings a person added, which a reinstall after an upgrade must not
+ * drop). A TOML entry with anything beyond quire's members (a key, or a sub-table such as
+ * `[mcp_servers.quire.env]`) is refused: its lines cannot be kept as they are while the
+ * table is rewritten. `replaced` describes an existing entry that differs (the report
+ * names it: `.quire.bak` keeps only the last previous file).
+ */
+const plannedEntry = (
+  target: Target,
+  text: string | undefined,
+  ours: Record<string, unknown>,
+): Either.Either<
+  { readonly value: Record<string, unknown>; readonly replaced?: string },
+  EntryProblem
+> => {
+  if (text === undefined) return Either.right({ value: ours });
+  return Either.flatMap(readEntry(target, text), (existing) => {
+    if (typeof existing !== "object" || existing === null || Array.isArray(existing))
+      return Either.right({ value: ours });
+    const kept = Object.fromEntries(
+      Object.entries(existing).filter(([key]) => !quireMembers.has(key)),
+    );
+    const extra = Object.keys(kept);
+    if (target.format === "toml" && extra.length > 0)
+      return Either.left({
+        message: `quire's entry there also has ${extra.map((key) => JSON.stringify(key)).join(", ")}, which this install would drop; edit the entry by hand, or remove those settings first`,
+      });
+    const value = { ...ours, ...kept };
+    const previous = entryLine(existing);
+    return Either.right(previous === entryLine(ours) ? { value } : { value, replaced: previous });
+  });
+};
+
+/** The members of a client entry that quire writes itself. */
+const quireMembers = new Set(["command", "args", "type"]);
+
 const removeEntry = (target: Target, text: string): Either.Either<string, EntryProblem> =>
   Either.map(
     target.format === "json"
@@ -254,12 +292,25 @@ const edit = (
     }
     const before = read.right;
     let after: Either.Either<string, EntryProblem>;
+    let replaced: string | undefined;
     if (parsed.action === "install") {
       if (context.launcher === undefined) {
         output.err("quire mcp: cannot find this installation's launcher (bin/quire.js)\n");
         return refused;
       }
-      after = setEntry(target, before ?? "", client.entry(context.launcher, parsed.serveArgs));
+      const planned = plannedEntry(
+        target,
+        before,
+        client.entry(context.launcher, parsed.serveArgs),
+      );
+      if (Either.isLeft(planned)) {
+        output.err(
+          `quire mcp: refused to edit ${target.path}: ${planned.left.message}; nothing was written\n`,
+        );
+        return refused;
+      }
+      replaced = planned.right.replaced;
+      after = setEntry(target, before ?? "", planned.right.value);
     } else {
       after = removeEntry(target, before ?? "");
     }
@@ -293,9 +344,10 @@ const edit = (
       return refused;
     }
     const backup = before === undefined ? "" : `  the previous file is kept as ${backupPath}\n`;
+    const previous = replaced === undefined ? "" : `  it replaced the entry: ${replaced}\n`;
     output.out(
       parsed.action === "install"
-        ? `registered quire in ${where}\n  ${entryLine(client.entry(context.launcher ?? "", parsed.serveArgs))}\n${backup}`
+        ? `registered quire in ${where}\n  ${entryLine(client.entry(context.launcher ?? "", parsed.serveArgs))}\n${previous}${backup}`
         : `removed quire from ${where}\n${backup}`,
     );
     return ok;
