@@ -13,6 +13,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
+import { execFileSync } from "node:child_process";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -774,6 +775,54 @@ describe("history: authors and quire log", () => {
       expect(bad.code).toBe(2);
       const stat = await runCli(world, ["log", copy, "--stat"]);
       expect(stat.code).toBe(2);
+    },
+  );
+});
+
+describe("history: restore and revert never answer OK for what they did not do", () => {
+  it(
+    "revert refuses a generation the copy has not pulled; a FIFO or symlink where they would act is refused",
+    { timeout: 120_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const one = world.copy("one");
+      const two = world.copy("two");
+      await ok(pull(world, one));
+      write(one, "f.md", "l1\nl2\n");
+      await ok(commit(world, one, "g1"));
+      await ok(pull(world, two));
+      write(one, "f.md", "l1\nl2\nl3\n");
+      await ok(commit(world, one, "g2"));
+      // Two is at generation 1: generation 2 is not in its files, nothing there to undo.
+      const early = await runCli(world, ["revert", two, "2"]);
+      expect(early.code, early.stdout).toBe(1);
+      expect(early.stderr).toContain("INVALID_REQUEST · INVALID_ARGUMENT");
+      expect(early.stderr).toContain("has not pulled generation 2 yet");
+      expect(read(two, "f.md")).toBe("l1\nl2\n");
+      await ok(pull(world, two));
+      // A note generation 3 added is now a FIFO: reverting generation 3 would remove it.
+      write(one, "w.md", "w\n");
+      await ok(commit(world, one, "g3"));
+      unlinkSync(path.join(one, "w.md"));
+      execFileSync("mkfifo", [path.join(one, "w.md")]);
+      const fifo = await runCli(world, ["revert", one, "3"]);
+      expect(fifo.code, fifo.stdout).toBe(1);
+      expect(fifo.stderr).toContain("INVALID_CONTENT · INVALID_FILES");
+      expect(fifo.stderr).toContain("w.md");
+      unlinkSync(path.join(one, "w.md"));
+      // Restore of a folder holding a FIFO and a symlink that were not there at GEN.
+      write(one, "dd/a.md", "a\n");
+      await ok(commit(world, one, "g4"));
+      execFileSync("mkfifo", [path.join(one, "dd", "f.md")]);
+      symlinkSync(path.join(world.root, "outside.md"), path.join(one, "dd", "l.md"));
+      for (const file of ["dd", "dd/l.md", "dd/f.md"]) {
+        const refused = await runCli(world, ["restore", one, file, "--from", "4"]);
+        expect(refused.code, `${file}: ${refused.stdout}`).toBe(1);
+        expect(refused.stderr, file).toContain("INVALID_CONTENT · INVALID_FILES");
+      }
+      expect(existsSync(path.join(world.root, "outside.md"))).toBe(false);
+      expect(read(one, "dd/a.md")).toBe("a\n");
     },
   );
 });

@@ -120,15 +120,22 @@ const refuseFileDirectoryClashes = (
       .map((path) => ({ path, reason: "FILE_DIRECTORY_CLASH", ranges: [] })),
   );
 
-/** Refuses what the call cannot write over or beside (the three refusals above). */
+/**
+ * Refuses what the call cannot write over or beside (the three refusals above).
+ * `concerned`: the paths the call is about besides those it changes (a restore's FILEs,
+ * the paths the reverted publication changed): a symlink or FIFO there is refused too,
+ * though the copy's view, which leaves it out, already looks as asked — answering
+ * "nothing to change" over it would be an OK for something never done.
+ */
 const refuseUnwritable = (
   issues: ReadonlyArray<FileIssue>,
   target: Tree,
   local: Tree,
   changed: ReadonlyArray<string>,
+  concerned: ReadonlyArray<string>,
 ): Effect.Effect<void, DomainError> => {
   const added = changed.filter((path) => !local.has(path));
-  return refuseRefused(issues, changed).pipe(
+  return refuseRefused(issues, [...new Set([...changed, ...concerned])]).pipe(
     Effect.zipRight(refuseCaseCollisions(target, added)),
     Effect.zipRight(refuseFileDirectoryClashes(target, added)),
   );
@@ -157,7 +164,11 @@ export const restoreFiles = (
     const paths = [...new Set([...after.keys(), ...local.keys()])]
       .filter((path) => atOrBelowAny(path, files))
       .sort(compareCodeUnits);
-    if (paths.length === 0)
+    // What the scan refused there (a symlink, a FIFO): not in the copy's view, but there.
+    const refusedHere = issues
+      .map((issue) => issue.path)
+      .filter((path) => atOrBelowAny(path, files));
+    if (paths.length === 0 && refusedHere.length === 0)
       return yield* Effect.fail(
         domainError({
           code: "INVALID_REQUEST",
@@ -187,7 +198,7 @@ export const restoreFiles = (
       else target.set(path, id);
     }
     const changed = paths.filter((path) => local.get(path) !== target.get(path));
-    yield* refuseUnwritable(issues, target, local, changed);
+    yield* refuseUnwritable(issues, target, local, changed, refusedHere);
     return yield* write(call, scan, local, target, changed, generation);
   });
 
@@ -204,8 +215,9 @@ export const revertPublication = (
   generation: number,
 ): Effect.Effect<RestoredFiles, DomainError> =>
   Effect.gen(function* () {
-    const { scan, local, issues } = yield* unpublished(call);
+    const { state, scan, local, issues } = yield* unpublished(call);
     const { before, after } = yield* publicationStates(call, generation);
+    yield* refuseNotPulledYet(state.generation, generation);
     const touched = [...new Set([...before.keys(), ...after.keys()])].filter(
       (path) => before.get(path) !== after.get(path),
     );
@@ -223,11 +235,30 @@ export const revertPublication = (
     const changed = [...new Set([...merged.keys(), ...local.keys()])]
       .filter((path) => merged.get(path) !== local.get(path))
       .sort(compareCodeUnits);
-    yield* refuseUnwritable(issues, merged, local, changed);
+    yield* refuseUnwritable(issues, merged, local, changed, touched);
     const written = yield* write(call, scan, local, merged, changed, generation);
     if (conflicts.length > 0) return yield* Effect.fail(revertConflict(generation, conflicts));
     return written;
   });
+
+/**
+ * INVALID_REQUEST/INVALID_ARGUMENT when the copy has not pulled `generation` yet: its
+ * files do not hold that publication's changes, so undoing them would find nothing to
+ * undo and answer "undone already" while the notebook still has them.
+ */
+const refuseNotPulledYet = (
+  copyGeneration: number,
+  generation: number,
+): Effect.Effect<void, DomainError> =>
+  generation <= copyGeneration
+    ? Effect.void
+    : Effect.fail(
+        domainError({
+          code: "INVALID_REQUEST",
+          reason: "INVALID_ARGUMENT",
+          message: `This working copy is at generation ${copyGeneration} and has not pulled generation ${generation} yet, so there is nothing of it here to undo; call quire pull first, then revert it.`,
+        }),
+      );
 
 const revertConflict = (generation: number, conflicts: ReadonlyArray<FileIssue>): DomainError =>
   domainError({
