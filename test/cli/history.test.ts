@@ -823,6 +823,15 @@ describe("history: restore and revert never answer OK for what they did not do",
       }
       expect(existsSync(path.join(world.root, "outside.md"))).toBe(false);
       expect(read(one, "dd/a.md")).toBe("a\n");
+      // A folder replaced by a symlink to it: its notes are not "deleted", the link is
+      // what a commit refuses.
+      unlinkSync(path.join(one, "dd", "f.md"));
+      unlinkSync(path.join(one, "dd", "l.md"));
+      renameSync(path.join(one, "dd"), path.join(world.root, "dd-elsewhere"));
+      symlinkSync(path.join(world.root, "dd-elsewhere"), path.join(one, "dd"));
+      const status = validStatus((await ok(runCli(world, ["status", one, "--json"]))).stdout);
+      expect(status["changes"]).toEqual([]);
+      expect(status["invalid"]).toEqual([{ path: "dd", reason: "SYMLINK" }]);
     },
   );
 });

@@ -303,6 +303,8 @@ describe.each(cases)(
       expect(refused.stderr).toMatch(
         /refused to edit .*: not valid (JSON|TOML).*nothing was written/,
       );
+      // Where, in both formats.
+      expect(refused.stderr).toMatch(/line \d+, column \d+/);
       expect(readFileSync(target, "utf8")).toBe(broken);
       expect(existsSync(`${target}.quire.bak`)).toBe(false);
       expect(strays(target)).toEqual([]);

@@ -313,7 +313,7 @@ export const callTool = (
       if (defect !== undefined) return refuse(defect(echo));
       if (typeof name !== "string") {
         return refuse(
-          'tools/call needs "name", the tool to call as a string: notes_pull or notes_commit.',
+          `tools/call needs "name", the tool to call as a string: ${settings.historyTool === true ? "notes_pull, notes_commit or notes_log" : "notes_pull or notes_commit"}.`,
         );
       }
       if (name === "notes_pull") {

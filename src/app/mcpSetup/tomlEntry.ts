@@ -7,7 +7,7 @@
  * an inline table) is refused rather than written.
  */
 import { Either, Equal } from "effect";
-import { type TomlTable, parse } from "smol-toml";
+import { type TomlTable, TomlError, parse } from "smol-toml";
 import type { EntryProblem } from "./jsonEntry.js";
 
 const problem = (message: string): Either.Either<never, EntryProblem> => Either.left({ message });
@@ -17,7 +17,9 @@ const parseToml = (text: string): Either.Either<TomlTable, EntryProblem> => {
     return Either.right(parse(text));
   } catch (error) {
     const detail = error instanceof Error ? error.message.split("\n")[0] : String(error);
-    return problem(`not valid TOML: ${detail}`);
+    // Where, as for JSON files: the first line of smol-toml's message does not say.
+    const where = error instanceof TomlError ? ` (line ${error.line}, column ${error.column})` : "";
+    return problem(`not valid TOML: ${detail}${where}`);
   }
 };
 
