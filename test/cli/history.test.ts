@@ -823,15 +823,17 @@ describe("history: restore and revert never answer OK for what they did not do",
       }
       expect(existsSync(path.join(world.root, "outside.md"))).toBe(false);
       expect(read(one, "dd/a.md")).toBe("a\n");
-      // A folder replaced by a symlink to it: its notes are not "deleted", the link is
-      // what a commit refuses.
+      // A folder replaced by a symlink (quire never follows one): its notes are listed
+      // as deleted and the link as what a commit refuses; a commit is refused for it.
       unlinkSync(path.join(one, "dd", "f.md"));
       unlinkSync(path.join(one, "dd", "l.md"));
       renameSync(path.join(one, "dd"), path.join(world.root, "dd-elsewhere"));
       symlinkSync(path.join(world.root, "dd-elsewhere"), path.join(one, "dd"));
       const status = validStatus((await ok(runCli(world, ["status", one, "--json"]))).stdout);
-      expect(status["changes"]).toEqual([]);
+      expect(status["changes"]).toEqual([{ path: "dd/a.md", change: "deleted" }]);
       expect(status["invalid"]).toEqual([{ path: "dd", reason: "SYMLINK" }]);
+      const commitRefused = await commit(world, one, "not with a link");
+      expect(commitRefused.stderr).toContain("INVALID_CONTENT · INVALID_FILES");
     },
   );
 });

@@ -59,14 +59,6 @@ export interface Unpublished {
   readonly issues: ReadonlyArray<FileIssue>;
 }
 
-/** Whether a directory of `path` is in `directories`: one lookup per directory level. */
-const belowAny = (path: string, directories: ReadonlySet<string>): boolean => {
-  if (directories.size === 0) return false;
-  for (let end = path.lastIndexOf("/"); end > 0; end = path.lastIndexOf("/", end - 1))
-    if (directories.has(path.slice(0, end))) return true;
-  return false;
-};
-
 /**
  * Scans the copy `call` holds (as a commit does, with the stat cache) and compares it
  * with what the next commit merges against. NOT_PULLED for a copy never pulled;
@@ -95,11 +87,9 @@ export const unpublished = (call: CopyCall): Effect.Effect<Unpublished, DomainEr
       if (before === undefined) changes.push({ path, change: "added" });
       else if (before !== id) changes.push({ path, change: "modified" });
     }
-    // A file the scan refused is not deleted: it is there, in a form a commit refuses —
-    // nor is one below a refused directory (a folder replaced by a symlink to it).
+    // A file the scan refused is not deleted: it is there, in a form a commit refuses.
     for (const path of base.keys())
-      if (!local.has(path) && !refused.has(path) && !belowAny(path, refused))
-        changes.push({ path, change: "deleted" });
+      if (!local.has(path) && !refused.has(path)) changes.push({ path, change: "deleted" });
     changes.sort((a, b) => compareCodeUnits(a.path, b.path));
     return { state, base, scan: files, local, changes, issues };
   });
