@@ -364,7 +364,7 @@ describe("the command line", () => {
     expect(readFileSync(target, "utf8")).toBe(before);
   });
 
-  it("an install over another quire entry names it and keeps the settings a person added", async () => {
+  it("an install over another quire entry names it, keeps the settings a person added and drops a URL", async () => {
     const target = path.join(home(), ".claude.json");
     writeFixture(
       target,
@@ -386,6 +386,24 @@ describe("the command line", () => {
     // Installing the same again changes nothing and replaces nothing.
     const again = await quire("install", "claude-code");
     expect(again.stdout).toContain("already registered");
+    // A URL a client would use instead of the command is dropped, and said so; a token in
+    // it is never printed.
+    const gemini = path.join(home(), ".gemini", "settings.json");
+    writeFixture(
+      gemini,
+      `{"mcpServers":{"quire":{"httpUrl":"http://127.0.0.1:9/mcp?token=s3cr3t","timeout":3}}}`,
+    );
+    const overUrl = await quire("install", "gemini");
+    expect(overUrl.code, overUrl.stderr).toBe(0);
+    expect(overUrl.stdout).toContain(
+      "it replaced the entry: an entry without a command (httpUrl, timeout) (dropped: httpUrl)",
+    );
+    expect(overUrl.stdout).not.toContain("s3cr3t");
+    expect(entryIn(gemini, ["mcpServers", "quire"])).toEqual({
+      command: binPath,
+      args: ["serve"],
+      timeout: 3,
+    });
     // A Codex table with settings of its own cannot be rewritten without dropping them.
     const codex = path.join(home(), ".codex", "config.toml");
     const withEnv = `[mcp_servers.quire]\ncommand = "/elsewhere/quire"\nargs = ["serve"]\n\n[mcp_servers.quire.env]\nAWS_PROFILE = "team"\n`;

@@ -138,13 +138,15 @@ const setEntry = (
 };
 
 /**
- * The entry an install writes over what the file has: quire's own members (`command`,
- * `args`, `type`), and in a JSON file every other member the existing entry has (`env`,
- * `cwd`, a timeout: settings a person added, which a reinstall after an upgrade must not
- * drop). A TOML entry with anything beyond quire's members (a key, or a sub-table such as
- * `[mcp_servers.quire.env]`) is refused: its lines cannot be kept as they are while the
- * table is rewritten. `replaced` describes an existing entry that differs (the report
- * names it: `.quire.bak` keeps only the last previous file).
+ * The entry an install writes over what the file has: quire's own members, plus — in a
+ * JSON file — the existing entry's settings that refine a local launch
+ * ({@link keptMembers}: `env`, `cwd`… that a person added, and a reinstall after an
+ * upgrade must not drop). Any other member (a `url` or `httpUrl` that a client would
+ * use instead of the command, `disabled`…) is dropped and named in the report, as is
+ * an existing entry that is replaced: `.quire.bak` keeps only the last previous file. A
+ * TOML entry with anything beyond `command` and `args` (a key, or a sub-table such as
+ * `[mcp_servers.quire.env]`) is refused: its lines cannot be kept while the table is
+ * rewritten.
  */
 const plannedEntry = (
   target: Target,
@@ -156,24 +158,52 @@ const plannedEntry = (
 > => {
   if (text === undefined) return Either.right({ value: ours });
   return Either.flatMap(readEntry(target, text), (existing) => {
+    if (existing === undefined) return Either.right({ value: ours });
     if (typeof existing !== "object" || existing === null || Array.isArray(existing))
-      return Either.right({ value: ours });
-    const kept = Object.fromEntries(
-      Object.entries(existing).filter(([key]) => !quireMembers.has(key)),
-    );
-    const extra = Object.keys(kept);
-    if (target.format === "toml" && extra.length > 0)
-      return Either.left({
-        message: `quire's entry there also has ${extra.map((key) => JSON.stringify(key)).join(", ")}, which this install would drop; edit the entry by hand, or remove those settings first`,
-      });
-    const value = { ...ours, ...kept };
-    const previous = entryLine(existing);
-    return Either.right(previous === entryLine(ours) ? { value } : { value, replaced: previous });
+      return Either.right({ value: ours, replaced: describeEntry(existing) });
+    const members = Object.entries(existing);
+    if (target.format === "toml") {
+      const extra = members
+        .map(([key]) => key)
+        .filter((key) => key !== "command" && key !== "args");
+      if (extra.length > 0)
+        return Either.left({
+          message: `quire's entry there also has ${extra.map((key) => JSON.stringify(key)).join(", ")}, which this install would drop; edit the entry by hand, or remove those settings first`,
+        });
+    }
+    const kept = members.filter(([key]) => keptMembers.has(key));
+    const dropped = members
+      .map(([key]) => key)
+      .filter((key) => !keptMembers.has(key) && !(key in ours));
+    const value = { ...ours, ...Object.fromEntries(kept) };
+    const same =
+      dropped.length === 0 &&
+      describeEntry(existing) === describeEntry(ours) &&
+      (!("type" in existing) || existing.type === ours["type"]);
+    if (same) return Either.right({ value });
+    const without = dropped.length === 0 ? "" : ` (dropped: ${dropped.join(", ")})`;
+    return Either.right({ value, replaced: `${describeEntry(existing)}${without}` });
   });
 };
 
-/** The members of a client entry that quire writes itself. */
-const quireMembers = new Set(["command", "args", "type"]);
+/**
+ * The members of an existing entry an install keeps: settings of a local (stdio) launch
+ * that quire does not write itself, in the clients' documented formats.
+ */
+const keptMembers = new Set(["env", "envFile", "cwd", "timeout"]);
+
+/**
+ * An entry as one line: its command and arguments; for an entry without a command only
+ * its members' names (a URL or a header may carry a token, never printed).
+ */
+const describeEntry = (value: unknown): string => {
+  if (typeof value !== "object" || value === null)
+    return `not an object (${value === null ? "null" : typeof value})`;
+  if (Array.isArray(value)) return "not an object (an array)";
+  if ("command" in value && typeof value.command === "string") return entryLine(value);
+  const names = Object.keys(value).slice(0, 10);
+  return names.length === 0 ? "an empty entry" : `an entry without a command (${names.join(", ")})`;
+};
 
 const removeEntry = (target: Target, text: string): Either.Either<string, EntryProblem> =>
   Either.map(
