@@ -188,7 +188,7 @@ export const makeRootedTree = (
   const replaced = makeReplacedFiles({
     fstat: calls.fstat,
     close: calls.close,
-    readAll: (descriptor) => readSnapshot(calls, descriptor),
+    readAll: (descriptor) => readSettled(calls, descriptor),
   });
   return {
     tree: treeAt(calls, directories, root, "", replaced),
@@ -212,14 +212,34 @@ const readWhole = (
 /**
  * What an open file held when this began: its first `size` bytes by fstat (fewer if it
  * shrank), never what is appended while it is read. For the replace guards' comparisons
- * and the bytes they hand back (displaced, overtaken, late writes): a process appending
- * without end (`yes >> note.md`) made a read "to the end" grow until the process ran out
- * of memory. Nothing is lost by stopping: a write after the fstat changes the size the
- * guard compares next, or the one its watch list compares (replacedFiles.ts), and is
- * read then.
+ * and the bytes they hand back: a process appending without end (`yes >> note.md`) made
+ * a read "to the end" grow until the process ran out of memory. For a comparison or an
+ * overtaken file nothing is lost by stopping: a write after the fstat changes the size
+ * the guard compares next, or the one its watch list compares (replacedFiles.ts), and is
+ * read then. Bytes handed back from a file that is then closed for good use
+ * {@link readSettled}.
  */
 const readSnapshot = (calls: SyncCalls, descriptor: number): Uint8Array =>
   readFrom(calls, descriptor, Number.POSITIVE_INFINITY, false);
+
+/**
+ * The bytes of a file about to be closed for good (a displaced file, a watched one at
+ * its last check): a snapshot, read again while the file grew during the read, at most
+ * {@link settleReads} times. An appender that stops is read to its end, as a read "to
+ * the end" did; one that never stops costs a bounded number of bounded reads instead of
+ * all the memory. A write after the last fstat is not seen (as it never was).
+ */
+const readSettled = (calls: SyncCalls, descriptor: number): Uint8Array => {
+  let bytes = readSnapshot(calls, descriptor);
+  for (let read = 1; read < settleReads; read++) {
+    if (calls.fstat(descriptor).size === bytes.length) break;
+    bytes = readSnapshot(calls, descriptor);
+  }
+  return bytes;
+};
+
+/** How many snapshots {@link readSettled} reads at most. */
+const settleReads = 4;
 
 const readFrom = (
   calls: SyncCalls,
@@ -450,7 +470,7 @@ const treeAt = (
     }
     try {
       if (putBack(aside, target)) return changed;
-      const bytes = readAll(descriptor);
+      const bytes = readSettled(calls, descriptor);
       return discardAside(directory, name, aside, () => undefined)
         ? { _tag: "Displaced", bytes }
         : changed;
@@ -536,7 +556,7 @@ const treeAt = (
         // was expected, but it may hold only what a writer appending to the name wrote
         // once it found the name free: the set-aside content goes back to the caller,
         // never away unseen (found by a stress test: a `>>` loop lost the whole file).
-        const bytes = readAll(held.descriptor);
+        const bytes = readSettled(calls, held.descriptor);
         return discardAside(directory, name, held.aside, () => undefined)
           ? { _tag: "Displaced", bytes }
           : changed;

@@ -434,3 +434,52 @@ describe("rooted tree: a file appended to without end while a guard reads it", (
       }),
   );
 });
+
+describe("rooted tree: a replaced file written late, still growing while its last check reads it", () => {
+  // The watch list's last check closes the old file for good: a writer that appends a
+  // little more while it is read is read to its end, as a read "to the end" did.
+  it.effect("hands back everything written before the check ends, for a writer that stops", () =>
+    Effect.gen(function* () {
+      const root = freshRoot();
+      nodeFs.mkdirSync(join(root, "tree"), { recursive: true });
+      const note = join(root, "tree", "a.md");
+      nodeFs.writeFileSync(note, "scanned\n");
+      const editor = nodeFs.openSync(note, "a");
+      let armed = false;
+      let appends = 0;
+      const fs = make({
+        interpose: (calls) => ({
+          ...calls,
+          read: (descriptor, buffer, offset, length, position) => {
+            if (armed && appends < 2) {
+              appends++;
+              nodeFs.writeSync(editor, `more ${appends}\n`);
+            }
+            return calls.read(descriptor, buffer, offset, length, position);
+          },
+        }),
+      });
+      const late = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const tree = yield* fs.openTree(join(root, "tree"));
+          const info = Option.getOrThrow(yield* tree.info("a.md"));
+          const outcome = yield* tree.replaceFile(
+            "a.md",
+            new TextEncoder().encode("ours\n"),
+            { _tag: "File", ino: info.ino, size: info.size, mtimeMs: info.mtimeMs },
+            0o644,
+          );
+          expect(outcome._tag).toBe("Done");
+          nodeFs.writeSync(editor, "late\n");
+          armed = true;
+          return yield* tree.lateWrites();
+        }),
+      );
+      nodeFs.closeSync(editor);
+      expect(late.map((l) => [l.path, new TextDecoder().decode(l.bytes)])).toEqual([
+        ["a.md", "scanned\nlate\nmore 1\nmore 2\n"],
+      ]);
+      nodeFs.rmSync(root, { recursive: true, force: true });
+    }),
+  );
+});
