@@ -38,8 +38,8 @@ export interface ReplacedFiles {
 export const maxWatched = 64;
 
 /**
- * A watch list whose checks use `fstat`, `close` and `readAll` (the whole content of an
- * open file from its start).
+ * A watch list whose checks use `fstat`, `close` and `readAll` (the content of an open
+ * file from its start, read to its end once it stops growing: rootedTree.ts readSettled).
  */
 export const makeReplacedFiles = (calls: {
   readonly fstat: (descriptor: number) => StatsLike;

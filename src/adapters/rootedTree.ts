@@ -325,7 +325,7 @@ const treeAt = (
       written += calls.write(descriptor, bytes, written, bytes.length - written);
   };
 
-  const readAll = (descriptor: number): Uint8Array => readSnapshot(calls, descriptor);
+  const snapshot = (descriptor: number): Uint8Array => readSnapshot(calls, descriptor);
 
   /**
    * Puts a set-aside entry back under its name, unless the name was taken meanwhile:
@@ -421,7 +421,7 @@ const treeAt = (
     expected: Extract<Expectation, { _tag: "File" }>,
   ): boolean =>
     sameFile(stats, expected) &&
-    (expected.sameContent === undefined || expected.sameContent(readAll(descriptor)));
+    (expected.sameContent === undefined || expected.sameContent(snapshot(descriptor)));
 
   /** Whether the file open as `descriptor` changed since `first` was taken. */
   const changedSince = (
@@ -431,7 +431,7 @@ const treeAt = (
   ): boolean => {
     const last = calls.fstat(descriptor);
     if (last.size !== first.size || last.mtimeMs !== first.mtimeMs) return true;
-    return expected.sameContent !== undefined && !expected.sameContent(readAll(descriptor));
+    return expected.sameContent !== undefined && !expected.sameContent(snapshot(descriptor));
   };
 
   /**
@@ -569,7 +569,7 @@ const treeAt = (
       // between the two.
       const seen = calls.fstat(held.descriptor);
       const outcome: GuardedOutcome = changedSince(held.descriptor, held.first, expected)
-        ? { _tag: "Overtaken", bytes: readAll(held.descriptor), info }
+        ? { _tag: "Overtaken", bytes: snapshot(held.descriptor), info }
         : { _tag: "Done", info };
       watching = keepWatching(joinRelative(directory, name), held.descriptor, seen);
       return outcome;
@@ -597,7 +597,7 @@ const treeAt = (
       // between the two.
       const seen = calls.fstat(held.descriptor);
       const outcome: GuardedOutcome = changedSince(held.descriptor, held.first, expected)
-        ? { _tag: "Overtaken", bytes: readAll(held.descriptor), info: Option.none() }
+        ? { _tag: "Overtaken", bytes: snapshot(held.descriptor), info: Option.none() }
         : { _tag: "Done", info: Option.none() };
       watching = keepWatching(joinRelative(directory, name), held.descriptor, seen);
       return outcome;

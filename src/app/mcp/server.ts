@@ -511,11 +511,7 @@ export const makeMcpServer = (
           // that short wait is interrupted without an answer.
           yield* Deferred.succeed(stopping, undefined);
           yield* Effect.promise(() => Promise.all([...answers])).pipe(
-            Effect.timeoutTo({
-              duration: stopAnswerMs,
-              onSuccess: () => true,
-              onTimeout: () => false,
-            }),
+            Effect.timeoutOption(stopAnswerMs),
           );
           yield* Effect.forEach([...inFlight], (fiber) => Fiber.interrupt(fiber), {
             concurrency: "unbounded",

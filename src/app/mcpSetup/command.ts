@@ -333,14 +333,8 @@ const edit = (
         before,
         client.entry(context.launcher, parsed.serveArgs),
       );
-      if (Either.isLeft(planned)) {
-        output.err(
-          `quire mcp: refused to edit ${target.path}: ${planned.left.message}; nothing was written\n`,
-        );
-        return refused;
-      }
-      replaced = planned.right.replaced;
-      after = setEntry(target, before ?? "", planned.right.value);
+      replaced = Either.getOrUndefined(planned)?.replaced;
+      after = Either.flatMap(planned, ({ value }) => setEntry(target, before ?? "", value));
     } else {
       after = removeEntry(target, before ?? "");
     }

@@ -258,9 +258,10 @@ export const recoveryInputs = (
   });
 
 /**
- * The conflict blocks an interrupted rewrite wrote that the copy still holds: among the
- * files it was writing, those whose target held marker blocks and whose content after
- * this call (`merged`) still holds some, with those blocks' lines. Why: a pull that
+ * The conflict blocks of an interrupted rewrite that the copy holds once recovered:
+ * among the files it was writing, those whose target held marker blocks and whose
+ * content after this call (`merged`: written before the failure, or by the roll-forward
+ * now) still holds some, with those blocks' lines. Why: a pull that
  * failed after writing a conflict answered with its failure, not the conflict; the call
  * that settles the copy must not answer OK over blocks still to resolve (the commit
  * would refuse them as UNRESOLVED_MARKERS, too late for the caller to know why). Only
