@@ -9,6 +9,7 @@ import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
 import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOptions.js";
+import type { FileSystemService, RootedTree } from "../../src/ports/FileSystem.js";
 import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
 
 /** The notebook options of the use-case and durability tests. */
@@ -46,4 +47,39 @@ export const memNotebook = (
     vol.writeFileSync(path, text);
   };
   return { notebook, vol, read, write, store };
+};
+
+/**
+ * Two copies on one store; `beforeWrite(path)` runs just before the rewrite of any copy
+ * writes a note (each path once, unless `everyTime`), standing for a person working in
+ * the directory.
+ */
+export const personAtWork = (beforeWrite: (path: string) => void = () => {}, everyTime = false) => {
+  const { service, vol } = memFs.make({ "/ws/.keep": "" });
+  vol.unlinkSync("/ws/.keep");
+  const seen = new Set<string>();
+  const hooked = (tree: RootedTree): RootedTree => ({
+    ...tree,
+    subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+    replaceFile: (path, bytes, expected, mode) =>
+      Effect.sync(() => {
+        const full = `${tree.root}/${path}`;
+        if (everyTime || !seen.has(full)) {
+          seen.add(full);
+          beforeWrite(full);
+        }
+      }).pipe(Effect.zipRight(tree.replaceFile(path, bytes, expected, mode))),
+  });
+  const fs: FileSystemService = {
+    ...service,
+    openTree: (root) => service.openTree(root).pipe(Effect.map(hooked)),
+  };
+  const notebook = Effect.runSync(
+    makeNotebook({ store: memoryStore.make(), fs, ids: ids.make(), options: baseOptions }),
+  );
+  const write = (path: string, text: string) => {
+    vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    vol.writeFileSync(path, text);
+  };
+  return { notebook, vol, write };
 };

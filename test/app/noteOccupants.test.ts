@@ -10,50 +10,10 @@
  */
 import { Cause, Effect, Exit, Option } from "effect";
 import { describe, expect, it } from "vitest";
-import * as ids from "../../src/adapters/idGenerator.js";
-import * as memFs from "../../src/adapters/memFileSystem.js";
-import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
-import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
 import type { DomainError } from "../../src/domain/errors.js";
-import type { FileSystemService, RootedTree } from "../../src/ports/FileSystem.js";
-import { baseOptions } from "./memNotebook.js";
+import { personAtWork as setup } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
-
-/**
- * Two copies on one store; `beforeWrite(path)` runs just before the rewrite of any copy
- * writes a note (each path once, unless `everyTime`), standing for a person working in
- * the directory.
- */
-const setup = (beforeWrite: (path: string) => void = () => {}, everyTime = false) => {
-  const { service, vol } = memFs.make({ "/ws/.keep": "" });
-  vol.unlinkSync("/ws/.keep");
-  const seen = new Set<string>();
-  const hooked = (tree: RootedTree): RootedTree => ({
-    ...tree,
-    subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
-    replaceFile: (path, bytes, expected, mode) =>
-      Effect.sync(() => {
-        const full = `${tree.root}/${path}`;
-        if (everyTime || !seen.has(full)) {
-          seen.add(full);
-          beforeWrite(full);
-        }
-      }).pipe(Effect.zipRight(tree.replaceFile(path, bytes, expected, mode))),
-  });
-  const fs: FileSystemService = {
-    ...service,
-    openTree: (root) => service.openTree(root).pipe(Effect.map(hooked)),
-  };
-  const notebook = Effect.runSync(
-    makeNotebook({ store: memoryStore.make(), fs, ids: ids.make(), options: baseOptions }),
-  );
-  const write = (path: string, text: string) => {
-    vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-    vol.writeFileSync(path, text);
-  };
-  return { notebook, vol, write };
-};
 
 const failure = async <A>(effect: Effect.Effect<A, DomainError>): Promise<DomainError> => {
   const exit = await Effect.runPromiseExit(effect);

@@ -164,6 +164,29 @@ export const loadIntent = (
   );
 
 /**
+ * Where the content each of `paths` had when the rewrite of the intent on disk began (O,
+ * what the scan read) is cached, for the intent that belongs to `state`: `null` for a
+ * path the copy did not hold; a path the intent does not name is left out (as is every
+ * path when there is no such intent). Every O the intent names is in a durable cached
+ * pack (buildIntent). Never fails.
+ */
+export const scannedContents = (
+  call: CopyCall,
+  state: CopyState,
+  paths: ReadonlyArray<string>,
+): Effect.Effect<ReadonlyMap<string, BlobRef | null>> =>
+  loadIntent(call, state).pipe(
+    Effect.map((intent) => {
+      const wanted = new Set(paths);
+      const found = new Map<string, BlobRef | null>();
+      if (Option.isSome(intent))
+        for (const [path, before] of intent.value.targets)
+          if (wanted.has(path)) found.set(path, before);
+      return found;
+    }),
+  );
+
+/**
  * Whether `intent` must be used by a call whose state does not require recovery: it is a
  * commit's, and `manifest` (the `current` just read) names that commit's publication
  * id, active or retained — the process stopped after the swap, before settling.

@@ -26,7 +26,7 @@ import {
   type StatStamp,
 } from "./privateState.js";
 import { samePublication, type RemoteView } from "../commit/remote.js";
-import { saveIntent } from "./rewriteIntent.js";
+import { saveIntent, scannedContents } from "./rewriteIntent.js";
 import { materialise } from "./rewrite.js";
 import { changedPaths, type Scan } from "./workingCopy.js";
 
@@ -137,19 +137,35 @@ export interface Settled {
 }
 
 /**
- * The merge base the next call must use for each held path: the one this call merged it
- * against (the previous state's merge base), since the file was not brought up to date.
+ * The merge base the next call must use for each path the rewrite held (left as a person
+ * saved it during the call). Where the rewrite's target for the path is what was
+ * accepted (a commit that published the copy's edit, or a merge that kept nothing of the
+ * copy's own), the accepted state includes the content the scan read, and the person's
+ * file descends from that content too: it is the base, taken from the rewrite intent
+ * (which holds it in a durable cached pack). The previous base would present the
+ * published lines as the person's own edits again — a conflict with their own
+ * publication. Elsewhere (a pull merging edits that are not published, a conflict)
+ * nothing of the file was accepted: the base stays the one this call merged against, as
+ * it does when no intent names the path.
  */
 const heldBases = (
-  previous: Option.Option<CopyState>,
+  call: CopyCall,
   held: ReadonlyArray<string>,
-): ReadonlyMap<string, BlobRef | null> => {
-  const base = Option.match(previous, {
-    onNone: () => new Map<string, BlobRef>(),
-    onSome: mergeBaseOf,
+  merged: Tree,
+  accepted: RemoteView,
+): Effect.Effect<ReadonlyMap<string, BlobRef | null>> =>
+  Effect.gen(function* () {
+    const previous = Option.match(call.state, {
+      onNone: () => new Map<string, BlobRef>(),
+      onSome: mergeBaseOf,
+    });
+    const bases = new Map(held.map((path) => [path, previous.get(path) ?? null]));
+    const included = held.filter((path) => merged.get(path) === accepted.tree.get(path)?.id);
+    if (included.length === 0 || Option.isNone(call.state)) return bases;
+    const scanned = yield* scannedContents(call, call.state.value, included);
+    for (const [path, ref] of scanned) bases.set(path, ref);
+    return bases;
   });
-  return new Map(held.map((path) => [path, base.get(path) ?? null]));
-};
 
 /**
  * Rewrites the working copy from `scan` to `merged` and records `accepted` as the
@@ -166,8 +182,8 @@ const heldBases = (
  * lets the next call settle the copy (SPEC §4.1 "acceptance is never denied").
  *
  * A file saved during the call is never overwritten (rewrite.ts): one that cannot be
- * merged again is held, keeps the merge base it had (the state's `held`),
- * and is listed in the result.
+ * merged again is held, keeps the merge base the next call needs (the state's `held`,
+ * see heldBases), and is listed in the result.
  *
  * The stat cache is written after the call's answer (shared/afterAnswer.ts). So is the prune
  * of baseline files and cached packs the new baseline no longer needs, when `prune` is
@@ -253,7 +269,7 @@ const settleNow = (
           ? { file: early, of: next }
           : {
               file: Option.none<BaselineFile>(),
-              of: { ...next, held: heldBases(call.state, done.held) },
+              of: { ...next, held: yield* heldBases(call, done.held, merged, accepted) },
             };
       // The baseline names blobs in cached packs: those still being written must be
       // durable before the record names it.
