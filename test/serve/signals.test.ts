@@ -52,12 +52,19 @@ interface RawServe {
 }
 
 /** `quire serve` with the world's store and private root, the workspace root `world.ws`. */
-const startServe = (env: Readonly<Record<string, string>>): RawServe => {
-  const child = spawn(process.execPath, [binPath, "serve", "--workspace-root", world.ws], {
-    cwd: world.ws,
-    env: { ...world.env, ...env },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+const startServe = (
+  env: Readonly<Record<string, string>>,
+  extraArgs: ReadonlyArray<string> = [],
+): RawServe => {
+  const child = spawn(
+    process.execPath,
+    [binPath, "serve", "--workspace-root", world.ws, ...extraArgs],
+    {
+      cwd: world.ws,
+      env: { ...world.env, ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    },
+  );
   children.push(child);
   let stderr = "";
   let stdout = "";
@@ -207,6 +214,27 @@ describe("SIGTERM during a long commit", () => {
     });
     expect(currentVersions(world)).toEqual(before);
     await nothingLost(edited, false);
+  });
+
+  it("a notes_log still reading past the grace period is answered too: STORE_UNAVAILABLE, nothing changed", async () => {
+    const copy = world.copy("a");
+    expect((await pull(world, copy)).code).toBe(0);
+    write(copy, "n.md", "one\n");
+    expect((await commit(world, copy, "seed")).code).toBe(0);
+    const server = startServe({ QUIRE_FAULT_INJECTION: "get:current:delay-60000:1" }, [
+      "--history-tool",
+    ]);
+    await initialize(server);
+    const answer = server.request("tools/call", { name: "notes_log", arguments: { path: copy } });
+    await server.waitForStderr('msg="tool call started"');
+    server.child.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+    // Answered before the exit: a client waiting on it would otherwise wait forever.
+    const response = await answer;
+    expect(response["result"]).toMatchObject({
+      isError: true,
+      structuredContent: { code: "STORAGE_FAILURE", reason: "STORE_UNAVAILABLE", retryable: true },
+    });
   });
 
   it("while stopping, new calls are refused; a second SIGTERM exits at once with 143; the copy is still intact", async () => {

@@ -233,6 +233,14 @@ const stoppedPull = domainError({
   recovery: { stage: "server-stopped", remoteAccepted: "no", resynchronized: false },
 });
 
+/** The answer to a notes_log interrupted by the server's stop: it changed nothing. */
+const stoppedLog = domainError({
+  code: "STORAGE_FAILURE",
+  reason: "STORE_UNAVAILABLE",
+  message:
+    "quire was stopped while this log was being read (the server shut down); nothing was changed: call notes_log again.",
+});
+
 /**
  * Runs one `tools/call`: a fresh diagnosticId, one start record, the decoded call, one
  * completion record (`code`, `durationMs`, and `generation` on success or `reason` on an
@@ -300,12 +308,16 @@ export const callTool = (
 
     const dispatch: Effect.Effect<Outcome, never, Notebook> = Effect.gen(function* () {
       const notebook = yield* Notebook;
-      // A pull or commit still running when the server stops past its grace is
-      // interrupted (its uninterruptible steps end first) and answered with what is
-      // known — never left without an answer, never a protocol error.
-      const run = (operation: Effect.Effect<SyncReport, DomainError>, stopped: DomainError) =>
+      // A call still running when the server stops past its grace is interrupted (its
+      // uninterruptible steps end first) and answered with what is known — never left
+      // without an answer, never a protocol error.
+      const run = <A>(
+        operation: Effect.Effect<A, DomainError>,
+        answer: (a: A) => Outcome,
+        stopped: DomainError,
+      ) =>
         Effect.raceFirst(
-          operation.pipe(Effect.match({ onFailure: failure, onSuccess: success })),
+          operation.pipe(Effect.match({ onFailure: failure, onSuccess: answer })),
           stopping.pipe(Effect.as(failure(stopped))),
         );
       const refuse = (message: string) =>
@@ -319,20 +331,22 @@ export const callTool = (
       if (name === "notes_pull") {
         const decoded = decodePullArguments(args, echo);
         if (Either.isLeft(decoded)) return failure(decoded.left);
-        return yield* run(notebook.pull(decoded.right), stoppedPull);
+        return yield* run(notebook.pull(decoded.right), success, stoppedPull);
       }
       if (name === "notes_commit") {
         const decoded = decodeCommitArguments(args, echo);
         if (Either.isLeft(decoded)) return failure(decoded.left);
-        return yield* run(notebook.commit({ ...decoded.right, author }), stoppedCommit);
+        return yield* run(notebook.commit({ ...decoded.right, author }), success, stoppedCommit);
       }
       if (name === "notes_log" && settings.historyTool === true) {
         const decoded = decodeLogArguments(args, echo);
         if (Either.isLeft(decoded)) return failure(decoded.left);
         const { limit, ...rest } = decoded.right;
-        return yield* notebook
-          .log({ ...rest, limit: limit ?? defaultLogLimit })
-          .pipe(Effect.match({ onFailure: failure, onSuccess: logged }));
+        return yield* run(
+          notebook.log({ ...rest, limit: limit ?? defaultLogLimit }),
+          logged,
+          stoppedLog,
+        );
       }
       return refuse(
         `Unknown tool ${JSON.stringify(tool)}; the tools are notes_pull${settings.historyTool === true ? ", notes_commit and notes_log" : " and notes_commit"}.`,
