@@ -11,7 +11,7 @@ const setup = memNotebook;
 
 const ok = (effect: Effect.Effect<SyncReport, DomainError>): Promise<SyncReport> =>
   Effect.runPromise(effect);
-const fails = async (effect: Effect.Effect<SyncReport, DomainError>): Promise<DomainError> => {
+const fails = async <A>(effect: Effect.Effect<A, DomainError>): Promise<DomainError> => {
   const exit = await Effect.runPromiseExit(effect);
   if (Exit.isSuccess(exit))
     throw new Error(`expected a failure, got ${JSON.stringify(exit.value)}`);
@@ -104,7 +104,7 @@ describe("notebook use cases (memfs + in-memory store)", () => {
   });
 
   it("refuses a commit before any pull and bad messages", async () => {
-    const { notebook, write } = setup();
+    const { notebook, vol, write } = setup();
     write("/ws/c/x.md", "x\n");
     expect((await fails(notebook.commit({ path: "/ws/c", message: "m", author }))).reason).toBe(
       "NOT_PULLED",
@@ -117,6 +117,12 @@ describe("notebook use cases (memfs + in-memory store)", () => {
     ).toBe("MESSAGE_TOO_LONG");
     expect((await fails(notebook.pull({ path: "relative" }))).reason).toBe("PATH_NOT_ABSOLUTE");
     expect((await fails(notebook.pull({ path: "/elsewhere" }))).reason).toBe("PATH_OUTSIDE_ROOT");
+    expect((await fails(notebook.status({ path: "/ws/c" }))).reason).toBe("NOT_PULLED");
+    expect((await fails(notebook.diff({ path: "/ws/c", files: [] }))).reason).toBe("NOT_PULLED");
+    expect((await fails(notebook.log({ path: "/ws/c", limit: 5 }))).reason).toBe("NOT_PULLED");
+    // Nothing was made for a copy never pulled: no private directory left behind.
+    const copies = vol.existsSync("/private/copies") ? vol.readdirSync("/private/copies") : [];
+    expect(copies).toEqual([]);
   });
 
   it("refuses invalid content, naming each file, and publishes nothing", async () => {

@@ -234,6 +234,36 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         return { path: resolved.path, value };
       });
 
+    /**
+     * {@link withCopy} for a call that needs a pulled copy (every call but a pull). A copy
+     * without a private directory was never pulled: it is refused (NOT_PULLED, or
+     * NESTED_WORKING_COPY naming the copy it lies in or holds) before anything is made
+     * for it — taking its lock made that directory, left empty below the private root
+     * by every such call. A first pull of the same directory racing this call has not
+     * finished, so "never pulled" is still the truth.
+     */
+    const withPulledCopy = <A>(
+      resolved: { readonly path: string; readonly tree: RootedTree },
+      body: (call: CopyCall) => Effect.Effect<A, DomainError>,
+    ): Effect.Effect<{ readonly path: string; readonly value: A }, DomainError> =>
+      Effect.gen(function* () {
+        const copyDir = copyDirectory(options.privateRoot, resolved.path, store.identity);
+        // Unknown (the private root unreadable, say): the locked path says what it is.
+        const present = yield* fs.info(copyDir).pipe(Effect.orElseSucceed(() => undefined));
+        if (present !== undefined && Option.isNone(present)) {
+          yield* refuseNestedCopies(
+            fs,
+            options.privateRoot,
+            options.workspaceRoot,
+            resolved.path,
+            resolved.tree,
+            store.identity,
+          );
+          return yield* Effect.fail(notPulledError);
+        }
+        return yield* withCopy(resolved, body);
+      });
+
     /** A read of an existing copy (`NOT_PULLED` when there is none), with its path. */
     const onPulledCopy = <A extends object>(
       path: string | undefined,
@@ -244,7 +274,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         Effect.flatMap(
           Option.match({
             onNone: () => Effect.fail(notPulledError),
-            onSome: (resolved) => withCopy(resolved, body),
+            onSome: (resolved) => withPulledCopy(resolved, body),
           }),
         ),
         Effect.scoped,
@@ -317,7 +347,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             Option.match({
               onNone: () => Effect.fail(notPulledError),
               onSome: (resolved) =>
-                withCopy(resolved, (call) => commit(call, request.message, request.author)),
+                withPulledCopy(resolved, (call) => commit(call, request.message, request.author)),
             }),
           ),
           Effect.scoped,
