@@ -576,6 +576,9 @@ describe("crash and failure at each local stage", () => {
     expect((await manifestOf(w.store))?.generation).toBe(3);
     expect(w.files("/ws/a")).toEqual(unsettled);
     expect(stateOf(w)).toMatchObject({ generation: 1, recoveryRequired: false });
+    // status says the copy awaits settling, not just "unpublished changes".
+    const status = await Effect.runPromise(w.open().status({ path: "/ws/a" }));
+    expect(status.recoveryPending).toBe(true);
     const again = await commit(w.open());
     expect(again.generation).toBe(3);
     expect(w.files("/ws/a")).toEqual(expected);

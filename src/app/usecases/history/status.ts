@@ -16,6 +16,7 @@ import { idsOf, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
 import { forEachPooled } from "../shared/pooled.js";
 import { pulledState } from "../shared/pulled.js";
+import { loadIntent, publicationLanded } from "../workingCopy/rewriteIntent.js";
 import { readManifest } from "../commit/remote.js";
 import { loadText } from "../pull/mergeRun.js";
 import { type CopyState, loadStats, mergeBaseOf } from "../workingCopy/privateState.js";
@@ -116,6 +117,11 @@ export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainErro
     );
     markers.sort((a, b) => compareCodeUnits(a.path, b.path));
     const { manifest } = yield* readManifest(call.store);
+    // A commit whose publication landed but whose copy was never settled (its process
+    // stopped after the swap): the changes it published are still listed, since the
+    // baseline lacks them, and the next pull or commit settles the copy — said as for
+    // an interrupted rewrite, so that they do not read as simply unpublished.
+    const unsettled = publicationLanded(yield* loadIntent(call, state), manifest);
     const remote = Option.match(manifest, {
       onNone: () => ({ remoteGeneration: 0, ahead: 0, atLeast: false }),
       onSome: (m) => ({
@@ -131,7 +137,7 @@ export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainErro
       changes,
       markers,
       invalid: issues,
-      recoveryPending: state.recoveryRequired,
+      recoveryPending: state.recoveryRequired || unsettled,
       ...(state.held.size === 0 ? {} : { held: [...state.held.keys()].sort(compareCodeUnits) }),
     };
   });
