@@ -7,6 +7,7 @@ import { compareCodeUnits } from "../../../domain/paths.js";
 import { fileChanges, type FileChange } from "../../../domain/treeDiff.js";
 import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "./mergeRun.js";
+import { keepingLocal, unresolvedBlocks } from "./unresolvedBlocks.js";
 import { deferUntilAwaited } from "../workingCopy/pendingWrites.js";
 import { loadStats, mergeBaseOf, type CopyState } from "../workingCopy/privateState.js";
 import { emptyView, readRemote, samePublication, type RemoteView } from "../commit/remote.js";
@@ -90,9 +91,16 @@ export const synchronise = (
     // copy itself.
     const unchanged =
       !recovering && mergeBase === known.tree && samePublication(remote.view, known);
+    // A file still holding blocks the notebook changed again stays as it is (see
+    // unresolvedBlocks.ts): merged with itself, held, and its blocks reported again.
+    const remoteIds = viewTree(remote.view);
+    const unresolved = unchanged
+      ? []
+      : yield* unresolvedBlocks(call.blobs, idsOf(base), local, remoteIds);
+    const kept = unresolved.map((issue) => issue.path);
     const { merged, conflicts } = unchanged
       ? { merged: local, conflicts: [] }
-      : yield* runMerge(idsOf(base), local, viewTree(remote.view), call.blobs);
+      : yield* runMerge(idsOf(base), local, keepingLocal(remoteIds, local, kept), call.blobs);
     // Line counts read the old contents, so they are taken before the rewrite.
     const files = yield* diffStats(call.blobs, changedPaths(scan, merged), onDisk, merged);
     const settled = yield* settle(
@@ -103,6 +111,7 @@ export const synchronise = (
       "no",
       scanLearnt(scan, stats.stamps),
       prune,
+      kept,
     );
     // Blocks an interrupted call wrote and nobody resolved since are this call's to report.
     const leftOver = recovering ? yield* interruptedConflicts(call, intent, merged) : [];
@@ -113,7 +122,10 @@ export const synchronise = (
       state: settled.state,
       generation: remote.view.generation,
       files: held.size === 0 ? files : files.filter((file) => !held.has(file.path)),
-      conflicts: withoutHeld(withLeftOver(conflicts, leftOver), settled.held),
+      conflicts: withLeftOver(
+        withoutHeld(withLeftOver(conflicts, leftOver), settled.held),
+        unresolved,
+      ),
       incoming: () => fileChanges(onDisk, merged),
     };
   });

@@ -7,6 +7,7 @@ import { Clock, Effect, Either, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
 import { countChanges } from "../../../domain/diffstat.js";
+import { compareCodeUnits } from "../../../domain/paths.js";
 import type { FileStat } from "../../../domain/tree.js";
 import type { BlobSource } from "./blobs.js";
 import type { CopyCall } from "../shared/context.js";
@@ -185,6 +186,9 @@ const heldBases = (
  * merged again is held, keeps the merge base the next call needs (the state's `held`,
  * see heldBases), and is listed in the result.
  *
+ * `kept`: paths the caller left as the copy holds them (not in `changed`; pull.ts keeps a
+ * file with unresolved blocks the notebook changed again): held like those.
+ *
  * The stat cache is written after the call's answer (shared/afterAnswer.ts). So is the prune
  * of baseline files and cached packs the new baseline no longer needs, when `prune` is
  * "afterAnswer": only for a call's last settle, since it keeps nothing the call writes
@@ -198,9 +202,10 @@ export const settle = (
   remoteAccepted: "yes" | "no",
   statsChanged = true,
   prune: "now" | "afterAnswer" = "now",
+  kept: ReadonlyArray<string> = [],
 ): Effect.Effect<Settled, DomainError> =>
   Effect.uninterruptible(
-    settleNow(call, scan, merged, accepted, remoteAccepted, statsChanged, prune),
+    settleNow(call, scan, merged, accepted, remoteAccepted, statsChanged, prune, kept),
   );
 
 const settleNow = (
@@ -211,11 +216,13 @@ const settleNow = (
   remoteAccepted: "yes" | "no",
   statsChanged: boolean,
   prune: "now" | "afterAnswer",
+  kept: ReadonlyArray<string>,
 ): Effect.Effect<Settled, DomainError> =>
   Effect.gen(function* () {
     const changed = changedPaths(scan, merged);
     if (
       changed.length === 0 &&
+      kept.length === 0 &&
       Option.isSome(call.state) &&
       isCurrent(call.state.value, accepted)
     ) {
@@ -263,13 +270,14 @@ const settleNow = (
       const done = yield* materialise(writer, scan, merged, changed, call.blobs);
       yield* reach(hook, "before-state-record");
       const now = yield* Clock.currentTimeMillis;
-      // Held files keep their previous baseline entries: the early file does not say so.
+      const held = kept.length === 0 ? done.held : [...done.held, ...kept].sort(compareCodeUnits);
+      // Held files keep the base the next call needs: the early file does not say so.
       const record =
-        done.held.length === 0
+        held.length === 0
           ? { file: early, of: next }
           : {
               file: Option.none<BaselineFile>(),
-              of: { ...next, held: yield* heldBases(call, done.held, merged, accepted) },
+              of: { ...next, held: yield* heldBases(call, held, merged, accepted) },
             };
       // The baseline names blobs in cached packs: those still being written must be
       // durable before the record names it.
@@ -294,7 +302,7 @@ const settleNow = (
         call,
         "stats",
       )(saveStats(call.fs, call.copyDir, call.memo, { stamps: done.stamps, recordedAtMs: now }));
-      return { state, changed, held: done.held };
+      return { state, changed, held };
     });
     // After a publication was accepted nothing may read as "not published" (SPEC §4.1).
     const recoverable = guarded || remoteAccepted === "yes";
