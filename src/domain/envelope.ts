@@ -131,6 +131,7 @@ export const errorEnvelope = (
  * message
  * detail: disk full                                   (when present)
  * file: notes/a.md · TEXT_CONFLICT · lines 12-18, 30   (one per file; `line 5` for one line)
+ * file: d · FILE_DIRECTORY · side local · movedTo d~local · keptAs d   (a file moved aside)
  * action: EDIT_FILES
  * retryable: false
  * diagnosticId: 0011223344556677
@@ -173,6 +174,9 @@ const errorStructured = (
     path: file.path,
     reason: file.reason,
     ranges: file.ranges.map((range) => ({ start: range.start, end: range.end })),
+    ...(file.movedTo === undefined ? {} : { movedTo: file.movedTo }),
+    ...(file.side === undefined ? {} : { side: file.side }),
+    ...(file.keptAs === undefined ? {} : { keptAs: file.keptAs }),
   })),
   ...(error.code === "RECOVERY_FAILURE" && error.recovery !== undefined
     ? {
@@ -193,7 +197,14 @@ const candidLines = (structured: ErrorStructured): ReadonlyArray<string> => [
   ...(structured.detail === undefined ? [] : [`detail: ${structured.detail}`]),
   ...structured.files.map((file) => {
     const ranges = formatRanges(file.ranges);
-    return `file: ${file.path} · ${file.reason}${ranges === "" ? "" : ` · ${ranges}`}`;
+    return [
+      `file: ${file.path}`,
+      file.reason,
+      ...(ranges === "" ? [] : [ranges]),
+      ...(file.side === undefined ? [] : [`side ${file.side}`]),
+      ...(file.movedTo === undefined ? [] : [`movedTo ${file.movedTo}`]),
+      ...(file.keptAs === undefined ? [] : [`keptAs ${file.keptAs}`]),
+    ].join(" · ");
   }),
   `action: ${structured.action}`,
   `retryable: ${structured.retryable}`,

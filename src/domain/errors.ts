@@ -151,8 +151,8 @@ export const errorTable = {
     MERGE_CONFLICT: {
       action: "EDIT_FILES",
       retryable: false,
-      when: "Local and remote changes overlap; conflict blocks were written into the listed files.",
-      remedy: "Resolve each listed block or file, then call notes_commit.",
+      when: "Local and remote changes overlap; conflict blocks were written into the listed files, or a file was moved aside (movedTo).",
+      remedy: "Resolve each listed block or file as the message says, then call notes_commit.",
     },
     UNRESOLVED_MARKERS: {
       action: "EDIT_FILES",
@@ -413,12 +413,13 @@ export const fileReasonTable = {
   },
   FILE_DIRECTORY: {
     code: "CONTENT_CONFLICT",
-    meaning: "One side has a file where the other has a directory of files.",
+    meaning:
+      "One side has a file where the other has a directory of files: the directory stays (`keptAs`), the file was moved aside to `movedTo` (`~local` or `~remote` after its name).",
   },
   CASE_CONFLICT: {
     code: "CONTENT_CONFLICT",
     meaning:
-      "The two sides named paths equal under case folding; the local one was moved aside (`~local`).",
+      "The two sides named paths equal under case folding: the notebook's spelling stays (`keptAs`), the other file was moved aside to `movedTo` (`~local` after its name, or after its directory's).",
   },
   MARKER_BLOCK: {
     code: "CONTENT_CONFLICT",
@@ -465,11 +466,36 @@ export const engineDetailCauses: { readonly [D in EngineDetail]: string } = {
   "name too long": "A host path or name is longer than the file system allows (ENAMETOOLONG).",
 };
 
-/** One affected file of an error. */
+/**
+ * What each field of a `files[]` entry says (documentation; docs/errors.md lists exactly
+ * these). `movedTo`, `side` and `keptAs` appear together, only on a conflict that moved
+ * a file aside: without them a caller learns that something clashed but not where its
+ * own note went.
+ */
+export const fileIssueFields = {
+  path: "The file, relative to the working copy (for a moved file: where it was).",
+  reason: "A file reason (below).",
+  ranges: "One-based inclusive line ranges; `[]` when the reason is not about lines.",
+  movedTo:
+    "`FILE_DIRECTORY` and `CASE_CONFLICT` only: where the file that stood at `path` is now (it was moved aside).",
+  side: "With `movedTo`: whose file was moved: `local` (the working copy's) or `remote` (the notebook's; for quire revert, the version from before the reverted generation).",
+  keptAs:
+    "With `movedTo`: what stayed in its place: the directory (`FILE_DIRECTORY`), or the other side's file or directory spelt differently (`CASE_CONFLICT`).",
+  // Exactly FileIssue's fields: a field added there without its documentation (or the
+  // reverse) does not compile.
+} as const satisfies { readonly [F in keyof FileIssue]-?: string };
+
+/** One affected file of an error (fields as {@link fileIssueFields} says). */
 export interface FileIssue {
   readonly path: string;
   readonly reason: FileReason;
   readonly ranges: ReadonlyArray<LineRange>;
+  /** Where the file at `path` is now, when a conflict moved it aside. */
+  readonly movedTo?: string;
+  /** With `movedTo`: whose file moved. */
+  readonly side?: "local" | "remote";
+  /** With `movedTo`: what stayed at `path` (or at its other spelling). */
+  readonly keptAs?: string;
 }
 
 /** The recovery report of a RECOVERY_FAILURE. */

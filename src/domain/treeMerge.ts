@@ -15,14 +15,20 @@ export type MergeEntry =
       readonly remote: string;
     };
 
+/** A side of a merge: `local` the working copy, `remote` the other state merged into it. */
+export type MergeSide = "local" | "remote";
+
 /**
  * A structural conflict found by the tree merge.
  * - `DELETE_MODIFY`: one side deleted the file the other modified; the modified file is kept.
  * - `FILE_DIRECTORY`: one side has a file where the other has a directory; the directory
- *   stays and the file moves to `movedTo` (`<path>~local` or `<path>~remote`).
+ *   stays (`keptAs`) and the file moves to `movedTo` (`<path>~local` or `<path>~remote`).
  * - `CASE_COLLISION`: the sides brought paths (or directories) equal under case folding;
- *   the remote spelling stays and the other file moves to `movedTo` (`<path>~local`, or
- *   for a directory spelt differently `<dir>~local/<rest>`).
+ *   the remote spelling stays (`keptAs`) and the other file moves to `movedTo`
+ *   (`<path>~local`, or for a directory spelt differently `<dir>~local/<rest>`).
+ *
+ * A moved conflict carries `movedTo`, `side` and `keptAs` together, so that whoever
+ * reads it learns where each side's version now is, not only that something clashed.
  */
 export interface TreeConflict {
   /** The path as the side that caused the conflict wrote it. */
@@ -30,6 +36,14 @@ export interface TreeConflict {
   readonly reason: "DELETE_MODIFY" | "FILE_DIRECTORY" | "CASE_COLLISION";
   /** Where the file was put instead of `path`, when it had to move aside. */
   readonly movedTo?: string;
+  /** With `movedTo`: whose file moved aside. */
+  readonly side?: MergeSide;
+  /**
+   * With `movedTo`: what stayed in place of it, as the merged tree spells it: the
+   * directory (FILE_DIRECTORY), the other file or the kept directory spelling
+   * (CASE_COLLISION).
+   */
+  readonly keptAs?: string;
 }
 
 /** The plan of a tree merge: the merged tree's entries and the structural conflicts. */
@@ -40,7 +54,7 @@ export interface TreeMergePlan {
   readonly conflicts: ReadonlyArray<TreeConflict>;
 }
 
-type Side = "local" | "remote";
+type Side = MergeSide;
 
 const resolved = (id: string): MergeEntry => ({ _tag: "Resolved", id });
 
@@ -166,19 +180,26 @@ const freeName = (path: string, side: Side, taken: Set<string>, below = 0): stri
 const freeFileName = (path: string, side: Side, taken: Set<string>): string =>
   freeName(path, side, taken) ?? path;
 
-/** Moves the entry at `from` to `to` and records the conflict under the original path. */
+/** Where a file moves: its new path, whose it is, and what stays where it was. */
+interface Move {
+  readonly to: string;
+  readonly side: Side;
+  readonly keptAs: string;
+}
+
+/** Moves the entry at `from` and records the conflict under the original path. */
 const move = (
   entries: Map<string, MergeEntry>,
   conflicts: Map<string, TreeConflict>,
   from: string,
-  to: string,
   reason: TreeConflict["reason"],
+  { to, side, keptAs }: Move,
 ): void => {
   const entry = entries.get(from);
   if (entry === undefined) return;
   entries.delete(from);
   entries.set(to, entry);
-  conflicts.set(from, { path: from, reason, movedTo: to });
+  conflicts.set(from, { path: from, reason, movedTo: to, side, keptAs });
 };
 
 /**
@@ -220,7 +241,8 @@ const renameCaseTwinDirectories = (
       if (rest > (below.get(spelling) ?? 0)) below.set(spelling, rest);
     }
   }
-  const renames = new Map<string, string>();
+  // Spelling → its new name, the side it is named after, and the spelling that stays.
+  const renames = new Map<string, Move>();
   const renamedAbove = (spelling: string): boolean => {
     for (
       let slash = spelling.indexOf("/");
@@ -238,34 +260,33 @@ const renameCaseTwinDirectories = (
     if (candidates.length < 2) continue;
     const keeper = (candidates.find(([, usedByRemote]) => usedByRemote) ?? candidates[0])?.[0];
     for (const [spelling, usedByRemote] of candidates) {
-      if (spelling !== keeper)
-        // A directory over a tree too deep for any longer name joins the keeper's
-        // spelling instead; the files that then clash are separated one by one.
-        renames.set(
-          spelling,
-          freeName(spelling, usedByRemote ? "remote" : "local", taken, below.get(spelling) ?? 0) ??
-            keeper ??
-            spelling,
-        );
+      if (spelling === keeper || keeper === undefined) continue;
+      const side = usedByRemote ? "remote" : "local";
+      // A directory over a tree too deep for any longer name joins the keeper's
+      // spelling instead; the files that then clash are separated one by one.
+      const to = freeName(spelling, side, taken, below.get(spelling) ?? 0) ?? keeper;
+      renames.set(spelling, { to, side, keptAs: keeper });
     }
   }
 
-  const moves: Array<[string, string]> = [];
+  const moves: Array<[string, Move]> = [];
   for (const path of entries.keys()) {
     for (let slash = path.indexOf("/"); slash !== -1; slash = path.indexOf("/", slash + 1)) {
       const renamed = renames.get(path.slice(0, slash));
       if (renamed !== undefined) {
-        moves.push([path, renamed + path.slice(slash)]);
+        moves.push([path, { ...renamed, to: renamed.to + path.slice(slash) }]);
         break;
       }
     }
   }
-  for (const [from, to] of moves) {
-    // Joined into the keeper's directory onto a file of the same spelling: beside it.
-    const free = entries.has(to)
-      ? freeFileName(to, remote.has(from) ? "remote" : "local", taken)
-      : to;
-    move(entries, conflicts, from, free, "CASE_COLLISION");
+  for (const [from, renamed] of moves) {
+    // Joined into the keeper's directory onto a file of the same spelling: beside it,
+    // and that file is what stays.
+    if (entries.has(renamed.to)) {
+      const side = remote.has(from) ? "remote" : "local";
+      const to = freeFileName(renamed.to, side, taken);
+      move(entries, conflicts, from, "CASE_COLLISION", { to, side, keptAs: renamed.to });
+    } else move(entries, conflicts, from, "CASE_COLLISION", renamed);
   }
 };
 
@@ -287,21 +308,28 @@ const separateClashes = (
   const sideOf = (path: string): Side =>
     remote.has(path) && !local.has(path) ? "remote" : "local";
   const files = new Map<string, Array<string>>();
-  const directories = new Set<string>();
+  // Folded directory → a spelling of it (the first seen: once twin directories are
+  // separated, a directory has one spelling), to say which directory stayed.
+  const directories = new Map<string, string>();
   for (const path of entries.keys()) {
     const folded = caseFoldKey(path);
     const same = files.get(folded);
     if (same === undefined) files.set(folded, [path]);
     else same.push(path);
-    forEachDirectory(path, folded, (_spelling, directory) => directories.add(directory));
+    forEachDirectory(path, folded, (spelling, directory) => {
+      if (!directories.has(directory)) directories.set(directory, spelling);
+    });
   }
-  const taken = new Set<string>([...files.keys(), ...directories]);
+  const taken = new Set<string>([...files.keys(), ...directories.keys()]);
 
   // File versus directory: the directory stays, the file moves aside.
   for (const [folded, paths] of files) {
-    if (!directories.has(folded)) continue;
+    const directory = directories.get(folded);
+    if (directory === undefined) continue;
     for (const path of [...paths].sort(compareCodeUnits)) {
-      move(entries, conflicts, path, freeFileName(path, sideOf(path), taken), "FILE_DIRECTORY");
+      const side = sideOf(path);
+      const to = freeFileName(path, side, taken);
+      move(entries, conflicts, path, "FILE_DIRECTORY", { to, side, keptAs: directory });
     }
     files.delete(folded);
   }
@@ -311,9 +339,12 @@ const separateClashes = (
     if (paths.length < 2) continue;
     const sorted = [...paths].sort(compareCodeUnits);
     const keeper = sorted.find((path) => remote.has(path)) ?? sorted[0];
+    if (keeper === undefined) continue;
     for (const path of sorted) {
-      if (path !== keeper)
-        move(entries, conflicts, path, freeFileName(path, sideOf(path), taken), "CASE_COLLISION");
+      if (path === keeper) continue;
+      const side = sideOf(path);
+      const to = freeFileName(path, side, taken);
+      move(entries, conflicts, path, "CASE_COLLISION", { to, side, keptAs: keeper });
     }
   }
 };

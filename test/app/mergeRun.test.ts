@@ -139,7 +139,14 @@ describe("runMerge with merge attributes", () => {
       { ...attrs, "journal.md/x.md": "- remote\n" },
     );
     expect(outcome.conflicts).toEqual([
-      { path: "journal.md", reason: "FILE_DIRECTORY", ranges: [] },
+      {
+        path: "journal.md",
+        reason: "FILE_DIRECTORY",
+        ranges: [],
+        movedTo: "journal.md~local",
+        side: "local",
+        keptAs: "journal.md",
+      },
     ]);
   });
 

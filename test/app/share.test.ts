@@ -13,7 +13,7 @@ import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import { makeUnixSocketChannel } from "../../src/adapters/unixSocketChannel.js";
 import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
-import { decodeAnswer } from "../../src/app/share/protocol.js";
+import { decodeAnswer, protocolVersion as version } from "../../src/app/share/protocol.js";
 import {
   channelName,
   defaultShareTiming,
@@ -468,22 +468,24 @@ describe("sharing a process among the serve processes of a store", () => {
       return Either.getOrThrow(decodeAnswer(answer));
     };
     const options = { ...baseOptions };
-    const other = await ask(JSON.stringify({ op: "pull", version: 1, release: "0.0.1", options }));
+    const other = await ask(JSON.stringify({ op: "pull", version, release: "0.0.1", options }));
     expect(other._tag).toBe("Refused");
+    const older = await ask(JSON.stringify({ op: "pull", version: version - 1, release, options }));
+    expect(older._tag).toBe("Refused");
     const extra = await ask(
-      JSON.stringify({ op: "pull", version: 1, release, options, surprise: true }),
+      JSON.stringify({ op: "pull", version, release, options, surprise: true }),
     );
     expect(extra._tag).toBe("Refused");
     expect((await ask("not json"))._tag).toBe("Refused");
     // Nested deep enough to overflow the stack of anything formatting it recursively.
     const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
-    const nested = await ask(`{"op":"pull","version":1,"release":"x","options":${deep}}`);
+    const nested = await ask(`{"op":"pull","version":${version},"release":"x","options":${deep}}`);
     expect(nested._tag).toBe("Refused");
     const huge = await ask(
-      JSON.stringify({ op: "pull", version: 1, release, options: "x".repeat(1 << 20) }),
+      JSON.stringify({ op: "pull", version, release, options: "x".repeat(1 << 20) }),
     );
     expect(huge._tag === "Refused" && huge.why.length < 200).toBe(true);
-    const fine = await ask(JSON.stringify({ op: "pull", version: 1, release, options }));
+    const fine = await ask(JSON.stringify({ op: "pull", version, release, options }));
     expect(fine._tag).toBe("Outcome");
     expect(a.ran.calls).toBe(1);
   });

@@ -6,6 +6,7 @@
 import { Either } from "effect";
 import { describe, expect, it } from "vitest";
 import { decodeAnswer, encodeAnswer } from "../../src/app/share/protocol.js";
+import { domainError } from "../../src/domain/errors.js";
 
 describe("share protocol answers", () => {
   it("a commit report with incoming changes decodes, without them", () => {
@@ -22,5 +23,29 @@ describe("share protocol answers", () => {
         outcome: Either.right({ path: "/ws/a", generation: 3, files: report.files }),
       }),
     );
+  });
+
+  it("a conflict that moved a file aside keeps where each side went (movedTo, side, keptAs)", () => {
+    const error = domainError({
+      code: "CONTENT_CONFLICT",
+      reason: "MERGE_CONFLICT",
+      message: "Your note d was moved to d~local because the notebook now has a folder d.",
+      files: [
+        {
+          path: "d",
+          reason: "FILE_DIRECTORY",
+          ranges: [],
+          movedTo: "d~local",
+          side: "local",
+          keptAs: "d",
+        },
+        { path: "n.md", reason: "TEXT_CONFLICT", ranges: [{ start: 1, end: 5 }] },
+      ],
+    });
+    const decoded = decodeAnswer(encodeAnswer(Either.left(error)));
+    expect(Either.isRight(decoded), JSON.stringify(decoded)).toBe(true);
+    if (Either.isLeft(decoded) || decoded.right._tag !== "Outcome") return;
+    const outcome = decoded.right.outcome;
+    expect(Either.isLeft(outcome) ? outcome.left.files : undefined).toEqual(error.files);
   });
 });

@@ -180,6 +180,14 @@ describe("a conflict on a long name", () => {
     expect(Buffer.byteLength(aside ?? "")).toBeLessThanOrEqual(255);
     expect(read(b, `${long}/inside.md`)).toBe("from b\n");
     expect(read(b, aside ?? "")).toBe("from a\n");
+    // The error says where the notebook's note went, in its file line and its message.
+    expect(fileLines(committed.stderr)).toContain(
+      `file: ${long} · FILE_DIRECTORY · side remote · movedTo ${aside} · keptAs ${long}`,
+    );
+    expect(committed.stderr).toContain(
+      `The notebook's note ${long} was written as ${aside} because your copy has a folder ${long}.`,
+    );
+    expect(committed.stderr).toContain("Then call quire commit again.");
     // No recovery pending: the next calls work.
     const next = await commit(w, b, "both kept");
     expect(next.code, next.stderr).toBe(0);

@@ -114,6 +114,41 @@ describe("errorEnvelope", () => {
     });
   });
 
+  it("says where a file moved aside went and what stayed, in the structure and the text", () => {
+    const moved = domainError({
+      code: "CONTENT_CONFLICT",
+      reason: "MERGE_CONFLICT",
+      message: "Your note d was moved to d~local because the notebook now has a folder d.",
+      files: [
+        {
+          path: "d",
+          reason: "FILE_DIRECTORY",
+          ranges: [],
+          movedTo: "d~local",
+          side: "local",
+          keptAs: "d",
+        },
+        { path: "n.md", reason: "TEXT_CONFLICT", ranges: [{ start: 2, end: 6 }] },
+      ],
+    });
+    const { text, structured } = errorEnvelope(moved, "0011223344556677", noPathSets);
+    expect(structured.files).toEqual([
+      {
+        path: "d",
+        reason: "FILE_DIRECTORY",
+        ranges: [],
+        movedTo: "d~local",
+        side: "local",
+        keptAs: "d",
+      },
+      { path: "n.md", reason: "TEXT_CONFLICT", ranges: [{ start: 2, end: 6 }] },
+    ]);
+    expect(text.split("\n").filter((line) => line.startsWith("file: "))).toEqual([
+      "file: d · FILE_DIRECTORY · side local · movedTo d~local · keptAs d",
+      "file: n.md · TEXT_CONFLICT · lines 2-6",
+    ]);
+  });
+
   it("adds detail, recovery and path-set lines only when present", () => {
     const engine = domainError({
       code: "ENGINE_FAILED",

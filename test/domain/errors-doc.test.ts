@@ -6,6 +6,7 @@ import {
   engineDetails,
   errorActions,
   errorRows,
+  fileIssueFields,
   fileReasonTable,
   fileReasons,
 } from "../../src/domain/errors.js";
@@ -74,6 +75,13 @@ describe("docs/errors.md", () => {
       fileReasonTable[reason].meaning,
     ]);
     expect(sorted(documented)).toEqual(sorted(expected));
+  });
+
+  it("lists exactly the fields of a files[] entry, with their meanings", () => {
+    const documented = table(["file field", "meaning"]);
+    expect(sorted(documented)).toEqual(
+      sorted(Object.entries(fileIssueFields).map(([field, meaning]) => [field, meaning])),
+    );
   });
 
   it("lists exactly the ENGINE_FAILED detail strings", () => {

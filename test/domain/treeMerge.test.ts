@@ -72,7 +72,13 @@ describe("planTreeMerge structural conflicts", () => {
       "notes/a~local": resolved("f"),
     });
     expect(plan.conflicts).toEqual([
-      { path: "notes/a", reason: "FILE_DIRECTORY", movedTo: "notes/a~local" },
+      {
+        path: "notes/a",
+        reason: "FILE_DIRECTORY",
+        movedTo: "notes/a~local",
+        side: "local",
+        keptAs: "notes/a",
+      },
     ]);
   });
 
@@ -87,7 +93,9 @@ describe("planTreeMerge structural conflicts", () => {
       "a~remote": resolved("f"),
       k: resolved("0"),
     });
-    expect(plan.conflicts).toEqual([{ path: "a", reason: "FILE_DIRECTORY", movedTo: "a~remote" }]);
+    expect(plan.conflicts).toEqual([
+      { path: "a", reason: "FILE_DIRECTORY", movedTo: "a~remote", side: "remote", keptAs: "a" },
+    ]);
   });
 
   it("adds a counter when the aside name is taken", () => {
@@ -97,14 +105,18 @@ describe("planTreeMerge structural conflicts", () => {
       "a~local": resolved("t"),
       "a~local~2": resolved("f"),
     });
-    expect(plan.conflicts).toEqual([{ path: "a", reason: "FILE_DIRECTORY", movedTo: "a~local~2" }]);
+    expect(plan.conflicts).toEqual([
+      { path: "a", reason: "FILE_DIRECTORY", movedTo: "a~local~2", side: "local", keptAs: "a" },
+    ]);
   });
 
   it("reports a file kept by delete/modify that clashes with a directory once, as FILE_DIRECTORY", () => {
     // Remote replaced file a by directory a/; local modified file a.
     const plan = planTreeMerge(tree({ a: "1" }), tree({ a: "2" }), tree({ "a/x": "3" }));
     expect(entriesOf(plan)).toEqual({ "a/x": resolved("3"), "a~local": resolved("2") });
-    expect(plan.conflicts).toEqual([{ path: "a", reason: "FILE_DIRECTORY", movedTo: "a~local" }]);
+    expect(plan.conflicts).toEqual([
+      { path: "a", reason: "FILE_DIRECTORY", movedTo: "a~local", side: "local", keptAs: "a" },
+    ]);
   });
 
   it("keeps remote's path of two equal under case folding and moves local's aside", () => {
@@ -114,7 +126,13 @@ describe("planTreeMerge structural conflicts", () => {
       "Readme.md~local": resolved("l"),
     });
     expect(plan.conflicts).toEqual([
-      { path: "Readme.md", reason: "CASE_COLLISION", movedTo: "Readme.md~local" },
+      {
+        path: "Readme.md",
+        reason: "CASE_COLLISION",
+        movedTo: "Readme.md~local",
+        side: "local",
+        keptAs: "README.md",
+      },
     ]);
   });
 
@@ -138,7 +156,13 @@ describe("planTreeMerge structural conflicts", () => {
     const decomposed = "CAFE\u0301.md";
     const plan = planTreeMerge(tree({}), tree({ [decomposed]: "l" }), tree({ [composed]: "r" }));
     expect(plan.conflicts).toEqual([
-      { path: decomposed, reason: "CASE_COLLISION", movedTo: `${decomposed}~local` },
+      {
+        path: decomposed,
+        reason: "CASE_COLLISION",
+        movedTo: `${decomposed}~local`,
+        side: "local",
+        keptAs: composed,
+      },
     ]);
   });
 
@@ -155,8 +179,20 @@ describe("planTreeMerge structural conflicts", () => {
       top: resolved("0"),
     });
     expect(plan.conflicts).toEqual([
-      { path: "Notes/a.md", reason: "CASE_COLLISION", movedTo: "Notes~local/a.md" },
-      { path: "Notes/sub/b.md", reason: "CASE_COLLISION", movedTo: "Notes~local/sub/b.md" },
+      {
+        path: "Notes/a.md",
+        reason: "CASE_COLLISION",
+        movedTo: "Notes~local/a.md",
+        side: "local",
+        keptAs: "notes",
+      },
+      {
+        path: "Notes/sub/b.md",
+        reason: "CASE_COLLISION",
+        movedTo: "Notes~local/sub/b.md",
+        side: "local",
+        keptAs: "notes",
+      },
     ]);
   });
 
@@ -164,7 +200,13 @@ describe("planTreeMerge structural conflicts", () => {
     const plan = planTreeMerge(tree({}), tree({ Docs: "f" }), tree({ "docs/x": "d" }));
     expect(entriesOf(plan)).toEqual({ "Docs~local": resolved("f"), "docs/x": resolved("d") });
     expect(plan.conflicts).toEqual([
-      { path: "Docs", reason: "FILE_DIRECTORY", movedTo: "Docs~local" },
+      {
+        path: "Docs",
+        reason: "FILE_DIRECTORY",
+        movedTo: "Docs~local",
+        side: "local",
+        keptAs: "docs",
+      },
     ]);
   });
 

@@ -23,8 +23,8 @@ import {
 import type { SyncReport } from "../Notebook.js";
 import type { NotebookOptions } from "../usecases/shared/notebookOptions.js";
 
-/** Bumped whenever a frame's shape changes. */
-export const protocolVersion = 1;
+/** Bumped whenever a frame's shape changes (2: a file entry's movedTo, side, keptAs). */
+export const protocolVersion = 2;
 
 /** The largest frame either side accepts: a pull of a large notebook lists every file. */
 export const maxFrameBytes = 256 * 1024 * 1024;
@@ -148,6 +148,10 @@ const ErrorShape = Schema.Struct({
       path: Schema.String,
       reason: Schema.String.pipe(Schema.filter(isFileReason)),
       ranges: Schema.Array(LineRange),
+      // Where a conflict moved a file aside (errors.ts, fileIssueFields).
+      movedTo: Schema.optionalWith(Schema.String, { exact: true }),
+      side: Schema.optionalWith(Schema.Literal("local", "remote"), { exact: true }),
+      keptAs: Schema.optionalWith(Schema.String, { exact: true }),
     }),
   ),
   detail: Schema.optionalWith(Schema.Literal(...engineDetails), { exact: true }),

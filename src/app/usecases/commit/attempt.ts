@@ -198,7 +198,7 @@ const concludedEnd = (
           const written = withoutHeld(conclusion.conflicts, settled.held);
           return Effect.fail(
             written.length > 0
-              ? conflictError(written, "notes_commit")
+              ? conflictError(written, { _tag: "Commit" })
               : domainError({
                   code: "ENGINE_FAILED",
                   reason: "LOCAL_IO",

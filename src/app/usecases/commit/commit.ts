@@ -112,7 +112,7 @@ const recoverFirst = (call: CopyCall, pulled: CopyState): Effect.Effect<CopyCall
       const resynchronised = yield* synchronise(call);
       if (unsettled) yield* clearIntent(call);
       if (resynchronised.conflicts.length > 0)
-        return yield* Effect.fail(conflictError(resynchronised.conflicts, "notes_commit"));
+        return yield* Effect.fail(conflictError(resynchronised.conflicts, { _tag: "Commit" }));
       state = resynchronised.state;
     }
     // After a resynchronisation the content source may point into cached packs that

@@ -19,7 +19,7 @@ import { takeSeen } from "./staging.js";
 import type { CopyCall } from "../shared/context.js";
 import { reach } from "../shared/failpoints.js";
 import { clearIntent } from "../workingCopy/rewriteIntent.js";
-import { synchronise } from "../pull/pull.js";
+import { conflictError, synchronise } from "../pull/pull.js";
 import { diffStats, scanTree, settle, viewTree } from "../workingCopy/settle.js";
 import type { Scan } from "../workingCopy/workingCopy.js";
 import type { Published, PlannedAttempt } from "./plan.js";
@@ -188,15 +188,7 @@ export const completeIncluded = (
       Effect.catchAll((failure) => publishedButUnsettled(call, failure)),
     );
     if (synchronised.conflicts.length > 0)
-      return yield* Effect.fail(
-        domainError({
-          code: "CONTENT_CONFLICT",
-          reason: "MERGE_CONFLICT",
-          message:
-            "Your changes were published; a file saved during the call conflicts with a later publication. Resolve the conflict blocks, then call notes_commit again.",
-          files: synchronised.conflicts,
-        }),
-      );
+      return yield* Effect.fail(conflictError(synchronised.conflicts, { _tag: "Published" }));
     return {
       generation,
       files,

@@ -12,6 +12,7 @@ import { compareCodeUnits, findCaseCollisions } from "../../../domain/paths.js";
 import { fileDirectoryClashes, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "../pull/mergeRun.js";
+import { conflictError } from "../pull/pull.js";
 import { materialise } from "../workingCopy/rewrite.js";
 import { publicationStates } from "./generations.js";
 import { unpublished } from "./status.js";
@@ -261,9 +262,4 @@ const refuseNotPulledYet = (
       );
 
 const revertConflict = (generation: number, conflicts: ReadonlyArray<FileIssue>): DomainError =>
-  domainError({
-    code: "CONTENT_CONFLICT",
-    reason: "MERGE_CONFLICT",
-    message: `Undoing generation ${generation} conflicts with later changes to these files; marker blocks were written into them. Resolve them, then commit.`,
-    files: conflicts,
-  });
+  conflictError(conflicts, { _tag: "Revert", generation });

@@ -87,10 +87,15 @@ export const runMerge = (
     if (diffTrees(base, local).length === 0) return { merged: remote, conflicts: [] };
     const plan = planTreeMerge(base, local, remote);
     const merged = new Map<string, string>();
+    // A moved file's entry says where each side now is (movedTo, side, keptAs): the
+    // caller must learn where its note went, not just that something clashed.
     const conflicts: FileIssue[] = plan.conflicts.map((c) => ({
       path: c.path,
       reason: c.reason === "CASE_COLLISION" ? "CASE_CONFLICT" : c.reason,
       ranges: [],
+      ...(c.movedTo === undefined ? {} : { movedTo: c.movedTo }),
+      ...(c.side === undefined ? {} : { side: c.side }),
+      ...(c.keptAs === undefined ? {} : { keptAs: c.keptAs }),
     }));
     const textMerges: Array<TextMergeJob> = [];
     let attributesJob: TextMergeJob | undefined;

@@ -1,5 +1,6 @@
 /** The pull use case (SPEC §6.1): bring the accepted notebook into a working copy. */
 import { Effect, Option } from "effect";
+import { conflictMessage, type ConflictCall } from "../../../domain/conflictMessage.js";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { idsOf, type FileStat } from "../../../domain/tree.js";
 import type { Manifest } from "../../../domain/manifest.js";
@@ -155,18 +156,18 @@ export const withoutHeld = (
   return conflicts.filter((conflict) => !left.has(conflict.path));
 };
 
-/** The conflict error of a merge that left marker blocks or structural conflicts. */
+/**
+ * The conflict error of a merge that left marker blocks or structural conflicts; the
+ * message says which (conflictMessage.ts), and where each file moved aside went.
+ */
 export const conflictError = (
   conflicts: ReadonlyArray<FileIssue>,
-  tool: "notes_pull" | "notes_commit",
+  call: ConflictCall,
 ): DomainError =>
   domainError({
     code: "CONTENT_CONFLICT",
     reason: "MERGE_CONFLICT",
-    message:
-      tool === "notes_commit"
-        ? "Concurrent changes conflict with yours; nothing was published. Resolve the conflict blocks, then call notes_commit again."
-        : "Your unpublished changes conflict with the accepted notebook. Resolve the conflict blocks before notes_commit.",
+    message: conflictMessage(call, conflicts),
     files: conflicts,
   });
 
@@ -177,7 +178,7 @@ export const pull = (
   synchronise(call, "afterAnswer").pipe(
     Effect.flatMap((done) =>
       done.conflicts.length > 0
-        ? Effect.fail(conflictError(done.conflicts, "notes_pull"))
+        ? Effect.fail(conflictError(done.conflicts, { _tag: "Pull" }))
         : Effect.succeed(done),
     ),
   );
