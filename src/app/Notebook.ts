@@ -104,7 +104,8 @@ export interface NotebookService {
   /**
    * SPEC §11: applies the inverse of the publication at `generation` to the working copy
    * as a three-way merge (usecases/history/restore.ts); conflicts are written as a pull
-   * writes them and answered CONTENT_CONFLICT/MERGE_CONFLICT.
+   * writes them and answered CONTENT_CONFLICT/MERGE_CONFLICT, whose `changed` lists
+   * every file written (the clean ones too) and `held` those saved during the call.
    */
   readonly revert: (request: {
     readonly path?: string;

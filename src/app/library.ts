@@ -196,8 +196,9 @@ export interface QuireNotebook {
   }) => Promise<({ readonly code: "OK"; readonly path: string } & RestoredFiles) | ErrorStructured>;
   /**
    * Undoes the publication at `generation` in the working copy as a three-way merge
-   * (SPEC §11), with `code: "OK"`; or the error object (CONTENT_CONFLICT with marker
-   * blocks written, as a pull's).
+   * (SPEC §11), with `code: "OK"`; or the error object (CONTENT_CONFLICT written as a
+   * pull's, whose `changed` lists every file the revert changed, the clean ones too,
+   * and `held` the files saved during the call).
    */
   readonly revert: (options: {
     readonly path?: string;

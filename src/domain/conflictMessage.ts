@@ -32,7 +32,7 @@ const lead = (call: ConflictCall): string => {
     case "Published":
       return "Your changes were published; a file saved during the call conflicts with a later publication.";
     case "Revert":
-      return `Undoing generation ${call.generation} conflicts with later changes.`;
+      return `Undoing generation ${call.generation} conflicts with later changes; the rest of it was written (changed lists every file it changed).`;
   }
 };
 

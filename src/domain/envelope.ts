@@ -3,6 +3,7 @@
  * object of a success or a domain error. Pure; the MCP server only wraps them.
  */
 import type {
+  ChangedFile,
   DomainError,
   EngineDetail,
   ErrorAction,
@@ -55,6 +56,13 @@ export type ErrorStructured = {
   /** ENGINE_FAILED only, and only when the cause was classified. */
   readonly detail?: EngineDetail;
   readonly files: ReadonlyArray<FileIssue>;
+  /**
+   * Only on a CONTENT_CONFLICT after which the call had changed the working copy (a
+   * conflicting quire revert): every file it changed, the conflicted ones included.
+   */
+  readonly changed?: ReadonlyArray<ChangedFile>;
+  /** With `changed`: files saved by someone during the call, left as they were. */
+  readonly held?: ReadonlyArray<string>;
   /** RECOVERY_FAILURE only. */
   readonly recovery?: RecoveryReport;
   readonly readOnly: ReadonlyArray<string>;
@@ -132,6 +140,8 @@ export const errorEnvelope = (
  * detail: disk full                                   (when present)
  * file: notes/a.md · TEXT_CONFLICT · lines 12-18, 30   (one per file; `line 5` for one line)
  * file: d · FILE_DIRECTORY · side local · movedTo d~local · keptAs d   (a file moved aside)
+ * changed: notes/b.md · modified                     (one per changed file, when present)
+ * held: notes/c.md                                   (one per held file, with changed)
  * action: EDIT_FILES
  * retryable: false
  * diagnosticId: 0011223344556677
@@ -178,6 +188,12 @@ const errorStructured = (
     ...(file.side === undefined ? {} : { side: file.side }),
     ...(file.keptAs === undefined ? {} : { keptAs: file.keptAs }),
   })),
+  ...(error.changed === undefined
+    ? {}
+    : {
+        changed: error.changed.map((file) => ({ path: file.path, change: file.change })),
+        held: [...(error.held ?? [])],
+      }),
   ...(error.code === "RECOVERY_FAILURE" && error.recovery !== undefined
     ? {
         recovery: {
@@ -206,6 +222,8 @@ const candidLines = (structured: ErrorStructured): ReadonlyArray<string> => [
       ...(file.keptAs === undefined ? [] : [`keptAs ${file.keptAs}`]),
     ].join(" · ");
   }),
+  ...(structured.changed ?? []).map((file) => `changed: ${file.path} · ${file.change}`),
+  ...(structured.held ?? []).map((path) => `held: ${path}`),
   `action: ${structured.action}`,
   `retryable: ${structured.retryable}`,
   `diagnosticId: ${structured.diagnosticId}`,

@@ -505,10 +505,18 @@ export interface RecoveryReport {
   readonly resynchronized: boolean;
 }
 
+/** A file a call changed in the working copy, and how. */
+export interface ChangedFile {
+  readonly path: string;
+  readonly change: "added" | "modified" | "deleted";
+}
+
 /**
  * A domain error as every surface reports it. Build it with {@link domainError}, which
  * fills `action` and `retryable` from the table; `detail` is only meaningful for
- * ENGINE_FAILED and `recovery` only for RECOVERY_FAILURE.
+ * ENGINE_FAILED, `recovery` only for RECOVERY_FAILURE, and `changed` with `held` only
+ * for a CONTENT_CONFLICT after which the call had changed the working copy anyway (a
+ * conflicting revert writes its clean changes too: the caller must learn of them).
  */
 export class DomainError extends Data.TaggedError("DomainError")<{
   readonly code: ErrorCode;
@@ -519,12 +527,17 @@ export class DomainError extends Data.TaggedError("DomainError")<{
   readonly files: ReadonlyArray<FileIssue>;
   readonly detail?: EngineDetail;
   readonly recovery?: RecoveryReport;
+  /** Every file the call changed in the working copy, the conflicted ones included. */
+  readonly changed?: ReadonlyArray<ChangedFile>;
+  /** With `changed`: files saved by someone during the call, left as they were. */
+  readonly held?: ReadonlyArray<string>;
 }> {}
 
 /**
  * The arguments of {@link domainError}: a union over codes, so `reason` must belong to
- * `code`, `detail` is accepted only for ENGINE_FAILED and `recovery` is required for
- * RECOVERY_FAILURE and refused elsewhere.
+ * `code`, `detail` is accepted only for ENGINE_FAILED, `recovery` is required for
+ * RECOVERY_FAILURE and refused elsewhere, and `changed` (with `held`) only for
+ * CONTENT_CONFLICT.
  */
 export type DomainErrorInput = {
   readonly [C in ErrorCode]: {
@@ -537,7 +550,15 @@ export type DomainErrorInput = {
     : { readonly detail?: never }) &
     (C extends "RECOVERY_FAILURE"
       ? { readonly recovery: RecoveryReport }
-      : { readonly recovery?: never });
+      : { readonly recovery?: never }) &
+    (C extends "CONTENT_CONFLICT"
+      ? {
+          readonly changed?: {
+            readonly files: ReadonlyArray<ChangedFile>;
+            readonly held: ReadonlyArray<string>;
+          };
+        }
+      : { readonly changed?: never });
 }[ErrorCode];
 
 /** Builds a {@link DomainError}, taking `action` and `retryable` from the table. Never throws for typed input. */
@@ -552,6 +573,9 @@ export const domainError = (input: DomainErrorInput): DomainError => {
     files: input.files ?? [],
     ...(input.detail === undefined ? {} : { detail: input.detail }),
     ...(input.recovery === undefined ? {} : { recovery: input.recovery }),
+    ...(input.changed === undefined
+      ? {}
+      : { changed: input.changed.files, held: input.changed.held }),
   });
 };
 

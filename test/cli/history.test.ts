@@ -413,6 +413,51 @@ describe("history: authors and quire log", () => {
   );
 
   it(
+    "a conflicting revert lists every file it wrote, the clean ones too, in the text and with --json",
+    { timeout: 60_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const [one, two] = [world.copy("one"), world.copy("two")];
+      await ok(pull(world, one));
+      write(one, "a.md", "1\n2\n3\n");
+      write(one, "b.md", "x\ny\n");
+      await ok(commit(world, one, "one"));
+      write(one, "a.md", "1\nTWO\n3\n");
+      write(one, "b.md", "X\ny\n");
+      await ok(commit(world, one, "two"));
+      write(one, "a.md", "1\nTWO again\n3\n");
+      await ok(commit(world, one, "three"));
+      await ok(pull(world, two));
+
+      const text = await runCli(world, ["revert", one, "2"]);
+      expect(text.code, text.stderr).toBe(1);
+      expect(text.stdout).toBe("");
+      expect(text.stderr).toContain("CONTENT_CONFLICT · MERGE_CONFLICT");
+      expect(text.stderr).toContain("file: a.md · TEXT_CONFLICT · lines 2-6");
+      expect(text.stderr).toContain("changed: a.md · modified\nchanged: b.md · modified\n");
+      expect(read(one, "b.md")).toBe("x\ny\n");
+
+      const json = await runCli(world, ["revert", two, "2", "--json"]);
+      expect(json.code, json.stderr).toBe(1);
+      expect(json.stderr).toContain("changed: b.md · modified");
+      expect(json.stdout.endsWith("\n") && !json.stdout.slice(0, -1).includes("\n")).toBe(true);
+      const answer = JSON.parse(json.stdout) as Record<string, unknown>;
+      expect(answer).toMatchObject({
+        code: "CONTENT_CONFLICT",
+        reason: "MERGE_CONFLICT",
+        files: [{ path: "a.md", reason: "TEXT_CONFLICT", ranges: [{ start: 2, end: 6 }] }],
+        changed: [
+          { path: "a.md", change: "modified" },
+          { path: "b.md", change: "modified" },
+        ],
+        held: [],
+      });
+      expect(read(two, "b.md")).toBe("x\ny\n");
+    },
+  );
+
+  it(
     "restore refuses a file below a name the copy holds as a file; an empty directory where it goes gives way",
     { timeout: 60_000 },
     async () => {

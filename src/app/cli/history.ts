@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect";
 import { renderCliError } from "../../domain/cliReport.js";
+import { errorEnvelope } from "../../domain/envelope.js";
 import {
   diffJson,
   renderDiff,
@@ -119,6 +120,13 @@ export const runHistory = (
       terminal.out(result.right);
       return exitCodes.ok;
     }
+    // A revert that conflicted changed the copy all the same; with --json a script gets
+    // the error object (every file changed, the conflicts, the held files) on stdout, as
+    // the library answers it, and stdout stays empty for errors that changed nothing.
+    if (invocation.json && result.left.changed !== undefined)
+      terminal.out(
+        `${JSON.stringify(errorEnvelope(result.left, diagnosticId, invocation.config.pathSets, redaction).structured)}\n`,
+      );
     terminal.err(
       renderCliError(
         result.left,

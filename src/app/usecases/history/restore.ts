@@ -6,13 +6,14 @@
  * held, never overwritten.
  */
 import { Effect } from "effect";
+import { conflictMessage } from "../../../domain/conflictMessage.js";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { atOrBelowAny, type RestoredFiles } from "../../../domain/history.js";
 import { compareCodeUnits, findCaseCollisions } from "../../../domain/paths.js";
 import { fileDirectoryClashes, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "../pull/mergeRun.js";
-import { conflictError } from "../pull/pull.js";
+import { withoutHeld } from "../pull/pull.js";
 import { materialise } from "../workingCopy/rewrite.js";
 import { publicationStates } from "./generations.js";
 import { unpublished } from "./status.js";
@@ -207,8 +208,9 @@ export const restoreFiles = (
  * Applies the inverse of the publication at `generation` to the copy as a three-way
  * merge (base: the notebook just after it; theirs: just before it; ours: the copy), so
  * that later changes to the same files are kept. Conflicts are written as a pull writes
- * them (marker blocks) and answered CONTENT_CONFLICT/MERGE_CONFLICT with the files;
- * GENERATION_PRUNED when its content is gone; INVALID_CONTENT as for restoreFiles
+ * them (marker blocks, files moved aside) and answered CONTENT_CONFLICT/MERGE_CONFLICT
+ * with the conflicts as `files` and every file written as `changed` (the clean changes
+ * are written too); GENERATION_PRUNED when its content is gone; INVALID_CONTENT as for restoreFiles
  * (a file it brings back clashing by case with a kept one included).
  */
 export const revertPublication = (
@@ -238,7 +240,11 @@ export const revertPublication = (
       .sort(compareCodeUnits);
     yield* refuseUnwritable(issues, merged, local, changed, touched);
     const written = yield* write(call, scan, local, merged, changed, generation);
-    if (conflicts.length > 0) return yield* Effect.fail(revertConflict(generation, conflicts));
+    // A conflicted file someone saved during the call was left as saved (held): it holds
+    // no blocks to resolve, and `held` names it.
+    const unresolved = withoutHeld(conflicts, written.held);
+    if (unresolved.length > 0)
+      return yield* Effect.fail(revertConflict(generation, unresolved, written));
     return written;
   });
 
@@ -261,5 +267,19 @@ const refuseNotPulledYet = (
         }),
       );
 
-const revertConflict = (generation: number, conflicts: ReadonlyArray<FileIssue>): DomainError =>
-  conflictError(conflicts, { _tag: "Revert", generation });
+/**
+ * The conflict of a revert, with `changed` and `held`: its clean changes were written
+ * too, and an answer listing only the conflicted files would hide them.
+ */
+const revertConflict = (
+  generation: number,
+  conflicts: ReadonlyArray<FileIssue>,
+  written: RestoredFiles,
+): DomainError =>
+  domainError({
+    code: "CONTENT_CONFLICT",
+    reason: "MERGE_CONFLICT",
+    message: conflictMessage({ _tag: "Revert", generation }, conflicts),
+    files: conflicts,
+    changed: { files: written.files, held: written.held },
+  });

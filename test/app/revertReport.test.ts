@@ -1,0 +1,123 @@
+/**
+ * What a conflicting `revert` answers (docs/history.md): it writes its clean changes into
+ * the copy as well as the conflicted ones, so its error lists every file it changed
+ * (`changed`) beside the conflicts (`files`), and the files someone saved during the
+ * call (`held`) — a conflict in a held file, which holds no blocks, is not reported.
+ */
+import { Cause, Effect, Exit, Option } from "effect";
+import { describe, expect, it } from "vitest";
+import * as ids from "../../src/adapters/idGenerator.js";
+import * as memFs from "../../src/adapters/memFileSystem.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
+import { errorEnvelope } from "../../src/domain/envelope.js";
+import type { DomainError } from "../../src/domain/errors.js";
+import { noPathSets } from "../../src/domain/pathSets.js";
+import type { FileSystemService, RootedTree } from "../../src/ports/FileSystem.js";
+import { baseOptions } from "./memNotebook.js";
+
+const author = { name: "test", version: "1" };
+
+/** A notebook whose rewrites call `beforeWrite(path)` just before replacing a note. */
+const setup = (beforeWrite: (path: string) => void = () => {}) => {
+  const { service, vol } = memFs.make({ "/ws/.keep": "" });
+  vol.unlinkSync("/ws/.keep");
+  const hooked = (tree: RootedTree): RootedTree => ({
+    ...tree,
+    subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+    replaceFile: (path, bytes, expected, mode) =>
+      Effect.sync(() => beforeWrite(`${tree.root}/${path}`)).pipe(
+        Effect.zipRight(tree.replaceFile(path, bytes, expected, mode)),
+      ),
+  });
+  const fs: FileSystemService = {
+    ...service,
+    openTree: (root) => service.openTree(root).pipe(Effect.map(hooked)),
+  };
+  const notebook = Effect.runSync(
+    makeNotebook({ store: memoryStore.make(), fs, ids: ids.make(), options: baseOptions }),
+  );
+  const write = (path: string, text: string) => {
+    vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    vol.writeFileSync(path, text);
+  };
+  const read = (path: string) => String(vol.readFileSync(path, "utf8"));
+  return { notebook, write, read };
+};
+
+type Notebook = ReturnType<typeof setup>["notebook"];
+
+const failure = async <A>(effect: Effect.Effect<A, DomainError>): Promise<DomainError> => {
+  const exit = await Effect.runPromiseExit(effect);
+  if (Exit.isSuccess(exit))
+    throw new Error(`expected a failure, got ${JSON.stringify(exit.value)}`);
+  const error = Cause.failureOption(exit.cause);
+  if (Option.isNone(error)) throw new Error(Cause.pretty(exit.cause));
+  return error.value;
+};
+
+/**
+ * Generation 2 edits line 2 of a.md and line 1 of b.md; generation 3 edits line 2 of
+ * a.md again: undoing generation 2 conflicts in a.md and is clean in b.md.
+ */
+const history = async (notebook: Notebook, write: (path: string, text: string) => void) => {
+  const commit = (message: string) =>
+    Effect.runPromise(notebook.commit({ path: "/ws/a", message, author }));
+  await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+  write("/ws/a/a.md", "1\n2\n3\n");
+  write("/ws/a/b.md", "x\ny\n");
+  await commit("one");
+  write("/ws/a/a.md", "1\nTWO\n3\n");
+  write("/ws/a/b.md", "X\ny\n");
+  await commit("two");
+  write("/ws/a/a.md", "1\nTWO again\n3\n");
+  await commit("three");
+};
+
+describe("a conflicting revert", () => {
+  it("lists every file it changed, the clean ones too, beside the conflicts", async () => {
+    const { notebook, write, read } = setup();
+    await history(notebook, write);
+
+    const clash = await failure(notebook.revert({ path: "/ws/a", generation: 2 }));
+    expect([clash.code, clash.reason]).toEqual(["CONTENT_CONFLICT", "MERGE_CONFLICT"]);
+    expect(clash.files.map((f) => [f.path, f.reason])).toEqual([["a.md", "TEXT_CONFLICT"]]);
+    expect(clash.changed).toEqual([
+      { path: "a.md", change: "modified" },
+      { path: "b.md", change: "modified" },
+    ]);
+    expect(clash.held).toEqual([]);
+    // b.md was reverted in the copy: the answer must say so.
+    expect(read("/ws/a/b.md")).toBe("x\ny\n");
+    expect(read("/ws/a/a.md")).toContain("<<<<<<< local");
+
+    // Every surface: the structured object (the library's answer, --json) and the text.
+    const { text, structured } = errorEnvelope(clash, "0011223344556677", noPathSets);
+    expect(structured.changed).toEqual(clash.changed);
+    expect(structured.held).toEqual([]);
+    expect(text.split("\n")).toEqual(
+      expect.arrayContaining([
+        "file: a.md · TEXT_CONFLICT · lines 2-6",
+        "changed: a.md · modified",
+        "changed: b.md · modified",
+      ]),
+    );
+  });
+
+  it("leaves a conflicted file saved during the call as saved: held, not reported as blocks", async () => {
+    let armed = false;
+    const { notebook, write, read } = setup((path) => {
+      // The person saves a.md again just as the revert writes its conflict into it.
+      if (!armed || path !== "/ws/a/a.md") return;
+      armed = false;
+      write("/ws/a/a.md", "1\nsaved again\n3\n");
+    });
+    await history(notebook, write);
+    armed = true;
+    const reverted = await Effect.runPromise(notebook.revert({ path: "/ws/a", generation: 2 }));
+    expect(reverted.held).toEqual(["a.md"]);
+    expect(reverted.files).toEqual([{ path: "b.md", change: "modified" }]);
+    expect(read("/ws/a/a.md")).toBe("1\nsaved again\n3\n");
+    expect(read("/ws/a/b.md")).toBe("x\ny\n");
+  });
+});
