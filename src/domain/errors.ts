@@ -157,8 +157,9 @@ export const errorTable = {
     UNRESOLVED_MARKERS: {
       action: "EDIT_FILES",
       retryable: false,
-      when: "notes_commit found complete conflict marker blocks in the listed files; nothing was published.",
-      remedy: "Resolve the blocks at the listed lines, then call notes_commit.",
+      when: "notes_commit found complete conflict marker blocks in the listed files (or quire revert, in files it would merge); nothing was published or written.",
+      remedy:
+        "Resolve the blocks at the listed lines, then call notes_commit (or run the revert) again.",
     },
   },
   READ_ONLY_PATH: {

@@ -3,6 +3,8 @@
  * the copy as well as the conflicted ones, so its error lists every file it changed
  * (`changed`) beside the conflicts (`files`), and the files someone saved during the
  * call (`held`) — a conflict in a held file, which holds no blocks, is not reported.
+ * And a revert that would merge into a file still holding conflict marker blocks is
+ * refused before anything is written, as a commit refuses them.
  */
 import { Cause, Effect, Exit, Option } from "effect";
 import { describe, expect, it } from "vitest";
@@ -119,5 +121,53 @@ describe("a conflicting revert", () => {
     expect(reverted.files).toEqual([{ path: "b.md", change: "modified" }]);
     expect(read("/ws/a/a.md")).toBe("1\nsaved again\n3\n");
     expect(read("/ws/a/b.md")).toBe("x\ny\n");
+  });
+});
+
+describe("a revert into files that still hold conflict marker blocks", () => {
+  it("is refused before writing anything, naming those files and their blocks", async () => {
+    const { notebook, write, read } = setup();
+    const commit = (copy: string, message: string) =>
+      Effect.runPromise(notebook.commit({ path: copy, message, author }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    write("/ws/a/a.md", "1\n2\n3\n");
+    write("/ws/a/b.md", "x\n");
+    await commit("/ws/a", "one");
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    // Generation 2 edits line 2 of a.md and b.md; b's own edit of line 2 conflicts.
+    write("/ws/a/a.md", "1\nfrom a\n3\n");
+    write("/ws/a/b.md", "X\n");
+    await commit("/ws/a", "two");
+    write("/ws/b/a.md", "1\nfrom b\n3\n");
+    const pulled = await failure(notebook.pull({ path: "/ws/b" }));
+    expect(pulled.files.map((f) => [f.path, f.reason])).toEqual([["a.md", "TEXT_CONFLICT"]]);
+    const marked = read("/ws/b/a.md");
+    expect(marked).toContain("<<<<<<< local");
+
+    // Undoing generation 2 would merge into a.md, blocks and all: refused, nothing written.
+    const refused = await failure(notebook.revert({ path: "/ws/b", generation: 2 }));
+    expect([refused.code, refused.reason]).toEqual(["CONTENT_CONFLICT", "UNRESOLVED_MARKERS"]);
+    expect(refused.files).toEqual([
+      { path: "a.md", reason: "MARKER_BLOCK", ranges: [{ start: 2, end: 6 }] },
+    ]);
+    expect(refused.message).toContain("nothing was written");
+    expect(refused.message).toContain("Resolve the blocks");
+    expect(read("/ws/b/a.md")).toBe(marked);
+    expect(read("/ws/b/b.md")).toBe("X\n");
+
+    // A publication that did not touch a.md is undone as usual; so is generation 2 once
+    // the blocks are resolved.
+    write("/ws/a/c.md", "c\n");
+    await commit("/ws/a", "three");
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    const other = await Effect.runPromise(notebook.revert({ path: "/ws/b", generation: 3 }));
+    expect(other.files).toEqual([{ path: "c.md", change: "deleted" }]);
+    write("/ws/b/a.md", "1\nfrom a\n3\n");
+    const undone = await Effect.runPromise(notebook.revert({ path: "/ws/b", generation: 2 }));
+    expect(undone.files).toEqual([
+      { path: "a.md", change: "modified" },
+      { path: "b.md", change: "modified" },
+    ]);
+    expect(read("/ws/b/a.md")).toBe("1\n2\n3\n");
   });
 });

@@ -336,6 +336,13 @@ describe("history: authors and quire log", () => {
       expect(conflict.stderr).toContain("CONTENT_CONFLICT · MERGE_CONFLICT");
       expect(conflict.stderr).toContain("notes/a.md");
       expect(read(one, "notes/a.md")).toContain("<<<<<<< local");
+      // Run again before resolving: refused, and the blocks are not nested in new ones.
+      const marked = read(one, "notes/a.md");
+      const again = await runCli(world, ["revert", one, "2"]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain("CONTENT_CONFLICT · UNRESOLVED_MARKERS");
+      expect(again.stderr).toMatch(/file: notes\/a\.md · MARKER_BLOCK · lines \d+-\d+/);
+      expect(read(one, "notes/a.md")).toBe(marked);
     },
   );
 

@@ -9,10 +9,12 @@ import { Effect } from "effect";
 import { conflictMessage } from "../../../domain/conflictMessage.js";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { atOrBelowAny, type RestoredFiles } from "../../../domain/history.js";
+import { findMarkerBlocks } from "../../../domain/markers.js";
 import { compareCodeUnits, findCaseCollisions } from "../../../domain/paths.js";
 import { fileDirectoryClashes, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
-import { runMerge } from "../pull/mergeRun.js";
+import { loadText, runMerge } from "../pull/mergeRun.js";
+import { forEachPooled } from "../shared/pooled.js";
 import { withoutHeld } from "../pull/pull.js";
 import { materialise } from "../workingCopy/rewrite.js";
 import { publicationStates } from "./generations.js";
@@ -224,6 +226,7 @@ export const revertPublication = (
     const touched = [...new Set([...before.keys(), ...after.keys()])].filter(
       (path) => before.get(path) !== after.get(path),
     );
+    yield* refuseUnresolvedMarkers(call, local, touched, generation);
     // Only the paths the publication changed differ between base and theirs.
     const base = new Map(local);
     const theirs = new Map(local);
@@ -246,6 +249,49 @@ export const revertPublication = (
     if (unresolved.length > 0)
       return yield* Effect.fail(revertConflict(generation, unresolved, written));
     return written;
+  });
+
+/**
+ * CONTENT_CONFLICT/UNRESOLVED_MARKERS (each file MARKER_BLOCK with its blocks) when a
+ * file the revert would merge still holds complete conflict marker blocks: a conflict
+ * there would be written inside the old blocks (nested, so the scanner sees only the
+ * innermost and nobody can tell the sides apart), and even a clean merge would carry the
+ * old blocks along to be refused by the commit. Commit refuses such files the same way;
+ * nothing is written. Only the files the publication changed are read.
+ */
+const refuseUnresolvedMarkers = (
+  call: CopyCall,
+  local: Tree,
+  touched: ReadonlyArray<string>,
+  generation: number,
+): Effect.Effect<void, DomainError> =>
+  Effect.gen(function* () {
+    const found: FileIssue[] = [];
+    yield* forEachPooled(
+      touched,
+      (path) => {
+        const id = local.get(path);
+        return id === undefined
+          ? Effect.void
+          : loadText(call.blobs, id).pipe(
+              Effect.map((text) => {
+                const ranges = findMarkerBlocks(text);
+                if (ranges.length > 0) found.push({ path, reason: "MARKER_BLOCK", ranges });
+              }),
+            );
+      },
+      { workers: 8, itemsPerWorker: 1 },
+    );
+    if (found.length === 0) return;
+    found.sort((a, b) => compareCodeUnits(a.path, b.path));
+    return yield* Effect.fail(
+      domainError({
+        code: "CONTENT_CONFLICT",
+        reason: "UNRESOLVED_MARKERS",
+        message: `These files still hold conflict marker blocks, and undoing generation ${generation} would merge into them; nothing was written. Resolve the blocks at the listed lines first, then run the revert again.`,
+        files: found,
+      }),
+    );
   });
 
 /**
