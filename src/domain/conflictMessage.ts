@@ -95,8 +95,12 @@ export const conflictMessage = (
       sentences.push(
         `${plural(moved.length - spelledOut, "more file")} moved aside likewise (each entry's movedTo says where).`,
       );
+    // A folder to move content into exists only where a file met a folder.
+    const where = moved.some(({ c }) => c.reason === "FILE_DIRECTORY")
+      ? "in the folder, or under another name"
+      : "under another name";
     sentences.push(
-      `Keep what you need of ${moved.length === 1 ? "the moved file" : "each moved file"} (in the folder, or under another name) and delete the rest.`,
+      `Keep what you need of ${moved.length === 1 ? "the moved file" : "each moved file"} (${where}) and delete the rest.`,
     );
   }
   if (sentences.length === 1) sentences.push("Resolve the listed files.");

@@ -420,7 +420,7 @@ export const fileReasonTable = {
   CASE_CONFLICT: {
     code: "CONTENT_CONFLICT",
     meaning:
-      "The two sides named paths equal under case folding: the notebook's spelling stays (`keptAs`), the other file was moved aside to `movedTo` (`~local` after its name, or after its directory's).",
+      "The two sides named paths equal under case folding: one stays (`keptAs`; in a pull or commit, the notebook's), the other file was moved aside to `movedTo` (`~local` or `~remote` after its name, or after its directory's).",
   },
   MARKER_BLOCK: {
     code: "CONTENT_CONFLICT",

@@ -63,4 +63,18 @@ describe("conflictMessage", () => {
     expect(message).not.toContain("d5~local");
     expect(message).toContain("2 more files moved aside likewise");
   });
+
+  it("offers the folder only where a file met a folder", () => {
+    const caseOnly: FileIssue = {
+      path: "Readme.md",
+      reason: "CASE_CONFLICT",
+      ranges: [],
+      movedTo: "Readme.md~local",
+      side: "local",
+      keptAs: "README.md",
+    };
+    const message = conflictMessage({ _tag: "Pull" }, [caseOnly]);
+    expect(message).toContain("Keep what you need of the moved file (under another name)");
+    expect(message).not.toContain("folder");
+  });
 });
