@@ -69,7 +69,8 @@ const movedSentence = (call: ConflictCall, file: FileIssue, movedTo: string): st
 
 /**
  * The message for `conflicts` (the error's `files[]`) met by `call`: the call's lead
- * sentence; that marker blocks were written, when some were; the files kept over a
+ * sentence; that marker blocks were written, when some were; the files left as they are
+ * with blocks still unresolved (pull/unresolvedBlocks.ts); the files kept over a
  * deletion; each file moved aside (the first {@link spelledOut}) with where it went and
  * why; what to do with them; and the call to make next. Pure.
  */
@@ -82,6 +83,11 @@ export const conflictMessage = (
   if (blocks.length > 0)
     sentences.push(
       `Conflict blocks were written into ${plural(blocks.length, "file")} at the listed lines; resolve them.`,
+    );
+  const unresolved = conflicts.filter((c) => c.reason === "MARKER_BLOCK");
+  if (unresolved.length > 0)
+    sentences.push(
+      `${plural(unresolved.length, "file")} still ${unresolved.length === 1 ? "holds" : "hold"} unresolved conflict blocks (at the listed lines) that the notebook changed again; ${unresolved.length === 1 ? "it was" : "they were"} left as ${unresolved.length === 1 ? "it is" : "they are"}: resolve the blocks, and the next call merges the newer changes.`,
     );
   const kept = conflicts.filter((c) => c.reason === "DELETE_MODIFY");
   if (kept.length > 0)

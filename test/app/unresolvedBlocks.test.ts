@@ -50,6 +50,7 @@ describe("a file with unresolved blocks that the notebook changes again", () => 
 
     const again = await failure(notebook.pull({ path: "/ws/a" }));
     expect([again.code, again.reason]).toEqual(["CONTENT_CONFLICT", "MERGE_CONFLICT"]);
+    expect(again.message).toContain("left as it is");
     expect(again.files).toEqual([
       { path: "n.md", reason: "MARKER_BLOCK", ranges: [{ start: 2, end: 6 }] },
     ]);

@@ -28,6 +28,20 @@ describe("conflictMessage", () => {
     expect(conflictMessage({ _tag: "Pull" }, [movedLocal])).not.toMatch(/block/i);
   });
 
+  it("says a file with unresolved blocks was left as it is, and that no new blocks were written", () => {
+    const unresolved: FileIssue = {
+      path: "u.md",
+      reason: "MARKER_BLOCK",
+      ranges: [{ start: 2, end: 6 }],
+    };
+    expect(conflictMessage({ _tag: "Pull" }, [unresolved])).toBe(
+      "Your unpublished changes conflict with the accepted notebook. 1 file still holds unresolved conflict blocks (at the listed lines) that the notebook changed again; it was left as it is: resolve the blocks, and the next call merges the newer changes. Then call notes_commit.",
+    );
+    expect(conflictMessage({ _tag: "Pull" }, [unresolved, text])).toContain(
+      "Conflict blocks were written into 1 file",
+    );
+  });
+
   it("says where each moved file went, whose it was and why, then what to do", () => {
     expect(conflictMessage({ _tag: "Commit" }, [movedLocal, movedRemote])).toBe(
       "Concurrent changes conflict with yours; nothing was published. Your note d was moved to d~local because the notebook now has a folder d. The notebook's note p.md was written as p.md~remote because your copy has a folder p.md. Keep what you need of each moved file (in the folder, or under another name) and delete the rest. Then call notes_commit again.",
