@@ -4,9 +4,11 @@
  * previous content is copied to the backup path first. Between the last check of the
  * expected content and the rename another program could still write the file: the
  * window is a few system calls, and the backup keeps what was there before the edit.
+ * A dangling symlink (writing through it would create its target) is refused before
+ * anything is written.
  */
 import { randomBytes } from "node:crypto";
-import { promises as fs } from "node:fs";
+import { promises as fs, type Stats } from "node:fs";
 import * as NodePath from "node:path";
 import { Effect, Layer } from "effect";
 import {
@@ -58,23 +60,77 @@ const readText = async (path: string): Promise<string | undefined> => {
   }
 };
 
+/** The entry at `path` without following a final symlink; `undefined` when there is none. */
+const entryAt = async (path: string): Promise<Stats | undefined> => {
+  try {
+    return await fs.lstat(path);
+  } catch (error) {
+    // ENOTDIR: a file on the way, which a later step reports as such.
+    if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ENOTDIR") return undefined;
+    throw error;
+  }
+};
+
+/** What `path` leads to, following symlinks; `undefined` when that is nothing. */
+const followed = async (path: string): Promise<Stats | undefined> => {
+  try {
+    return await fs.stat(path);
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ENOTDIR") return undefined;
+    throw error;
+  }
+};
+
+/**
+ * Why a symlink to nothing at `link` (the file itself, or a directory on its way) stops
+ * the edit: writing through it would create its target and that target's directories,
+ * wherever it points (outside HOME too), which nobody asked for.
+ */
+const danglingLink = async (path: string, link: string): Promise<string> => {
+  const target = NodePath.resolve(NodePath.dirname(link), await fs.readlink(link));
+  const where =
+    (await entryAt(target)) === undefined
+      ? "which does not exist"
+      : "which leads to nothing that exists";
+  return link === path
+    ? `it is a symbolic link to ${target}, ${where}; create ${target} (an empty file will do) or remove the link, then run the command again`
+    : `the directory ${link} on its way is a symbolic link to ${target}, ${where}; create that directory or remove the link, then run the command again`;
+};
+
+/**
+ * Why `path` must not be replaced though the system would let quire do it, or
+ * `undefined`: a dangling symlink at the nearest existing entry on its way.
+ */
+const refusalOf = async (path: string): Promise<string | undefined> => {
+  for (let entry = NodePath.resolve(path); ; entry = NodePath.dirname(entry)) {
+    const found = await entryAt(entry);
+    if (found !== undefined) {
+      if (found.isSymbolicLink() && (await followed(entry)) === undefined)
+        return danglingLink(path, entry);
+      break;
+    }
+    if (NodePath.dirname(entry) === entry) break;
+  }
+  return undefined;
+};
+
 /** The path a write must replace: the final target of a symlink chain, else `path` itself. */
 const targetOf = async (path: string): Promise<string> => {
   try {
     return await fs.realpath(path);
   } catch (error) {
-    if (errnoOf(error) !== "ENOENT") throw error;
-    // A dangling link keeps pointing where it pointed; a missing file is created.
-    try {
-      const link = await fs.readlink(path);
-      return NodePath.resolve(NodePath.dirname(path), link);
-    } catch {
-      return path;
-    }
+    // Missing: created there (a dangling link was refused before).
+    if (errnoOf(error) === "ENOENT") return path;
+    throw error;
   }
 };
 
+const refused = (path: string, message: string): ConfigFileError =>
+  new ConfigFileError({ reason: "REFUSED", path, message });
+
 const replace = async (path: string, text: string, options: ReplaceOptions): Promise<void> => {
+  const refusal = await refusalOf(path);
+  if (refusal !== undefined) throw refused(path, refusal);
   const target = await targetOf(path);
   const current = await readText(target);
   if (current !== options.expected)
@@ -118,6 +174,12 @@ export const nodeConfigFiles: ConfigFilesService = {
       try: () => replace(path, text, options),
       catch: (error) => (error instanceof ConfigFileError ? error : ioError(path, "write")(error)),
     }),
+  editable: (path) =>
+    Effect.tryPromise({ try: () => refusalOf(path), catch: ioError(path, "check") }).pipe(
+      Effect.flatMap((refusal) =>
+        refusal === undefined ? Effect.void : Effect.fail(refused(path, refusal)),
+      ),
+    ),
   isFile: (path) =>
     Effect.promise(() =>
       fs.stat(path).then(

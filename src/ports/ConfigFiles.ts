@@ -7,8 +7,12 @@ import { Context, Data, type Effect } from "effect";
 
 /** Why a configuration file could not be read or written; nothing was written. */
 export class ConfigFileError extends Data.TaggedError("ConfigFileError")<{
-  /** `CHANGED`: the file changed while we edited it; `IO`: the system refused. */
-  readonly reason: "IO" | "CHANGED";
+  /**
+   * `CHANGED`: the file changed while we edited it; `IO`: the system refused;
+   * `REFUSED`: quire could write it but must not ({@link ConfigFilesService.editable}),
+   * and `message` says why and what to do, without the path.
+   */
+  readonly reason: "IO" | "CHANGED" | "REFUSED";
   readonly path: string;
   readonly message: string;
 }> {}
@@ -31,13 +35,19 @@ export interface ConfigFilesService {
    * temporary file next to the target, flushes it and renames it over the target, so a
    * reader sees the old or the new file, never a part. A symlinked path is followed (the
    * link stays, its target is replaced); the target keeps its permission bits, and a new
-   * file (with missing parent directories) gets 0600.
+   * file (with missing parent directories) gets 0600. Checks {@link editable} first.
    */
   readonly replace: (
     path: string,
     text: string,
     options: ReplaceOptions,
   ) => Effect.Effect<void, ConfigFileError>;
+  /**
+   * Fails with `REFUSED` when `path` must not be replaced although the system would let
+   * quire do it: it, or a directory on its way, is a symlink to nothing (writing would
+   * create the link's target, anywhere).
+   */
+  readonly editable: (path: string) => Effect.Effect<void, ConfigFileError>;
   /** Whether `path` names an existing regular file (following symlinks). */
   readonly isFile: (path: string) => Effect.Effect<boolean>;
 }

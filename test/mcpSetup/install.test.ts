@@ -436,6 +436,50 @@ describe("the command line", () => {
     expect(entryIn(real, ["mcpServers", "quire"])).toMatchObject({ command: binPath });
   });
 
+  it("refuses a configuration file that is a dangling symlink, creating nothing where it points", async () => {
+    const outside = path.join(box.root, "outside");
+    const missing = path.join(outside, "deep", "settings.json");
+    const link = path.join(home(), ".gemini", "settings.json");
+    mkdirSync(path.dirname(link), { recursive: true });
+    symlinkSync(missing, link);
+    for (const args of [
+      ["install", "gemini"],
+      ["install", "gemini", "--print"],
+    ]) {
+      const refused = await quire(...args);
+      expect(refused.code, refused.stdout).toBe(1);
+      expect(refused.stderr).toContain(
+        `quire mcp: refused to edit ${link}: it is a symbolic link to ${missing}, which does not exist;`,
+      );
+      expect(refused.stderr).toMatch(/create .* or remove the link.*; nothing was written\n$/);
+    }
+    expect(existsSync(outside)).toBe(false);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    // Nothing to remove, so nothing to refuse; status says what the link is.
+    const uninstalled = await quire("uninstall", "gemini");
+    expect(uninstalled.code).toBe(0);
+    expect(uninstalled.stdout).toContain("nothing to remove");
+    expect((await quire("status", "gemini")).stdout).toContain(
+      `symbolic link to ${missing}, which does not exist`,
+    );
+    // A directory on the way that is a dangling link is refused the same way.
+    const codexDir = path.join(home(), ".codex");
+    const missingDir = path.join(outside, "codex");
+    symlinkSync(missingDir, codexDir);
+    const codex = await quire("install", "codex");
+    expect(codex.code).toBe(1);
+    expect(codex.stderr).toContain(
+      `refused to edit ${path.join(codexDir, "config.toml")}: the directory ${codexDir} on its way is a symbolic link to ${missingDir}, which does not exist;`,
+    );
+    expect(existsSync(outside)).toBe(false);
+    // Once the target exists (an empty file will do), the link is followed as usual.
+    mkdirSync(path.dirname(missing), { recursive: true });
+    writeFileSync(missing, "");
+    expect((await quire("install", "gemini")).code).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(entryIn(missing, ["mcpServers", "quire"])).toMatchObject({ command: binPath });
+  });
+
   it("status lists every client and scope, and says when the registered command is gone", async () => {
     writeFixture(
       path.join(home(), ".cursor", "mcp.json"),

@@ -61,7 +61,8 @@ Every other option is passed to quire serve as given (--store, --workspace-root,
 become absolute, because the client starts the server from elsewhere. The registered
 command is the absolute path of this installation's launcher, so no npx is needed.
 The file keeps every other entry, its comments and its formatting; the previous file is
-kept as <file>.quire.bak; a file that does not parse is refused and left as it is.
+kept as <file>.quire.bak; a file that does not parse is refused and left as it is, and
+so is a symlink that leads nowhere.
 docs/mcp-clients.md lists each client's configuration files.
 `;
 
@@ -234,7 +235,14 @@ const changeLines = (before: string, after: string): string => {
     .join("");
 };
 
-const describeError = (error: ConfigFileError): string => `quire mcp: ${error.message}\n`;
+/** The one line of every refusal: quire could edit the file but will not. */
+const refusalLine = (path: string, why: string): string =>
+  `quire mcp: refused to edit ${path}: ${why}; nothing was written\n`;
+
+const describeError = (error: ConfigFileError): string =>
+  error.reason === "REFUSED"
+    ? refusalLine(error.path, error.message)
+    : `quire mcp: ${error.message}\n`;
 
 /** The arguments of an entry as one line, for reports. */
 const entryLine = (value: unknown): string => {
@@ -339,9 +347,7 @@ const edit = (
       after = removeEntry(target, before ?? "");
     }
     if (Either.isLeft(after)) {
-      output.err(
-        `quire mcp: refused to edit ${target.path}: ${after.left.message}; nothing was written\n`,
-      );
+      output.err(refusalLine(target.path, after.left.message));
       return refused;
     }
     const text = after.right;
@@ -352,6 +358,12 @@ const edit = (
           : `quire is not registered in ${where}: nothing to remove\n`,
       );
       return ok;
+    }
+    // Before --print too: a dry run that shows a change the real run would refuse misleads.
+    const editable = yield* Effect.either(files.editable(target.path));
+    if (Either.isLeft(editable)) {
+      output.err(describeError(editable.left));
+      return refused;
     }
     if (parsed.print) {
       output.out(
@@ -405,7 +417,14 @@ const status = (
             state = `registered: ${entryLine(entry.right)}${found ? "" : " (the command does not exist)"}`;
           }
         }
-        output.out(`${client.name} ${scope}: ${target.path}\n  ${state}\n`);
+        // Why install or uninstall would refuse the file (a dangling link),
+        // which "not registered (no file)" alone would hide.
+        const editable = yield* Effect.either(files.editable(target.path));
+        const note =
+          Either.isLeft(editable) && editable.left.reason === "REFUSED"
+            ? `  quire mcp would refuse to edit it: ${editable.left.message}\n`
+            : "";
+        output.out(`${client.name} ${scope}: ${target.path}\n  ${state}\n${note}`);
       }
     }
     return ok;
