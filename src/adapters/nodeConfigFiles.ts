@@ -4,11 +4,11 @@
  * previous content is copied to the backup path first. Between the last check of the
  * expected content and the rename another program could still write the file: the
  * window is a few system calls, and the backup keeps what was there before the edit.
- * A dangling symlink (writing through it would create its target) is refused before
- * anything is written.
+ * A file the system would let quire replace but a person would not (a dangling symlink,
+ * a read-only file) is refused before anything is written.
  */
 import { randomBytes } from "node:crypto";
-import { promises as fs, type Stats } from "node:fs";
+import { constants as fsConstants, promises as fs, type Stats } from "node:fs";
 import * as NodePath from "node:path";
 import { Effect, Layer } from "effect";
 import {
@@ -81,6 +81,9 @@ const followed = async (path: string): Promise<Stats | undefined> => {
   }
 };
 
+/** `0644`: a mode's permission bits as `ls` and `chmod` spell them. */
+const modeText = (mode: number): string => `0${(mode & 0o777).toString(8).padStart(3, "0")}`;
+
 /**
  * Why a symlink to nothing at `link` (the file itself, or a directory on its way) stops
  * the edit: writing through it would create its target and that target's directories,
@@ -99,7 +102,9 @@ const danglingLink = async (path: string, link: string): Promise<string> => {
 
 /**
  * Why `path` must not be replaced though the system would let quire do it, or
- * `undefined`: a dangling symlink at the nearest existing entry on its way.
+ * `undefined`: a dangling symlink at the nearest existing entry on its way, or a file
+ * nobody may write (a person made it read-only on purpose; the rename that replaces it
+ * needs only its directory's permission, so the system would not stop quire).
  */
 const refusalOf = async (path: string): Promise<string | undefined> => {
   for (let entry = NodePath.resolve(path); ; entry = NodePath.dirname(entry)) {
@@ -110,6 +115,22 @@ const refusalOf = async (path: string): Promise<string | undefined> => {
       break;
     }
     if (NodePath.dirname(entry) === entry) break;
+  }
+  const file = await followed(path);
+  // A missing file is created; anything but a file is refused by the read.
+  if (file === undefined || !file.isFile()) return undefined;
+  const real = await fs.realpath(path);
+  const subject = real === NodePath.resolve(path) ? "it" : `its target ${real}`;
+  const fix = `make it writable (chmod u+w ${real}) and run the command again, or edit it by hand`;
+  if ((file.mode & 0o222) === 0)
+    return `${subject} is read-only (mode ${modeText(file.mode)}); ${fix}`;
+  try {
+    await fs.access(real, fsConstants.W_OK);
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code === "EACCES" || code === "EPERM")
+      return `${subject} is not writable by this user (mode ${modeText(file.mode)}); ${fix}`;
+    // EROFS and the like: the write reports them.
   }
   return undefined;
 };

@@ -480,6 +480,49 @@ describe("the command line", () => {
     expect(entryIn(missing, ["mcpServers", "quire"])).toMatchObject({ command: binPath });
   });
 
+  it("refuses to replace a read-only configuration file, for install and uninstall", async () => {
+    const target = path.join(home(), ".gemini", "settings.json");
+    writeFixture(target, jsonc, 0o444);
+    for (const args of [
+      ["install", "gemini"],
+      ["install", "gemini", "--print"],
+    ]) {
+      const refused = await quire(...args);
+      expect(refused.code, refused.stdout).toBe(1);
+      expect(refused.stderr).toContain(
+        `quire mcp: refused to edit ${target}: it is read-only (mode 0444); make it writable`,
+      );
+      expect(refused.stderr).toMatch(/; nothing was written\n$/);
+    }
+    expect(readFileSync(target, "utf8")).toBe(jsonc);
+    expect(statSync(target).mode & 0o777).toBe(0o444);
+    expect(existsSync(`${target}.quire.bak`)).toBe(false);
+    expect(strays(target)).toEqual([]);
+    expect((await quire("status", "gemini")).stdout).toContain("it is read-only (mode 0444)");
+    // Made writable, it is edited (and keeps its mode); made read-only again, uninstall refuses.
+    chmodSync(target, 0o644);
+    expect((await quire("install", "gemini")).code).toBe(0);
+    chmodSync(target, 0o444);
+    const installed = readFileSync(target, "utf8");
+    expect((await quire("install", "gemini")).stdout).toContain("already registered");
+    const uninstall = await quire("uninstall", "gemini");
+    expect(uninstall.code).toBe(1);
+    expect(uninstall.stderr).toContain(`refused to edit ${target}: it is read-only (mode 0444)`);
+    expect(readFileSync(target, "utf8")).toBe(installed);
+    // Through a symlink, the read-only target is named.
+    const real = path.join(box.root, "dotfiles", "mcp.json");
+    writeFixture(real, jsonc, 0o444);
+    const link = path.join(home(), ".cursor", "mcp.json");
+    mkdirSync(path.dirname(link), { recursive: true });
+    symlinkSync(real, link);
+    const viaLink = await quire("install", "cursor");
+    expect(viaLink.code).toBe(1);
+    expect(viaLink.stderr).toContain(
+      `refused to edit ${link}: its target ${real} is read-only (mode 0444)`,
+    );
+    expect(readFileSync(real, "utf8")).toBe(jsonc);
+  });
+
   it("status lists every client and scope, and says when the registered command is gone", async () => {
     writeFixture(
       path.join(home(), ".cursor", "mcp.json"),

@@ -62,7 +62,7 @@ become absolute, because the client starts the server from elsewhere. The regist
 command is the absolute path of this installation's launcher, so no npx is needed.
 The file keeps every other entry, its comments and its formatting; the previous file is
 kept as <file>.quire.bak; a file that does not parse is refused and left as it is, and
-so is a symlink that leads nowhere.
+so are a read-only file and a symlink that leads nowhere.
 docs/mcp-clients.md lists each client's configuration files.
 `;
 
@@ -417,7 +417,7 @@ const status = (
             state = `registered: ${entryLine(entry.right)}${found ? "" : " (the command does not exist)"}`;
           }
         }
-        // Why install or uninstall would refuse the file (a dangling link),
+        // Why install or uninstall would refuse the file (a dangling link, read-only),
         // which "not registered (no file)" alone would hide.
         const editable = yield* Effect.either(files.editable(target.path));
         const note =
