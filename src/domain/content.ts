@@ -65,5 +65,39 @@ const loneSurrogate = /\p{Surrogate}/u;
 export const isUtf8Text = (text: string): boolean =>
   !loneSurrogate.test(text) && !text.includes("\u0000");
 
+/** The first thing that keeps a string from being {@link isUtf8Text}, and where it is. */
+export type TextFault =
+  | {
+      readonly kind: "LONE_SURROGATE";
+      /** The UTF-16 index (as JavaScript and JSON's `\u` escapes count). */
+      readonly index: number;
+      readonly codeUnit: number;
+    }
+  | { readonly kind: "NUL"; readonly index: number };
+
+/** What keeps `text` from being {@link isUtf8Text} (the first fault in it), or `undefined`. */
+export const textFault = (text: string): TextFault | undefined => {
+  const surrogate = loneSurrogate.exec(text);
+  const nul = text.indexOf("\u0000");
+  if (surrogate !== null && (nul === -1 || surrogate.index < nul))
+    return {
+      kind: "LONE_SURROGATE",
+      index: surrogate.index,
+      codeUnit: text.charCodeAt(surrogate.index),
+    };
+  return nul === -1 ? undefined : { kind: "NUL", index: nul };
+};
+
+/**
+ * A sentence (without its full stop) saying what is wrong with `subject`'s text: the two
+ * faults need different fixes — a lone surrogate is a broken string (an escape or a cut
+ * made in the middle of a character), U+0000 a character quire does not take — so each
+ * is named, with where it is.
+ */
+export const textFaultMessage = (subject: string, fault: TextFault): string =>
+  fault.kind === "LONE_SURROGATE"
+    ? `${subject} is not well-formed Unicode: it holds a lone surrogate (U+${fault.codeUnit.toString(16).toUpperCase()} at UTF-16 index ${fault.index}), which has no UTF-8 form`
+    : `${subject} must not contain U+0000 (found at UTF-16 index ${fault.index})`;
+
 /** The largest file a notebook accepts (TOO_LARGE beyond): 32 MiB. */
 export const maxFileBytes = 32 * 1024 * 1024;

@@ -58,7 +58,7 @@ export const errorTable = {
     INVALID_ARGUMENT: {
       action: "FIX_REQUEST",
       retryable: false,
-      when: "The call is malformed: arguments not a JSON object, an unknown or repeated field, a null, a wrong type, U+0000, no or an unknown tool (all shapes: mcp.md).",
+      when: "The call is malformed: arguments not a JSON object, an unknown or repeated field, a null, a wrong type, U+0000 or a lone surrogate, no or unknown tool (mcp.md).",
       remedy: "Send only the documented fields with valid values.",
     },
     PATH_OUTSIDE_ROOT: {

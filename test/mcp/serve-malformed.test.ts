@@ -223,13 +223,14 @@ describe("a malformed tools/call through a real quire serve", () => {
       title: "a lone surrogate in the path",
       params: '{"name":"notes_pull","arguments":{"path":"/a\\udfff"}}',
       reason: "INVALID_ARGUMENT",
-      message: /^path must be UTF-8 text without U\+0000\.$/,
+      message:
+        /^path is not well-formed Unicode: it holds a lone surrogate \(U\+DFFF at UTF-16 index 2\), which has no UTF-8 form\.$/,
     },
     {
       title: "U+0000 in the message",
       params: '{"name":"notes_commit","arguments":{"message":"a\\u0000b"}}',
       reason: "INVALID_ARGUMENT",
-      message: /^message must be UTF-8 text without U\+0000\.$/,
+      message: /^message must not contain U\+0000 \(found at UTF-16 index 1\)\.$/,
     },
     {
       title: "a key of 100,000 characters",

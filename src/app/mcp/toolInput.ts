@@ -11,7 +11,7 @@
  */
 import * as NodePath from "node:path";
 import { Either, ParseResult, Schema } from "effect";
-import { isUtf8Text } from "../../domain/content.js";
+import { isUtf8Text, textFault, textFaultMessage } from "../../domain/content.js";
 import { type DomainError, domainError } from "../../domain/errors.js";
 import { isJsonObject, jsonTypeOf } from "./jsonText.js";
 
@@ -29,7 +29,10 @@ const isEncodable = isUtf8Text;
 // message of only U+FEFF is kept) and lacks nothing White_Space has.
 const blank = /^\p{White_Space}*$/u;
 
-/** The INVALID_REQUEST reasons the string checks produce, each with the message it reports. */
+/**
+ * The INVALID_REQUEST reasons the string checks produce, each with the message it reports
+ * (an `_ENCODING` one only when the value has no fault {@link encodingMessage} can name).
+ */
 const problems = {
   PATH_ENCODING: "path must be UTF-8 text without U+0000.",
   PATH_TOO_LONG: `path must be at most ${maxPathBytes.toLocaleString("en-US")} UTF-8 bytes.`,
@@ -99,6 +102,26 @@ const invalid = (message: string): DomainError =>
 
 const isProblem = (text: string): text is Problem => Object.hasOwn(problems, text);
 
+/** The field an `_ENCODING` problem is about. */
+const encodingSubjects: Partial<Record<Problem, string>> = {
+  PATH_ENCODING: "path",
+  MESSAGE_ENCODING: "message",
+  FILE_ENCODING: "file",
+};
+
+/**
+ * The message of a problem with `value`: for an encoding one, the fault itself (a lone
+ * surrogate or U+0000, and where), since the fixes differ and "without U+0000" alone
+ * sends a caller with a broken escape looking for a character that is not there.
+ */
+const problemMessage = (problem: Problem, value: string): string => {
+  const subject = encodingSubjects[problem];
+  const fault = subject === undefined ? undefined : textFault(value);
+  return subject === undefined || fault === undefined
+    ? problems[problem]
+    : `${textFaultMessage(subject, fault)}.`;
+};
+
 const checkString = (
   schema: Schema.Schema<string>,
   value: string,
@@ -118,7 +141,11 @@ const checkString = (
         problem === "FILE_NOT_RELATIVE"
           ? "INVALID_ARGUMENT"
           : problem;
-      return domainError({ code: "INVALID_REQUEST", reason, message: problems[problem] });
+      return domainError({
+        code: "INVALID_REQUEST",
+        reason,
+        message: problemMessage(problem, value),
+      });
     },
   );
 

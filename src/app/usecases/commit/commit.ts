@@ -1,6 +1,6 @@
 /** The commit use case (SPEC §6.2): publish a working copy's edits with one compare-and-swap. */
 import { Effect, Option } from "effect";
-import { isUtf8Text } from "../../../domain/content.js";
+import { textFault, textFaultMessage } from "../../../domain/content.js";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { findMarkerBlocks } from "../../../domain/markers.js";
 import { diffTrees } from "../../../domain/treeDiff.js";
@@ -35,12 +35,13 @@ export const maxMessageBytes = 16_384;
  * most 16,384 bytes.
  */
 export const validateMessage = (message: string): Effect.Effect<void, DomainError> => {
-  if (!isUtf8Text(message)) {
+  const fault = textFault(message);
+  if (fault !== undefined) {
     return Effect.fail(
       domainError({
         code: "INVALID_REQUEST",
         reason: "INVALID_ARGUMENT",
-        message: "The message must be UTF-8 text without U+0000.",
+        message: `${textFaultMessage("The message", fault)}.`,
       }),
     );
   }

@@ -9,7 +9,7 @@
  */
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { Effect, Option, type Scope } from "effect";
-import { isUtf8Text } from "../../../domain/content.js";
+import { textFault, textFaultMessage } from "../../../domain/content.js";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import { utf8Length } from "../../../domain/paths.js";
 import type { FileSystemService, FsError, RootedTree } from "../../../ports/FileSystem.js";
@@ -72,10 +72,9 @@ const expand = (
   const requested = raw === undefined || raw === "" ? settings.notebookDirectory : raw;
   // A lone surrogate has no UTF-8 form, so no file system can hold it: refused as MCP's
   // decode refuses it, not resolved into a path that names something else.
-  if (!isUtf8Text(requested))
-    return Effect.fail(
-      invalidPath("INVALID_ARGUMENT", "The path must be UTF-8 text without U+0000."),
-    );
+  const fault = textFault(requested);
+  if (fault !== undefined)
+    return Effect.fail(invalidPath("INVALID_ARGUMENT", `${textFaultMessage("The path", fault)}.`));
   const expanded =
     requested === "~"
       ? settings.homeDirectory
