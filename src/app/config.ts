@@ -202,8 +202,8 @@ export const runtimeOptions: ReadonlyArray<OptionSpec> = [
   { name: "no-share", takesValue: false },
   { name: "author", takesValue: true },
   { name: "history-tool", takesValue: false },
-  { name: "writable", takesValue: true },
-  { name: "read-only", takesValue: true },
+  { name: "writable", takesValue: true, repeatable: true },
+  { name: "read-only", takesValue: true, repeatable: true },
 ];
 const messageOption: OptionSpec = { name: "message", short: "m", takesValue: true };
 const helpOption: OptionSpec = { name: "help", short: "h", takesValue: false };
@@ -447,10 +447,9 @@ export const parseInvocation = (
     if (first === "status")
       return { _tag: "Status", config, path, json: options.has("json") } satisfies Invocation;
 
-    const messages = options.get("message") ?? [];
-    const [message] = messages;
+    // Given once at most: splitArgv refuses a second -m.
+    const [message] = options.get("message") ?? [];
     if (message === undefined) return yield* fail("quire commit needs -m MESSAGE");
-    if (messages.length > 1) return yield* fail("-m/--message given more than once");
     return { _tag: "Commit", config, path, message } satisfies Invocation;
   });
 };
@@ -496,7 +495,10 @@ const parseCliPath = (
   return Either.right(resolveHostPath(path, host.cwd, host.homeDirectory));
 };
 
-/** One setting's value from the flags (last use wins) or the environment, with its origin. */
+/**
+ * One setting's value from the flags (given once at most: splitArgv refuses a second) or
+ * the environment, with its origin.
+ */
 interface Sourced {
   readonly value: string;
   /** How to name the setting in a message: `--flag` or `ENV_VAR`. */
@@ -512,8 +514,7 @@ const fromFlag = (
   options: ReadonlyMap<string, ReadonlyArray<string>>,
   flag: string,
 ): Sourced | undefined => {
-  const values = options.get(flag);
-  const value = values?.[values.length - 1];
+  const [value] = options.get(flag) ?? [];
   return value === undefined ? undefined : { value, origin: `--${flag}` };
 };
 

@@ -205,11 +205,46 @@ describe("precedence", () => {
     });
   });
 
-  it("the last use of a single-valued flag wins", () => {
-    expect(configOf(["serve", "--store", "memory:", "--store", "file:/b"]).store).toEqual({
-      kind: "file",
-      root: "/b",
-    });
+  it("refuses a single-valued option given twice, naming it, in every command", () => {
+    expect(errorOf(["serve", "--store", "memory:", "--store", "file:/b"])).toBe(
+      "option --store given more than once (it takes one value)",
+    );
+    // Even with the same value twice, and in either spelling.
+    expect(errorOf(["pull", "x", "--store=memory:", "--store", "memory:"])).toMatch(
+      /^option --store given more than once/,
+    );
+    const values: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+      ["store", ["serve"]],
+      ["bucket", ["serve"]],
+      ["prefix", ["serve"]],
+      ["endpoint", ["serve"]],
+      ["region", ["serve"]],
+      ["workspace-root", ["pull", "x"]],
+      ["private-root", ["status", "x"]],
+      ["commit-retries", ["commit", "x", "-m", "m"]],
+      ["checkpoint-packs", ["serve"]],
+      ["retained-checkpoints", ["serve"]],
+      ["checkpoint-bytes", ["serve"]],
+      ["author", ["commit", "x", "-m", "m"]],
+      ["max-count", ["log", "x"]],
+      ["file", ["log", "x"]],
+      ["from", ["restore", "x", "a.md"]],
+    ];
+    for (const [name, command] of values)
+      expect(errorOf([...command, `--${name}`, "1", `--${name}`, "2"]), name).toMatch(
+        new RegExp(`^option (-[a-z]/)?--${name} given more than once`),
+      );
+    expect(errorOf(["log", "x", "-n", "1", "-n", "2"])).toMatch(
+      /^option -n\/--max-count given more than once/,
+    );
+    expect(errorOf(["commit", "x", "-m", "a", "--message", "b"])).toMatch(
+      /^option -m\/--message given more than once/,
+    );
+    // The path sets are lists: repeating them adds entries.
+    expect(configOf(["serve", "--writable", "a", "--writable", "b"]).pathSets.writable).toEqual([
+      "a",
+      "b",
+    ]);
   });
 });
 

@@ -330,6 +330,16 @@ describe("the command line", () => {
     expect(result.stderr).toContain("Claude Desktop has no project scope");
   });
 
+  it("an option given twice is refused, naming it, before anything is written", async () => {
+    const scope = await quire("install", "gemini", "--scope", "user", "--scope", "project");
+    expect(scope.code).toBe(2);
+    expect(scope.stderr).toContain("option --scope given more than once");
+    const store = await quire("install", "gemini", "--store", "memory:", "--store=file:/x");
+    expect(store.code).toBe(2);
+    expect(store.stderr).toContain("option --store given more than once");
+    expect(existsSync(path.join(home(), ".gemini"))).toBe(false);
+  });
+
   it("an unknown client names the known ones", async () => {
     const result = await quire("install", "claude");
     expect(result.code).toBe(2);

@@ -14,9 +14,18 @@ export interface OptionSpec {
   readonly short?: string;
   /** Whether the option takes a value (`--name value` or `--name=value`). */
   readonly takesValue: boolean;
+  /**
+   * Whether a value option may be given more than once, each use adding a value (a
+   * list, like `--writable`). Any other value option given twice is refused: silently
+   * taking the last would hide a mistake (`--from 1 --from 2`: which one did you mean?).
+   */
+  readonly repeatable?: true;
 }
 
-/** The result of {@link splitArgv}: options by long name, each with every value given, in order. */
+/**
+ * The result of {@link splitArgv}: options by long name, each with every value given, in
+ * order (one, unless the option is repeatable; one `""` per use of a switch).
+ */
 export interface SplitArgv {
   readonly positionals: ReadonlyArray<string>;
   /** Long name → values in order of appearance (`""` for each use of a switch). */
@@ -34,7 +43,7 @@ const unknownOption = (token: string): ConfigError =>
  * starts with `-` (so `-m "-fix"` works). A lone `-` is a positional.
  *
  * Fails with {@link ConfigError} on an unknown option, a value option without a value,
- * or a value given to a switch.
+ * a value given to a switch, or a value option that is not repeatable given twice.
  */
 export const splitArgv = (
   argv: ReadonlyArray<string>,
@@ -46,11 +55,16 @@ export const splitArgv = (
   );
   const positionals: Array<string> = [];
   const options = new Map<string, Array<string>>();
-  const record = (spec: OptionSpec, value: string) => {
+  /** Adds a use of `spec`; a message when a second value of a single-valued option is refused. */
+  const record = (spec: OptionSpec, value: string): string | undefined => {
     const values = options.get(spec.name) ?? [];
+    if (spec.takesValue && spec.repeatable !== true && values.length > 0)
+      return `option ${spec.short === undefined ? "" : `-${spec.short}/`}--${spec.name} given more than once (it takes one value)`;
     values.push(value);
     options.set(spec.name, values);
+    return undefined;
   };
+  const refuse = (message: string) => Either.left(new ConfigError({ message }));
 
   let index = 0;
   while (index < argv.length) {
@@ -87,7 +101,8 @@ export const splitArgv = (
       continue;
     }
     if (inline !== undefined) {
-      record(spec, inline);
+      const repeated = record(spec, inline);
+      if (repeated !== undefined) return refuse(repeated);
       continue;
     }
     const next = argv[index];
@@ -95,7 +110,8 @@ export const splitArgv = (
       return Either.left(new ConfigError({ message: `option --${spec.name} needs a value` }));
     }
     index += 1;
-    record(spec, next);
+    const repeated = record(spec, next);
+    if (repeated !== undefined) return refuse(repeated);
   }
   return Either.right({ positionals, options });
 };

@@ -278,8 +278,8 @@ const parse = (argv: ReadonlyArray<string>, host: Host): Either.Either<Parsed | 
     );
   if (action !== "status" && client === undefined)
     return Either.left(`quire mcp ${action} needs a CLIENT: ${clientNames.join(", ")}`);
-  const scopes = options.get("scope") ?? [];
-  const scopeValue = scopes[scopes.length - 1];
+  // One value at most: splitArgv refuses a second --scope.
+  const [scopeValue] = options.get("scope") ?? [];
   if (scopeValue !== undefined && scopeValue !== "user" && scopeValue !== "project")
     return Either.left("--scope must be user or project");
   if (scopeValue !== undefined && client !== undefined && !client.scopes.includes(scopeValue))
