@@ -377,7 +377,7 @@ export const parseInvocation = (
         const [word, ...extra] = more;
         if (word === undefined) return yield* fail("quire revert needs PATH and GEN");
         if (extra.length > 0) return yield* fail("quire revert takes one GEN");
-        const generation = yield* parseInteger({ value: word, origin: "GEN" }, 0, 1, 999_999_999);
+        const generation = yield* parseGeneration({ value: word, origin: "GEN" });
         return {
           _tag: "Revert",
           config,
@@ -388,7 +388,7 @@ export const parseInvocation = (
       }
       const from = fromFlag(options, "from");
       if (from === undefined) return yield* fail("quire restore needs --from GEN");
-      const generation = yield* parseInteger(from, 0, 1, 999_999_999);
+      const generation = yield* parseGeneration(from);
       if (more.length === 0) return yield* fail("quire restore needs PATH and at least one FILE");
       for (const file of more)
         if (file === "" || file.includes("\u0000") || file.startsWith("/"))
@@ -426,12 +426,7 @@ export const parseInvocation = (
           json: options.has("json"),
         } satisfies Invocation;
       if (generationWord === undefined) return yield* fail("quire show needs PATH and GEN");
-      const generation = yield* parseInteger(
-        { value: generationWord, origin: "GEN" },
-        0,
-        1,
-        999_999_999,
-      );
+      const generation = yield* parseGeneration({ value: generationWord, origin: "GEN" });
       return {
         _tag: "Show",
         config,
@@ -538,6 +533,18 @@ const parseInteger = (
     ? Either.right(number)
     : fail(`${setting.origin} must be an integer from ${min} to ${max}`);
 };
+
+/**
+ * A GEN (positional, or `--from`): a generation as quire prints it, 1 to 999,999,999.
+ * A leading zero is refused like any other malformed GEN rather than read as the number
+ * (`02` may be a typo for `20`, and is no generation any output of quire names).
+ */
+const parseGeneration = (setting: Sourced): Either.Either<number, ConfigError> =>
+  /^[1-9]\d{0,8}$/.test(setting.value)
+    ? Either.right(Number(setting.value))
+    : fail(
+        `${setting.origin} must be a whole number from 1 to 999999999, written without leading zeros`,
+      );
 
 const parseDirectory = (setting: Sourced, host: Host): Either.Either<string, ConfigError> => {
   if (setting.value === "") return fail(`${setting.origin} must not be empty`);

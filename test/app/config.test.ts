@@ -246,6 +246,19 @@ describe("precedence", () => {
       "b",
     ]);
   });
+
+  it("a GEN, positional or --from, is written as quire prints it: no leading zero", () => {
+    for (const gen of ["02", "007", "00"]) {
+      expect(errorOf(["show", "x", gen])).toBe(
+        "GEN must be a whole number from 1 to 999999999, written without leading zeros",
+      );
+      expect(errorOf(["revert", "x", gen])).toMatch(/^GEN must be .* without leading zeros$/);
+      expect(errorOf(["restore", "x", "a.md", "--from", gen])).toMatch(
+        /^--from must be .* without leading zeros$/,
+      );
+    }
+    expect(ok(["show", "x", "20"])).toMatchObject({ generation: 20 });
+  });
 });
 
 describe("store selection", () => {

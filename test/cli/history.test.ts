@@ -240,7 +240,7 @@ describe("history: authors and quire log", () => {
       const first = (await ok(runCli(world, ["show", one, "1", "notes/b.md"]))).stdout;
       expect(first).toContain("+++ b/notes/b.md");
       expect(first).not.toContain("notes/a.md");
-      for (const gen of ["6", "0", "x"]) {
+      for (const gen of ["6", "0", "x", "02", "+2", "2.0"]) {
         const refused = await runCli(world, ["show", one, gen]);
         expect(refused.code, gen).toBe(gen === "6" ? 1 : 2);
       }
