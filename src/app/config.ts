@@ -400,7 +400,7 @@ export const parseInvocation = (
         config,
         path,
         generation,
-        files: more.map((file) => file.replace(/\/+$/, "")),
+        files: more,
         force: options.has("force"),
         json: options.has("json"),
       } satisfies Invocation;
@@ -415,13 +415,12 @@ export const parseInvocation = (
           return yield* fail(
             "each FILE must be a notebook path relative to the working copy's top",
           );
-      const notebookPaths = files.map((file) => file.replace(/\/+$/, ""));
       if (first === "diff")
         return {
           _tag: "Diff",
           config,
           path,
-          files: notebookPaths,
+          files,
           stat: options.has("stat"),
           json: options.has("json"),
         } satisfies Invocation;
@@ -432,7 +431,7 @@ export const parseInvocation = (
         config,
         path,
         generation,
-        files: notebookPaths,
+        files,
         json: options.has("json"),
       } satisfies Invocation;
     }
@@ -462,8 +461,8 @@ const parseLog = (
       1,
       1_000_000,
     );
-    const fileSetting = fromFlag(options, "file");
-    const file = fileSetting?.value.replace(/\/+$/, "");
+    // As given: the use case repairs a trailing `/` and echoes the file as typed if refused.
+    const file = fromFlag(options, "file")?.value;
     if (file !== undefined && (file === "" || file.includes("\u0000") || file.startsWith("/")))
       return yield* fail("--file must name a notebook path relative to the working copy's top");
     return {

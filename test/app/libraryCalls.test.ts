@@ -239,4 +239,20 @@ describe("the library facade called with junk", () => {
     expect(await listed("././a.md")).toEqual(expected);
     expect(await listed("a.md/")).toEqual(expected);
   });
+
+  it("refuses a file that names the copy's top, saying so instead of calling it reserved", async () => {
+    for (const file of [".", "./", ".//", "./."]) {
+      const answers = [
+        await notebook.log({ file }),
+        await notebook.diff({ files: [file] }),
+        await notebook.restore({ generation: 1, files: [file] }),
+      ];
+      for (const answer of answers) {
+        expect(field(answer, "reason")).toBe("INVALID_ARGUMENT");
+        expect(field(answer, "message")).toBe(
+          `${JSON.stringify(file)} names the working copy's top, not a file in it: name a file or a directory below the top, as quire status lists them (log, diff and show cover the whole copy when no file is given).`,
+        );
+      }
+    }
+  });
 });

@@ -379,7 +379,21 @@ describe("history: authors and quire log", () => {
         expect(refused.stderr, args.join(" ")).toContain("is not a notebook path");
         expect(refused.stdout, args.join(" ")).toBe("");
       }
-      // Nothing was written by the refused restore.
+      // The copy's top is no file: one error that says so (not "repaired", then "reserved").
+      for (const args of [
+        ["log", copy, "--file", "./"],
+        ["diff", copy, "./"],
+        ["show", copy, "2", "."],
+        ["restore", copy, "./", "--from", "1"],
+      ]) {
+        const refused = await runCli(world, args);
+        expect(refused.code, args.join(" ")).toBe(1);
+        expect(refused.stderr, args.join(" ")).toContain(
+          `"${args.includes(".") ? "." : "./"}" names the working copy's top, not a file in it`,
+        );
+        expect(refused.stderr, args.join(" ")).not.toContain("reserved");
+      }
+      // Nothing was written by the refused restores.
       expect(read(copy, "notes/a.md")).toBe("1\n2\n");
     },
   );

@@ -50,10 +50,18 @@ const echo = (file: string): string =>
  * A file argument as the notebook path it names. Only what cannot be ambiguous is
  * repaired — leading `./` and trailing `/`, as a shell's completion writes them — then
  * the path must be a valid notebook path (SPEC §4): `../x`, `/x`, `a//b` or `a/./b` name
- * nothing in a notebook and are refused, with the rule they break.
+ * nothing in a notebook and are refused, with the rule they break. `.` or `./` (what the
+ * repair leaves is empty or `.`) names the copy's top: refused as that, not as the
+ * reserved name the repair would leave, which reads like quire's own mistake.
  */
 export const checkedFile = (file: string): Effect.Effect<string, DomainError> => {
   const trimmed = file.replace(/^(\.\/+)+/, "").replace(/\/+$/, "");
+  if (file !== "" && !file.startsWith("/") && (trimmed === "" || trimmed === "."))
+    return Effect.fail(
+      invalid(
+        `${echo(file)} names the working copy's top, not a file in it: name a file or a directory below the top, as quire status lists them (log, diff and show cover the whole copy when no file is given).`,
+      ),
+    );
   const normalized = normalizeNotebookPath(trimmed);
   return Either.isRight(normalized)
     ? Effect.succeed(normalized.right)
