@@ -247,6 +247,21 @@ const commands: ReadonlyArray<Command> = [
 const isCommand = (word: string | undefined): word is Command =>
   commands.some((command) => command === word);
 
+/** The commands that take `--json`. */
+const jsonCommands: ReadonlyArray<Command> = ["log", "status", "diff", "show", "restore", "revert"];
+
+/**
+ * Whether a command line asks for JSON — `--json` before any `--`, and the first command
+ * word on the line is one that has it — told without parsing the line, so that a line
+ * the parser refuses is refused in the form asked for (docs/history.md, "Errors with
+ * --json"). `quire pull --json` is not asking: pull has no JSON form.
+ */
+export const jsonRequested = (argv: ReadonlyArray<string>): boolean => {
+  const beforeEnd = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : argv.length);
+  const command = beforeEnd.find((token) => isCommand(token));
+  return beforeEnd.includes("--json") && command !== undefined && jsonCommands.includes(command);
+};
+
 /** Every word `quire` takes as a command, for suggestions (`mcp` is routed before parsing). */
 const knownCommands: ReadonlyArray<string> = [...commands, "mcp", "help"];
 

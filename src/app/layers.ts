@@ -38,6 +38,8 @@ import { keyDigest } from "./keyDigest.js";
 export class StartupError extends Data.TaggedError("StartupError")<{
   readonly kind: "config" | "store" | "io";
   readonly message: string;
+  /** For `store`: the probe's own error, which `--json` prints as it is. */
+  readonly error?: DomainError;
 }> {}
 
 /**
@@ -241,6 +243,7 @@ export const probe: Effect.Effect<void, StartupError, ObjectStore | IdGenerator>
       new StartupError({
         kind: "store",
         message: `${error.code} · ${error.reason}: ${error.message}`,
+        error,
       }),
   ),
 );

@@ -144,5 +144,6 @@ const cliCommands: ReadonlyArray<readonly [RegExp, string]> = [
   [/\bnotes_pull\b/g, "quire pull"],
 ];
 
-const inCliWords = (line: string): string =>
+/** `line` with the MCP tools it names replaced by the CLI commands that do the same. */
+export const inCliWords = (line: string): string =>
   cliCommands.reduce((text, [tool, command]) => text.replace(tool, command), line);

@@ -533,6 +533,113 @@ describe("history: authors and quire log", () => {
   );
 
   it(
+    "with --json every error is one JSON object on stdout: the error object, or a usage error's",
+    { timeout: 120_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const copy = world.copy("c");
+      mkdirSync(copy);
+      const oneLine = (stdout: string): Record<string, unknown> => {
+        expect(stdout.endsWith("\n") && !stdout.slice(0, -1).includes("\n"), stdout).toBe(true);
+        const parsed: unknown = JSON.parse(stdout);
+        if (typeof parsed !== "object" || parsed === null) throw new Error(stdout);
+        return Object.fromEntries(Object.entries(parsed));
+      };
+      // A domain error: the library's (and MCP's) error object, in the CLI's words.
+      for (const args of [
+        ["log", copy, "--json"],
+        ["status", copy, "--json"],
+        ["diff", copy, "--json"],
+        ["show", copy, "1", "--json"],
+        ["restore", copy, "a.md", "--from", "1", "--json"],
+        ["revert", copy, "1", "--json"],
+      ]) {
+        const refused = await runCli(world, args);
+        expect(refused.code, args.join(" ")).toBe(1);
+        const error = oneLine(refused.stdout);
+        expect(Object.keys(error), args.join(" ")).toEqual([
+          "code",
+          "reason",
+          "action",
+          "diagnosticId",
+          "retryable",
+          "message",
+          "files",
+          "readOnly",
+          "writable",
+        ]);
+        expect(error).toMatchObject({
+          code: "INVALID_REQUEST",
+          reason: "NOT_PULLED",
+          action: "PULL_FIRST",
+          retryable: false,
+          files: [],
+          readOnly: [],
+          writable: [],
+        });
+        expect(String(error["diagnosticId"])).toMatch(/^[0-9a-f]{16}$/);
+        expect(String(error["message"])).not.toContain("notes_pull");
+        // The text form is not printed as well.
+        expect(refused.stderr).not.toContain("INVALID_REQUEST · NOT_PULLED");
+      }
+      await ok(pull(world, copy));
+      const file = await runCli(world, ["log", copy, "--file", "../x", "--json"]);
+      expect(file.code).toBe(1);
+      expect(oneLine(file.stdout)).toMatchObject({
+        code: "INVALID_REQUEST",
+        reason: "INVALID_ARGUMENT",
+        message: expect.stringContaining('"../x" is not a notebook path'),
+      });
+      // A usage error (exit 2) or a failed start: the same fields but those of a run.
+      const usageFields = ["code", "reason", "action", "retryable", "message", "files"];
+      for (const [args, message] of [
+        [["log", copy, "-n", "0", "--json"], "--max-count must be an integer from 1 to 1000000"],
+        [["show", copy, "x", "--json"], "GEN must be a whole number from 1 to 999999999"],
+        [["status", "--json"], "quire status needs a PATH"],
+        [["log", copy, "--bogus", "--json"], 'unknown option "--bogus"'],
+        [
+          ["diff", copy, "--json", "--workspace-root", path.join(world.root, "nowhere")],
+          "is not an existing directory",
+        ],
+      ] as const) {
+        const refused = await runCli(world, args);
+        expect(refused.code, args.join(" ")).toBe(2);
+        const error = oneLine(refused.stdout);
+        expect(Object.keys(error)).toEqual(usageFields);
+        expect(error).toMatchObject({
+          code: "INVALID_REQUEST",
+          reason: "INVALID_ARGUMENT",
+          action: "FIX_REQUEST",
+          retryable: false,
+          files: [],
+        });
+        expect(String(error["message"])).toContain(message);
+        expect(refused.stderr).not.toContain("invalid configuration");
+      }
+      const blocked = path.join(world.root, "a-file");
+      writeFileSync(blocked, "");
+      const store = await runCli(world, ["status", copy, "--json", "--store", `file:${blocked}`]);
+      expect(store.code).toBe(1);
+      expect(oneLine(store.stdout)).toMatchObject({
+        code: "STORAGE_FAILURE",
+        reason: "STORE_UNAVAILABLE",
+        action: "RETRY_LATER",
+      });
+      // Without --json, or for a command that has none, a usage error stays a line on stderr.
+      for (const args of [
+        ["log", copy, "-n", "0"],
+        ["pull", copy, "--json"],
+      ]) {
+        const plain = await runCli(world, args);
+        expect(plain.code).toBe(2);
+        expect(plain.stdout).toBe("");
+        expect(plain.stderr).toMatch(/^quire: invalid configuration: /);
+      }
+    },
+  );
+
+  it(
     "refuses bad log arguments and bad authors, and a copy never pulled",
     { timeout: 60_000 },
     async () => {

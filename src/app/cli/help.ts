@@ -113,7 +113,7 @@ PATH is a working copy that was pulled; its cache serves the packs it already ha
   --file <path>              only publications that changed this notebook path
                              (relative to the copy's top; a directory: files below it)
   --full                     whole messages, not only their first lines
-  --json                     one JSON object on stdout (docs/history.md)
+  --json                     one JSON object on stdout, an error's too (docs/history.md)
 
 ${storeOptions}
 
@@ -127,7 +127,7 @@ context). FILE names a notebook path (relative to the copy's top) or a directory
 them: only those. Publishes nothing and writes no note.
 
   --stat                     the diffstat instead: path | count +++--- per file
-  --json                     one JSON object on stdout (docs/history.md)
+  --json                     one JSON object on stdout, an error's too (docs/history.md)
 
 ${storeOptions}
 
@@ -141,7 +141,7 @@ before it. FILE names a notebook path (or a directory of them): only those. The 
 of a generation is kept while its chain is retained (--retained-checkpoints); an older
 one is GENERATION_PRUNED, though quire log still lists its record.
 
-  --json                     one JSON object on stdout (docs/history.md)
+  --json                     one JSON object on stdout, an error's too (docs/history.md)
 
 ${storeOptions}
 
@@ -157,7 +157,8 @@ unpublished changes, unless --force.
 
   --from <gen>               the generation to take them from (required)
   --force                    replace unpublished changes too
-  --json                     what was written, as one JSON object (docs/history.md)
+  --json                     what was written, or the error, as one JSON object on
+                             stdout (docs/history.md)
 
 ${storeOptions}
 
@@ -170,7 +171,8 @@ three-way with everything since (later edits to the same lines are kept). Confli
 are written as marker blocks, as a pull writes them (exit 1, CONTENT_CONFLICT).
 Nothing is published: the next quire commit publishes the result.
 
-  --json                     what was written, as one JSON object (docs/history.md)
+  --json                     what was written, or the error, as one JSON object on
+                             stdout (docs/history.md)
 
 ${storeOptions}
 
@@ -184,7 +186,7 @@ unresolved conflict marker blocks, files a commit would refuse as they are (syml
 binary files, …), and how many publications the notebook has that PATH has not pulled
 (one read of the store). Publishes nothing and writes no note.
 
-  --json                     one JSON object on stdout (docs/history.md)
+  --json                     one JSON object on stdout, an error's too (docs/history.md)
 
 ${storeOptions}
 

@@ -1,11 +1,12 @@
 /**
- * `quire log` and `quire status` (SPEC §11): the notebook's publications, or what a copy
- * holds unpublished, on stdout as text or (`--json`) one JSON object; a domain error as
- * the candid error text on stderr, like pull and commit (run.ts).
+ * `quire log`, `status`, `diff`, `show`, `restore` and `revert` (SPEC §11): the answer on
+ * stdout as text or (`--json`) one JSON object; a domain error as the candid error text
+ * on stderr, like pull and commit (run.ts), or with `--json` as the error object on
+ * stdout (domain/cliErrorJson.ts).
  */
 import { Effect } from "effect";
+import { cliErrorJson } from "../../domain/cliErrorJson.js";
 import { renderCliError } from "../../domain/cliReport.js";
-import { errorEnvelope } from "../../domain/envelope.js";
 import {
   diffJson,
   renderDiff,
@@ -33,9 +34,9 @@ export type HistoryInvocation = Extract<
 >;
 
 /**
- * Runs `quire log` or `quire status`: status 0 with the answer on stdout, or 1 with the
- * error on stderr (a defect becomes ENGINE_FAILED/INTERNAL, its cause logged under the
- * diagnosticId).
+ * Runs one of them: status 0 with the answer on stdout, or 1 with the error on stderr
+ * (with `--json`, on stdout); a defect becomes ENGINE_FAILED/INTERNAL, its cause logged
+ * under the diagnosticId.
  */
 export const runHistory = (
   invocation: HistoryInvocation,
@@ -120,21 +121,17 @@ export const runHistory = (
       terminal.out(result.right);
       return exitCodes.ok;
     }
-    // A revert that conflicted changed the copy all the same; with --json a script gets
-    // the error object (every file changed, the conflicts, the held files) on stdout, as
-    // the library answers it, and stdout stays empty for errors that changed nothing.
-    if (invocation.json && result.left.changed !== undefined)
-      terminal.out(
-        `${JSON.stringify(errorEnvelope(result.left, diagnosticId, invocation.config.pathSets, redaction).structured)}\n`,
+    if (invocation.json)
+      terminal.out(cliErrorJson(result.left, diagnosticId, invocation.config.pathSets, redaction));
+    else
+      terminal.err(
+        renderCliError(
+          result.left,
+          diagnosticId,
+          invocation.config.pathSets,
+          { color: terminal.errColor },
+          redaction,
+        ),
       );
-    terminal.err(
-      renderCliError(
-        result.left,
-        diagnosticId,
-        invocation.config.pathSets,
-        { color: terminal.errColor },
-        redaction,
-      ),
-    );
     return exitCodes.reported;
   }).pipe(Effect.annotateLogs({ module: "cli" }));

@@ -8,7 +8,13 @@ import * as Os from "node:os";
 import { Effect, Either, Exit, LogLevel } from "effect";
 import { clientAuthor } from "../../domain/author.js";
 import { redact } from "../../domain/redact.js";
-import { type Host, type Invocation, parseInvocation, secretValuesOf } from "../config.js";
+import {
+  type Host,
+  type Invocation,
+  jsonRequested,
+  parseInvocation,
+  secretValuesOf,
+} from "../config.js";
 import { formatLine, isEnabled, loggerLayer, parseLogLevel } from "../logging.js";
 import type { StartupError } from "../layers.js";
 import { exitCodes, useColor } from "./terminal.js";
@@ -73,13 +79,18 @@ const runConfigured = async (
   };
   // Loaded here so that help, version and configuration errors start fast.
   const { runCommand } = await import("./run.js");
+  const json = "json" in invocation && invocation.json;
   const program = runCommand(invocation, clientAuthor("cli", osUserName()), terminal, {
     version: packageVersion(),
     redaction,
   }).pipe(
     Effect.catchTag("StartupError", (error) =>
-      Effect.sync(() => {
-        process.stderr.write(`${redact(startupLine(error), redaction).replace(/\s+/g, " ")}\n`);
+      Effect.promise(async () => {
+        if (json) {
+          const { startupErrorJson } = await import("./jsonErrors.js");
+          process.stdout.write(startupErrorJson(error, redaction));
+        } else
+          process.stderr.write(`${redact(startupLine(error), redaction).replace(/\s+/g, " ")}\n`);
         return error.kind === "config" ? exitCodes.config : exitCodes.reported;
       }),
     ),
@@ -151,9 +162,15 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   if (argv[0] === "mcp") return runMcp(argv.slice(1), host);
   const parsed = parseInvocation(argv, host);
   if (Either.isLeft(parsed)) {
-    const line = `quire: invalid configuration: ${parsed.left.message}`;
     // Only credentials are scrubbed: the operator needs to see which of their settings failed.
-    const scrubbed = redact(line, { secretValues: secretValuesOf(host.env) });
+    const redaction = { secretValues: secretValuesOf(host.env) };
+    if (jsonRequested(argv)) {
+      const { usageErrorJson } = await import("./jsonErrors.js");
+      process.stdout.write(usageErrorJson(parsed.left.message, redaction));
+      return exitCodes.config;
+    }
+    const line = `quire: invalid configuration: ${parsed.left.message}`;
+    const scrubbed = redact(line, redaction);
     process.stderr.write(`${scrubbed.replace(/\s+/g, " ")}\n`);
     return exitCodes.config;
   }

@@ -3,6 +3,7 @@
  * All behaviour lives in the use cases; this only renders their result.
  */
 import { Clock, Effect, LogLevel, type Scope } from "effect";
+import { cliErrorJson } from "../../domain/cliErrorJson.js";
 import { renderCliError, renderCliSuccess, renderIncoming } from "../../domain/cliReport.js";
 import type { DomainError } from "../../domain/errors.js";
 import { recordedAuthor } from "../../domain/author.js";
@@ -263,15 +264,25 @@ export const runCommand = (
   )
     return IdGeneratorAdapter.make().diagnosticId.pipe(
       Effect.map((diagnosticId) => {
-        terminal.err(
-          renderCliError(
-            storeOverlapError(),
-            diagnosticId,
-            invocation.config.pathSets,
-            { color: terminal.errColor },
-            settings.redaction,
-          ),
-        );
+        if ("json" in invocation && invocation.json)
+          terminal.out(
+            cliErrorJson(
+              storeOverlapError(),
+              diagnosticId,
+              invocation.config.pathSets,
+              settings.redaction,
+            ),
+          );
+        else
+          terminal.err(
+            renderCliError(
+              storeOverlapError(),
+              diagnosticId,
+              invocation.config.pathSets,
+              { color: terminal.errColor },
+              settings.redaction,
+            ),
+          );
         return exitCodes.reported;
       }),
     );
