@@ -30,7 +30,9 @@ describe("a scan while a directory is swapped for a symlink to its old self", ()
       const plain = make();
       const blobs = makeBlobSource(plain, join(root, "private"));
       const first = yield* Effect.scoped(
-        Effect.flatMap(plain.openTree(copy), (tree) => scanWorkingCopy(tree, new Map(), 0, blobs)),
+        Effect.flatMap(plain.openTree(copy), (tree) =>
+          scanWorkingCopy(tree, new Map(), 0, blobs, new Map()),
+        ),
       );
       const v1 = first.get("d/a.md");
       expect(v1).toBeDefined();
@@ -79,7 +81,13 @@ describe("a scan while a directory is swapped for a symlink to its old self", ()
       });
       const second = yield* Effect.scoped(
         Effect.flatMap(racing.openTree(copy), (tree) =>
-          scanWorkingCopy(tree, stats, recordedAt, makeBlobSource(racing, join(root, "p2"))),
+          scanWorkingCopy(
+            tree,
+            stats,
+            recordedAt,
+            makeBlobSource(racing, join(root, "p2")),
+            new Map(),
+          ),
         ),
       );
       expect(swapped).toBe(true);

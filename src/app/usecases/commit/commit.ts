@@ -140,7 +140,13 @@ const scanAndCheck = (
     call.blobs.addTree(state.baseline);
     if (mergeBase !== state.baseline) call.blobs.addTree(mergeBase);
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
-    const scan = yield* scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs);
+    const scan = yield* scanWorkingCopy(
+      call.tree,
+      stats.stamps,
+      stats.recordedAtMs,
+      call.blobs,
+      mergeBase,
+    );
     const baseIds = idsOf(mergeBase);
     const local = scanTree(scan);
     yield* refuseMarkers(call, baseIds, local);

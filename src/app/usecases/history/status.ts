@@ -78,6 +78,7 @@ export const unpublished = (call: CopyCall): Effect.Effect<Unpublished, DomainEr
       stats.stamps,
       stats.recordedAtMs,
       call.blobs,
+      mergeBase,
     );
     const base = idsOf(mergeBase);
     const local = idsOf(files);

@@ -66,7 +66,13 @@ export const synchronise = (
     call.blobs.addTree(known.tree);
     if (mergeBase !== known.tree) call.blobs.addTree(mergeBase);
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
-    const scan = yield* scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs);
+    const scan = yield* scanWorkingCopy(
+      call.tree,
+      stats.stamps,
+      stats.recordedAtMs,
+      call.blobs,
+      mergeBase,
+    );
     const remote = yield* readRemote(call, known, startFrom);
     // A copy whose rewrite (or whose commit, after its swap) was interrupted is rolled
     // forward and merged against the state it was settling on (see workingCopy/rewriteIntent.ts).

@@ -37,7 +37,7 @@ export const holdsOnlyPublished = (call: CopyCall): Effect.Effect<boolean, Domai
     if (files.length !== state.baseline.size) return false;
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
     const scan = yield* Effect.option(
-      scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs),
+      scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs, state.baseline),
     );
     if (Option.isNone(scan) || scan.value.size !== state.baseline.size) return false;
     for (const [path, ref] of state.baseline) if (scan.value.get(path)?.id !== ref.id) return false;

@@ -28,6 +28,7 @@ import { localFailure, workingCopyFailure } from "../shared/failures.js";
 import type { StatStamp } from "./privateState.js";
 import { diffTrees } from "../../../domain/treeDiff.js";
 import { idsOf } from "../../../domain/tree.js";
+import { isEditorWorkingFile } from "../../../domain/editorFiles.js";
 
 /**
  * Reading or writing the notes of a working copy: a note is small, so one worker does a
@@ -38,6 +39,14 @@ export const noteIo: PoolShape = { workers: 16, itemsPerWorker: 8 };
 
 /** Directory names never treated as notebook state (a user's own version control). */
 const ignoredDirectories: ReadonlySet<string> = new Set([".git"]);
+
+/**
+ * The paths the notebook already holds for a copy (its merge base): an editor's working
+ * file at one of them is scanned as a note, since skipping it would read as its deletion.
+ */
+export interface Tracked {
+  readonly has: (path: string) => boolean;
+}
 
 /** One file of a scanned working copy. */
 export interface ScannedFile {
@@ -163,7 +172,8 @@ const belowSetAside = (path: string): boolean =>
 /**
  * Scans and validates every file of the working copy open as `tree`. Reads only files
  * whose stat differs from `stats` (recorded at `recordedAtMs`); registers every file
- * with `blobs`. Anything that is not notebook state (symlink, special file, bad or
+ * with `blobs`. Skips editors' and desktops' working files (domain/editorFiles.ts) at
+ * paths `tracked` does not hold. Anything that is not notebook state (symlink, special file, bad or
  * undecodable name, case collision, invalid UTF-8, U+0000, too large) fails with
  * INVALID_CONTENT naming every offending file; a FIFO is never opened. Leftovers of a
  * killed process of ours are tidied first: temp files removed, set-aside files put back.
@@ -173,8 +183,9 @@ export const scanWorkingCopy = (
   stats: ReadonlyMap<string, StatStamp>,
   recordedAtMs: number,
   blobs: BlobSource,
+  tracked: Tracked,
 ): Effect.Effect<Scan, DomainError> =>
-  surveyWorkingCopy(tree, stats, recordedAtMs, blobs).pipe(
+  surveyWorkingCopy(tree, stats, recordedAtMs, blobs, tracked).pipe(
     Effect.flatMap(({ files, issues }) =>
       issues.length === 0
         ? Effect.succeed(files)
@@ -200,6 +211,7 @@ export const surveyWorkingCopy = (
   stats: ReadonlyMap<string, StatStamp>,
   recordedAtMs: number,
   blobs: BlobSource,
+  tracked: Tracked,
 ): Effect.Effect<
   { readonly files: Scan; readonly issues: ReadonlyArray<FileIssue> },
   DomainError
@@ -232,6 +244,10 @@ export const surveyWorkingCopy = (
         if (entry.kind === "file") litter.push(entry.relativePath);
         continue;
       }
+      // An editor's swap, lock or backup file, or a desktop's folder metadata: not a note
+      // unless the notebook already holds the path (domain/editorFiles.ts).
+      if (isEditorWorkingFile(nameOf(entry.relativePath)) && !tracked.has(entry.relativePath))
+        continue;
       if (entry.kind === "symlink") {
         issues.push(issue(entry.relativePath, "SYMLINK"));
         continue;
