@@ -3,7 +3,8 @@
  * given store, with helpers to read and write the in-memory files: the common setup of
  * the use-case tests.
  */
-import { Effect } from "effect";
+import { Cause, Effect, Exit, Option } from "effect";
+import type { DomainError } from "../../src/domain/errors.js";
 import * as ids from "../../src/adapters/idGenerator.js";
 import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
@@ -82,4 +83,14 @@ export const personAtWork = (beforeWrite: (path: string) => void = () => {}, eve
     vol.writeFileSync(path, text);
   };
   return { notebook, vol, write };
+};
+
+/** The domain error `effect` fails with; throws when it succeeds or dies. */
+export const failure = async <A>(effect: Effect.Effect<A, DomainError>): Promise<DomainError> => {
+  const exit = await Effect.runPromiseExit(effect);
+  if (Exit.isSuccess(exit))
+    throw new Error(`expected a failure, got ${JSON.stringify(exit.value)}`);
+  const error = Cause.failureOption(exit.cause);
+  if (Option.isNone(error)) throw new Error(Cause.pretty(exit.cause));
+  return error.value;
 };

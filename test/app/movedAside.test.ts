@@ -4,21 +4,11 @@
  * went and what stayed (`movedTo`, `side`, `keptAs`), and the message says so instead of
  * claiming that conflict blocks were written — through pull, commit and revert alike.
  */
-import { Cause, Effect, Exit, Option } from "effect";
+import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
-import type { DomainError } from "../../src/domain/errors.js";
-import { memNotebook } from "./memNotebook.js";
+import { failure, memNotebook } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
-
-const failure = async <A>(effect: Effect.Effect<A, DomainError>): Promise<DomainError> => {
-  const exit = await Effect.runPromiseExit(effect);
-  if (Exit.isSuccess(exit))
-    throw new Error(`expected a failure, got ${JSON.stringify(exit.value)}`);
-  const error = Cause.failureOption(exit.cause);
-  if (Option.isNone(error)) throw new Error(Cause.pretty(exit.cause));
-  return error.value;
-};
 
 describe("a file moved aside by a conflict is reported where it went", () => {
   it("pull: the person's note d moved to d~local because the notebook now has a folder d", async () => {

@@ -10,19 +10,9 @@
  */
 import { Cause, Effect, Exit, Option } from "effect";
 import { describe, expect, it } from "vitest";
-import type { DomainError } from "../../src/domain/errors.js";
-import { personAtWork as setup } from "./memNotebook.js";
+import { failure, personAtWork as setup } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
-
-const failure = async <A>(effect: Effect.Effect<A, DomainError>): Promise<DomainError> => {
-  const exit = await Effect.runPromiseExit(effect);
-  if (Exit.isSuccess(exit))
-    throw new Error(`expected a failure, got ${JSON.stringify(exit.value)}`);
-  const error = Cause.failureOption(exit.cause);
-  if (Option.isNone(error)) throw new Error(Cause.pretty(exit.cause));
-  return error.value;
-};
 
 describe("what stands where a note must be written", () => {
   it("an empty directory tree is replaced by the note; status is up to date", async () => {

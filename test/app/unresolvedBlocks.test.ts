@@ -5,19 +5,11 @@
  * scanner does not count and a commit would publish with OK (found by an adversarial
  * pass). Once the person resolves the blocks, the commit merges the newer change.
  */
-import { Cause, Effect, Exit, Option } from "effect";
+import { Effect, Exit } from "effect";
 import { describe, expect, it } from "vitest";
-import type { DomainError } from "../../src/domain/errors.js";
-import { memNotebook } from "./memNotebook.js";
+import { failure, memNotebook } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
-
-const failure = async <A>(effect: Effect.Effect<A, DomainError>): Promise<DomainError> => {
-  const exit = await Effect.runPromiseExit(effect);
-  if (Exit.isSuccess(exit))
-    throw new Error(`expected a failure, got ${JSON.stringify(exit.value)}`);
-  return Option.getOrThrow(Cause.failureOption(exit.cause));
-};
 
 /** a and b share n.md; a's unpublished line 2 conflicts with b's published one. */
 const conflicted = async () => {

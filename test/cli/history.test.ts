@@ -461,7 +461,8 @@ describe("history: authors and quire log", () => {
 
       const json = await runCli(world, ["revert", two, "2", "--json"]);
       expect(json.code, json.stderr).toBe(1);
-      expect(json.stderr).toContain("changed: b.md · modified");
+      // With --json the error object on stdout is the whole answer (stderr: log lines only).
+      expect(json.stderr).not.toContain("changed: b.md");
       expect(json.stdout.endsWith("\n") && !json.stdout.slice(0, -1).includes("\n")).toBe(true);
       const answer = JSON.parse(json.stdout) as Record<string, unknown>;
       expect(answer).toMatchObject({

@@ -1,11 +1,10 @@
 /** The commit use case (SPEC §6.2): publish a working copy's edits with one compare-and-swap. */
 import { Effect, Option } from "effect";
 import { textFault, textFaultMessage } from "../../../domain/content.js";
-import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
-import { findMarkerBlocks } from "../../../domain/markers.js";
+import { domainError, type DomainError } from "../../../domain/errors.js";
 import { diffTrees } from "../../../domain/treeDiff.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
-import { compareCodeUnits, utf8Length } from "../../../domain/paths.js";
+import { utf8Length } from "../../../domain/paths.js";
 import { noPathSets } from "../../../domain/pathSets.js";
 import type { Author } from "../../Notebook.js";
 import { makeBlobSource } from "../workingCopy/blobs.js";
@@ -13,11 +12,10 @@ import { backoff, busyError, placeWaitBudgetMs } from "./contention.js";
 import type { CopyCall } from "../shared/context.js";
 import { pulledState } from "../shared/pulled.js";
 import { clearIntent, loadIntent } from "../workingCopy/rewriteIntent.js";
-import { loadText } from "../pull/mergeRun.js";
 import { loadStats, mergeBaseOf, type CopyState } from "../workingCopy/privateState.js";
 import { enforcePathSets } from "./pathSetGuard.js";
 import { refuseInvalidAttributes } from "./attributesGuard.js";
-import { forEachPooled } from "../shared/pooled.js";
+import { filesWithBlocks } from "../shared/markerBlocks.js";
 import { conflictError, knownView, synchronise } from "../pull/pull.js";
 import { scanTree } from "../workingCopy/settle.js";
 import { scanWorkingCopy } from "../workingCopy/workingCopy.js";
@@ -69,21 +67,8 @@ export const validateMessage = (message: string): Effect.Effect<void, DomainErro
 /** Refuses complete marker blocks in any file the copy changed (SPEC §6.3). */
 const refuseMarkers = (call: CopyCall, base: Tree, local: Tree): Effect.Effect<void, DomainError> =>
   Effect.gen(function* () {
-    const changed = diffTrees(base, local).filter((path) => local.has(path));
-    const found: FileIssue[] = [];
-    yield* forEachPooled(
-      changed,
-      (path) =>
-        loadText(call.blobs, local.get(path) ?? "").pipe(
-          Effect.map((text) => {
-            const ranges = findMarkerBlocks(text);
-            if (ranges.length > 0) found.push({ path, reason: "MARKER_BLOCK", ranges });
-          }),
-        ),
-      { workers: 8, itemsPerWorker: 1 },
-    );
+    const found = yield* filesWithBlocks(call.blobs, local, diffTrees(base, local));
     if (found.length === 0) return;
-    found.sort((a, b) => compareCodeUnits(a.path, b.path));
     return yield* Effect.fail(
       domainError({
         code: "CONTENT_CONFLICT",

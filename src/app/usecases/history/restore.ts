@@ -9,12 +9,11 @@ import { Effect } from "effect";
 import { conflictMessage } from "../../../domain/conflictMessage.js";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { atOrBelowAny, type RestoredFiles } from "../../../domain/history.js";
-import { findMarkerBlocks } from "../../../domain/markers.js";
 import { compareCodeUnits, findCaseCollisions } from "../../../domain/paths.js";
 import { fileDirectoryClashes, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
-import { loadText, runMerge } from "../pull/mergeRun.js";
-import { forEachPooled } from "../shared/pooled.js";
+import { runMerge } from "../pull/mergeRun.js";
+import { filesWithBlocks } from "../shared/markerBlocks.js";
 import { withoutHeld } from "../pull/pull.js";
 import { materialise } from "../workingCopy/rewrite.js";
 import { publicationStates } from "./generations.js";
@@ -266,24 +265,8 @@ const refuseUnresolvedMarkers = (
   generation: number,
 ): Effect.Effect<void, DomainError> =>
   Effect.gen(function* () {
-    const found: FileIssue[] = [];
-    yield* forEachPooled(
-      touched,
-      (path) => {
-        const id = local.get(path);
-        return id === undefined
-          ? Effect.void
-          : loadText(call.blobs, id).pipe(
-              Effect.map((text) => {
-                const ranges = findMarkerBlocks(text);
-                if (ranges.length > 0) found.push({ path, reason: "MARKER_BLOCK", ranges });
-              }),
-            );
-      },
-      { workers: 8, itemsPerWorker: 1 },
-    );
+    const found = yield* filesWithBlocks(call.blobs, local, touched);
     if (found.length === 0) return;
-    found.sort((a, b) => compareCodeUnits(a.path, b.path));
     return yield* Effect.fail(
       domainError({
         code: "CONTENT_CONFLICT",

@@ -7,40 +7,33 @@
  * keeps its merge base for the next call (as for a held file), and reports its blocks
  * again; once they are resolved, the commit merges the newer change.
  */
-import { Effect } from "effect";
-import type { FileIssue } from "../../../domain/errors.js";
-import { findMarkerBlocks } from "../../../domain/markers.js";
-import { compareCodeUnits } from "../../../domain/paths.js";
+import type { Effect } from "effect";
+import type { DomainError, FileIssue } from "../../../domain/errors.js";
 import type { Tree } from "../../../domain/tree.js";
+import { filesWithBlocks } from "../shared/markerBlocks.js";
 import type { BlobSource } from "../workingCopy/blobs.js";
-import { loadText } from "./mergeRun.js";
 
 /**
  * The files of `local` that hold complete marker blocks and that a merge with `remote`
  * on `base` would merge as text (both sides changed them, differently), each as a
  * MARKER_BLOCK issue with its blocks' ranges, sorted by path. Only those files are read,
- * so the cost follows the change. Content that cannot be read as text is left to the
- * merge, which reports it.
+ * so the cost follows the change. Fails as the merge would for content that is not text.
  */
 export const unresolvedBlocks = (
   blobs: BlobSource,
   base: Tree,
   local: Tree,
   remote: Tree,
-): Effect.Effect<ReadonlyArray<FileIssue>> =>
-  Effect.gen(function* () {
-    const found: FileIssue[] = [];
-    for (const [path, mine] of local) {
-      const theirs = remote.get(path);
-      const before = base.get(path);
-      if (theirs === undefined || theirs === mine || mine === before || theirs === before) continue;
-      const text = yield* Effect.option(loadText(blobs, mine));
-      if (text._tag === "None") continue;
-      const ranges = findMarkerBlocks(text.value);
-      if (ranges.length > 0) found.push({ path, reason: "MARKER_BLOCK", ranges });
-    }
-    return found.sort((a, b) => compareCodeUnits(a.path, b.path));
-  });
+): Effect.Effect<ReadonlyArray<FileIssue>, DomainError> => {
+  const both: string[] = [];
+  for (const [path, mine] of local) {
+    const theirs = remote.get(path);
+    const before = base.get(path);
+    if (theirs !== undefined && theirs !== mine && mine !== before && theirs !== before)
+      both.push(path);
+  }
+  return filesWithBlocks(blobs, local, both);
+};
 
 /**
  * `remote` with each of `paths` taking its content in `local`: merged with that, the
