@@ -4,10 +4,10 @@
  * system files"). Why: they are not notes, and most are not notebook text either — a
  * vim swap file holds U+0000, an emacs lock is a symlink, `.DS_Store` is binary — so a
  * scan that took them refused every commit of the copy for as long as the person kept a
- * note open in vim or emacs, or a Mac showed the folder in Finder; those that are text
- * (`note.md~`, an emacs auto-save) were published, then deleted by the next commit.
- * A working-copy scan skips such a file unless the notebook already holds that path
- * (then it is a note like any other, and skipping it would read as its deletion).
+ * note open in vim or emacs, or a Mac showed the folder in Finder.
+ * A working-copy scan skips such a file when it could not be a note anyway (a link, or
+ * content that is not notebook text) and the notebook does not hold its path; a text
+ * file is scanned whatever its name, so that nothing a commit could publish goes unseen.
  */
 
 /** Exact names of desktop metadata and of vim's writability probe. */

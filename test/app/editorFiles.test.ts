@@ -1,16 +1,16 @@
 /**
  * Editors' and desktops' working files in a working copy (domain/editorFiles.ts,
- * docs/working-copy.md): a vim swap file (U+0000), an emacs lock (a symlink), a backup,
+ * docs/working-copy.md): a vim swap file (U+0000), an emacs lock (a symlink) and
  * `.DS_Store` (binary) beside a note the person has open are not notes. A commit
  * publishes the note and skips them, instead of refusing every commit while the person
- * keeps the note open (or publishing the backups); the other copies never see them.
- * A path the notebook already holds is a note whatever its name.
+ * keeps the note open; the other copies never see them. A text file is scanned whatever
+ * its name, and a path the notebook already holds is a note whatever its name.
  */
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import * as memFs from "../../src/adapters/memFileSystem.js";
 import { makeBlobSource } from "../../src/app/usecases/workingCopy/blobs.js";
-import { scanWorkingCopy } from "../../src/app/usecases/workingCopy/workingCopy.js";
+import { surveyWorkingCopy } from "../../src/app/usecases/workingCopy/workingCopy.js";
 import { memNotebook } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
@@ -23,39 +23,43 @@ describe("editor working files beside an open note", () => {
     write("/ws/a/d/n.md", "one\n");
     write("/ws/a/d/.n.md.swp", "b0VIM 9.0\u0000\u0000\u0000");
     vol.symlinkSync("person@host.123:1700000000", "/ws/a/d/.#n.md");
-    write("/ws/a/d/n.md~", "zero\n");
-    write("/ws/a/d/#n.md#", "one, auto-saved\n");
     write("/ws/a/.DS_Store", "Bud1\u0000\u0000");
+    // A text file is never skipped, whatever its name: nothing a commit could publish
+    // goes unseen (a note may be called `ideas~`).
+    write("/ws/a/d/ideas~", "a note\n");
     const committed = await Effect.runPromise(
       notebook.commit({ path: "/ws/a", message: "m", author }),
     );
-    expect(committed.files.map((f) => f.path)).toEqual(["d/n.md"]);
+    expect(committed.files.map((f) => f.path)).toEqual(["d/ideas~", "d/n.md"]);
     const status = await Effect.runPromise(notebook.status({ path: "/ws/a" }));
     expect([status.changes, status.invalid]).toEqual([[], []]);
     await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
-    expect(vol.readdirSync("/ws/b/d")).toEqual(["n.md"]);
+    expect(vol.readdirSync("/ws/b/d").sort()).toEqual(["ideas~", "n.md"]);
     expect(read("/ws/b/d/n.md")).toBe("one\n");
     // Untouched: they are the editor's.
-    expect(read("/ws/a/d/n.md~")).toBe("zero\n");
+    expect(read("/ws/a/d/.n.md.swp")).toBe("b0VIM 9.0\u0000\u0000\u0000");
     expect(vol.readlinkSync("/ws/a/d/.#n.md")).toBe("person@host.123:1700000000");
   });
 
-  it("at a path the notebook holds, the file is scanned as a note (never read as deleted)", async () => {
-    const { service, vol } = memFs.make({ "/ws/c/notes~": "a note\n", "/ws/c/x.md~": "y\n" });
-    const scan = await Effect.runPromise(
+  it("at a path the notebook holds, the file is scanned as a note (never read as deleted), and refused if it is no text", async () => {
+    const { service } = memFs.make({
+      "/ws/c/.notes.swp": "a note\n",
+      "/ws/c/.x.md.swp": "\u0000",
+    });
+    const survey = await Effect.runPromise(
       Effect.scoped(
         Effect.flatMap(service.openTree("/ws/c"), (tree) =>
-          scanWorkingCopy(
+          surveyWorkingCopy(
             tree,
             new Map(),
             0,
             makeBlobSource(service, "/private/c"),
-            new Set(["notes~"]),
+            new Set([".notes.swp", ".x.md.swp"]),
           ),
         ),
       ),
     );
-    expect([...scan.keys()]).toEqual(["notes~"]);
-    expect(vol.existsSync("/ws/c/x.md~")).toBe(true);
+    expect([...survey.files.keys()]).toEqual([".notes.swp"]);
+    expect(survey.issues).toEqual([{ path: ".x.md.swp", reason: "CONTAINS_NUL", ranges: [] }]);
   });
 });

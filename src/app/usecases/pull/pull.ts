@@ -101,9 +101,12 @@ export const synchronise = (
     // A file still holding blocks the notebook changed again stays as it is (see
     // unresolvedBlocks.ts): merged with itself, held, and its blocks reported again.
     const remoteIds = viewTree(remote.view);
-    const unresolved = unchanged
-      ? []
-      : yield* unresolvedBlocks(call.blobs, idsOf(base), local, remoteIds);
+    // Not while recovering: its local tree is rolled forward past the scan and its base
+    // is the interrupted rewrite's, so such a file is merged as it always was.
+    const unresolved =
+      unchanged || recovering
+        ? []
+        : yield* unresolvedBlocks(call.blobs, idsOf(base), local, remoteIds);
     const kept = unresolved.map((issue) => issue.path);
     const { merged, conflicts } = unchanged
       ? { merged: local, conflicts: [] }

@@ -151,6 +151,7 @@ export interface Settled {
  */
 const heldBases = (
   call: CopyCall,
+  scan: Scan,
   held: ReadonlyArray<string>,
   merged: Tree,
   accepted: RemoteView,
@@ -161,7 +162,13 @@ const heldBases = (
       onSome: mergeBaseOf,
     });
     const bases = new Map(held.map((path) => [path, previous.get(path) ?? null]));
-    const included = held.filter((path) => merged.get(path) === accepted.tree.get(path)?.id);
+    // The scan had the file, and the accepted state has exactly what the call wrote: a
+    // path neither has (moved aside by a conflict) or one the copy had deleted keeps the
+    // previous base, which is the right one there.
+    const included = held.filter((path) => {
+      const target = merged.get(path);
+      return scan.has(path) && target !== undefined && target === accepted.tree.get(path)?.id;
+    });
     if (included.length === 0 || Option.isNone(call.state)) return bases;
     const scanned = yield* scannedContents(call, call.state.value, included);
     for (const [path, ref] of scanned) bases.set(path, ref);
@@ -277,7 +284,7 @@ const settleNow = (
           ? { file: early, of: next }
           : {
               file: Option.none<BaselineFile>(),
-              of: { ...next, held: yield* heldBases(call, held, merged, accepted) },
+              of: { ...next, held: yield* heldBases(call, scan, held, merged, accepted) },
             };
       // The baseline names blobs in cached packs: those still being written must be
       // durable before the record names it.

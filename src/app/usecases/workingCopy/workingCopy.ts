@@ -173,7 +173,7 @@ const belowSetAside = (path: string): boolean =>
  * Scans and validates every file of the working copy open as `tree`. Reads only files
  * whose stat differs from `stats` (recorded at `recordedAtMs`); registers every file
  * with `blobs`. Skips editors' and desktops' working files (domain/editorFiles.ts) at
- * paths `tracked` does not hold. Anything that is not notebook state (symlink, special file, bad or
+ * paths `tracked` does not hold when they are links or not notebook text. Anything that is not notebook state (symlink, special file, bad or
  * undecodable name, case collision, invalid UTF-8, U+0000, too large) fails with
  * INVALID_CONTENT naming every offending file; a FIFO is never opened. Leftovers of a
  * killed process of ours are tidied first: temp files removed, set-aside files put back.
@@ -226,7 +226,7 @@ export const surveyWorkingCopy = (
         "INVALID_NAME",
       ),
     );
-    const toRead: Array<{ path: string; entry: WalkEntry }> = [];
+    const toRead: Array<{ path: string; editorFile: boolean }> = [];
     const files = new Map<string, ScannedFile>();
     const litter: string[] = [];
     let newNames = 0;
@@ -244,10 +244,13 @@ export const surveyWorkingCopy = (
         if (entry.kind === "file") litter.push(entry.relativePath);
         continue;
       }
-      // An editor's swap, lock or backup file, or a desktop's folder metadata: not a note
-      // unless the notebook already holds the path (domain/editorFiles.ts).
-      if (isEditorWorkingFile(nameOf(entry.relativePath)) && !tracked.has(entry.relativePath))
-        continue;
+      // An editor's swap or lock file, or a desktop's folder metadata, at a path the
+      // notebook does not hold (domain/editorFiles.ts): skipped when it could not be a
+      // note anyway (a link, a file that is not notebook text) — never a text file, which
+      // is scanned as any note is, so that nothing a commit could publish goes unseen.
+      const editorFile =
+        isEditorWorkingFile(nameOf(entry.relativePath)) && !tracked.has(entry.relativePath);
+      if (entry.kind === "symlink" && editorFile) continue;
       if (entry.kind === "symlink") {
         issues.push(issue(entry.relativePath, "SYMLINK"));
         continue;
@@ -268,7 +271,7 @@ export const surveyWorkingCopy = (
         }
       }
       if (entry.size > maxFileBytes) {
-        issues.push(issue(entry.relativePath, "TOO_LARGE"));
+        if (!editorFile) issues.push(issue(entry.relativePath, "TOO_LARGE"));
         continue;
       }
       if (stampMatches(cached, entry, recordedAtMs)) {
@@ -278,17 +281,19 @@ export const surveyWorkingCopy = (
           racy: isRacy(entry.mtimeMs, startedMs),
         });
       } else {
-        toRead.push({ path: entry.relativePath, entry });
+        toRead.push({ path: entry.relativePath, editorFile });
       }
     }
     yield* forEachPooled(
       toRead,
-      ({ path }) =>
+      ({ path, editorFile }) =>
         tree.readFile(path, maxFileBytes).pipe(
           Effect.map(({ bytes, info }) => {
-            if (bytes.length > maxFileBytes) return issues.push(issue(path, "TOO_LARGE"));
+            if (bytes.length > maxFileBytes)
+              return editorFile ? undefined : issues.push(issue(path, "TOO_LARGE"));
             const decoded = decodeText(bytes);
-            if ("problem" in decoded) return issues.push(issue(path, decoded.problem));
+            if ("problem" in decoded)
+              return editorFile ? undefined : issues.push(issue(path, decoded.problem));
             const id = contentId(bytes);
             blobs.addBytes(id, bytes);
             // The stamp of the very file read (its descriptor's fstat), not of the listing.
@@ -306,7 +311,9 @@ export const surveyWorkingCopy = (
               return Effect.sync(() => issues.push(issue(path, "SPECIAL_FILE")));
             // Grown past the limit since it was listed (someone still appending to it).
             if (error.reason === "TooLarge")
-              return Effect.sync(() => issues.push(issue(path, "TOO_LARGE")));
+              return editorFile
+                ? Effect.void
+                : Effect.sync(() => issues.push(issue(path, "TOO_LARGE")));
             return Effect.fail(workingCopyFailure(error, "reading the working copy"));
           }),
         ),
