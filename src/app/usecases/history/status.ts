@@ -10,15 +10,13 @@ import { Effect, Option } from "effect";
 import type { CopyStatus, LocalChange } from "../../../domain/copyStatus.js";
 import type { DomainError, FileIssue } from "../../../domain/errors.js";
 import type { Manifest } from "../../../domain/manifest.js";
-import { findMarkerBlocks } from "../../../domain/markers.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
-import { forEachPooled } from "../shared/pooled.js";
+import { filesWithBlocks } from "../shared/markerBlocks.js";
 import { pulledState } from "../shared/pulled.js";
 import { loadIntent, publicationLanded } from "../workingCopy/rewriteIntent.js";
 import { readManifest } from "../commit/remote.js";
-import { loadText } from "../pull/mergeRun.js";
 import { type CopyState, loadStats, mergeBaseOf } from "../workingCopy/privateState.js";
 import { type Scan, surveyWorkingCopy } from "../workingCopy/workingCopy.js";
 
@@ -104,19 +102,11 @@ export const unpublished = (call: CopyCall): Effect.Effect<Unpublished, DomainEr
 export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainError> =>
   Effect.gen(function* () {
     const { state, local, changes, issues } = yield* unpublished(call);
-    const markers: FileIssue[] = [];
-    yield* forEachPooled(
-      changes.filter((c) => c.change !== "deleted"),
-      ({ path }) =>
-        loadText(call.blobs, local.get(path) ?? "").pipe(
-          Effect.map((text) => {
-            const ranges = findMarkerBlocks(text);
-            if (ranges.length > 0) markers.push({ path, reason: "MARKER_BLOCK", ranges });
-          }),
-        ),
-      { workers: 8, itemsPerWorker: 1 },
+    const markers = yield* filesWithBlocks(
+      call.blobs,
+      local,
+      changes.filter((c) => c.change !== "deleted").map((c) => c.path),
     );
-    markers.sort((a, b) => compareCodeUnits(a.path, b.path));
     const { manifest } = yield* readManifest(call.store);
     // A commit whose publication landed but whose copy was never settled (its process
     // stopped after the swap): the changes it published are still listed, since the
