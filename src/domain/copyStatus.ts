@@ -85,13 +85,20 @@ export const renderStatus = (status: CopyStatus, options: StatusRenderOptions): 
   const paint = (code: string, text: string) => (options.color ? `${code}${text}\u001b[0m` : text);
   const [green, red, yellow] = ["\u001b[32m", "\u001b[31m", "\u001b[33m"];
   const count = `${status.aheadAtLeast === true ? "at least " : ""}${status.ahead} publication${status.ahead === 1 && status.aheadAtLeast !== true ? "" : "s"}`;
-  const held = status.held ?? [];
+  // A held file that still holds conflict blocks was kept by a pull because of them
+  // (docs/merge.md): no pull brings the notebook's change in until they are resolved.
+  const blocked = new Set(status.markers.map((m) => m.path));
+  const held = (status.held ?? []).filter((path) => !blocked.has(path));
+  const waiting = (status.held ?? []).filter((path) => blocked.has(path));
+  const files = (n: number) => `${n} file${n === 1 ? "" : "s"}`;
   const lines = [
     status.ahead > 0
       ? `generation ${status.generation}; the notebook is ${count} ahead (quire pull brings them in)`
       : held.length > 0
-        ? `generation ${status.generation}; ${held.length} file${held.length === 1 ? "" : "s"} still to be merged from the notebook (quire pull brings ${held.length === 1 ? "it" : "them"} in)`
-        : `generation ${status.generation}; up to date with the notebook`,
+        ? `generation ${status.generation}; ${files(held.length)} still to be merged from the notebook (quire pull brings ${held.length === 1 ? "it" : "them"} in)`
+        : waiting.length > 0
+          ? `generation ${status.generation}; ${files(waiting.length)} still to be merged from the notebook once ${waiting.length === 1 ? "its" : "their"} conflict blocks are resolved`
+          : `generation ${status.generation}; up to date with the notebook`,
   ];
   if (status.recoveryPending)
     lines.push(
@@ -105,6 +112,12 @@ export const renderStatus = (status: CopyStatus, options: StatusRenderOptions): 
       "changed while an earlier call ran, not yet merged (the next pull or commit merges them):",
     );
     for (const path of held) lines.push(`  ${paint(yellow, terminalSafe(path))}`);
+  }
+  if (waiting.length > 0) {
+    lines.push(
+      "changed in the notebook again while holding conflict blocks (resolve them; the next pull or commit then merges the change):",
+    );
+    for (const path of waiting) lines.push(`  ${paint(yellow, terminalSafe(path))}`);
   }
   if (status.changes.length === 0) lines.push("nothing to commit");
   else {

@@ -7,6 +7,7 @@
  */
 import { Effect, Exit } from "effect";
 import { describe, expect, it } from "vitest";
+import { renderStatus } from "../../src/domain/copyStatus.js";
 import { failure, memNotebook } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
@@ -55,6 +56,10 @@ describe("a file with unresolved blocks that the notebook changes again", () => 
     expect((await failure(notebook.pull({ path: "/ws/a" }))).files).toEqual(again.files);
     const status = await Effect.runPromise(notebook.status({ path: "/ws/a" }));
     expect(status.markers.map((m) => m.path)).toEqual(["n.md"]);
+    // Its first line says the blocks come first: a pull alone does not bring the change in.
+    expect(renderStatus(status, { color: false }).split("\n")[0]).toMatch(
+      /1 file still to be merged from the notebook once its conflict blocks are resolved$/,
+    );
 
     // Resolved: the commit merges b's later line 3, which touches the resolved line, so
     // as git would it asks again — with one plain block, nothing nested.

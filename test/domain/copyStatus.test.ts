@@ -32,6 +32,30 @@ describe("status of a copy with held files", () => {
     expect(JSON.parse(statusJson({ ...status, held: [], path: "/c" }))).not.toHaveProperty("held");
   });
 
+  it("a file kept because it still holds conflict blocks says they come first, not that a pull brings it in", () => {
+    const kept: CopyStatus = {
+      ...status,
+      changes: [{ path: "p.md", change: "modified" }],
+      markers: [{ path: "p.md", reason: "MARKER_BLOCK", ranges: [{ start: 1, end: 5 }] }],
+    };
+    expect(renderStatus(kept, { color: false })).toBe(
+      [
+        "generation 3; 1 file still to be merged from the notebook once its conflict blocks are resolved",
+        "changed in the notebook again while holding conflict blocks (resolve them; the next pull or commit then merges the change):",
+        "  p.md",
+        "unpublished changes:",
+        "  M p.md",
+        "unresolved conflict markers (resolve them before committing):",
+        "  p.md  lines 1-5",
+        "",
+      ].join("\n"),
+    );
+    // Another held file still says a pull brings it in.
+    expect(renderStatus({ ...kept, held: ["o.md", "p.md"] }, { color: false })).toContain(
+      "generation 3; 1 file still to be merged from the notebook (quire pull brings it in)\nchanged while an earlier call ran, not yet merged (the next pull or commit merges them):\n  o.md\nchanged in the notebook again",
+    );
+  });
+
   it("a restore that wrote nothing because every file was held does not say 'already'", () => {
     expect(renderRestored({ generation: 2, files: [], held: ["p.md"] }, "Restore")).toBe(
       [
