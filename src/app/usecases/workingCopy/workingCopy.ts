@@ -29,6 +29,7 @@ import type { StatStamp } from "./privateState.js";
 import { diffTrees } from "../../../domain/treeDiff.js";
 import { idsOf } from "../../../domain/tree.js";
 import { isEditorWorkingFile } from "../../../domain/editorFiles.js";
+import { maxScans, movedOn, saveSettleMs, type SaveSign } from "./savesInFlight.js";
 
 /**
  * Reading or writing the notes of a working copy: a note is small, so one worker does a
@@ -177,6 +178,9 @@ const belowSetAside = (path: string): boolean =>
  * undecodable name, case collision, invalid UTF-8, U+0000, too large) fails with
  * INVALID_CONTENT naming every offending file; a FIFO is never opened. Leftovers of a
  * killed process of ours are tidied first: temp files removed, set-aside files put back.
+ * A scan that catches a save between its steps (a note missing or empty, an editor's
+ * backup beside it: savesInFlight.ts) is taken again once, after a short pause, the save
+ * moved on — at most {@link maxScans} scans.
  */
 export const scanWorkingCopy = (
   tree: RootedTree,
@@ -217,6 +221,35 @@ export const surveyWorkingCopy = (
   DomainError
 > =>
   Effect.gen(function* () {
+    // A scan that caught a save between its steps is taken again once it moved on
+    // (savesInFlight.ts); the last scan stands.
+    for (let scans = 1; ; scans++) {
+      const { files, issues, signs } = yield* surveyOnce(tree, stats, recordedAtMs, blobs, tracked);
+      if (signs.length === 0 || scans === maxScans) return { files, issues };
+      yield* Effect.sleep(saveSettleMs);
+      if (!(yield* movedOn(tree, signs))) return { files, issues };
+      yield* Effect.logDebug("a save was in progress as the copy was scanned; scanning again").pipe(
+        Effect.annotateLogs({ files: signs.length }),
+      );
+    }
+  });
+
+/** One scan of {@link surveyWorkingCopy}, with the signs of saves in flight it saw. */
+const surveyOnce = (
+  tree: RootedTree,
+  stats: ReadonlyMap<string, StatStamp>,
+  recordedAtMs: number,
+  blobs: BlobSource,
+  tracked: Tracked,
+): Effect.Effect<
+  {
+    readonly files: Scan;
+    readonly issues: ReadonlyArray<FileIssue>;
+    readonly signs: ReadonlyArray<SaveSign>;
+  },
+  DomainError
+> =>
+  Effect.gen(function* () {
     const startedMs = yield* Clock.currentTimeMillis;
     let listing = yield* walked(tree);
     if (yield* restoreSetAside(tree, listing.entries)) listing = yield* walked(tree);
@@ -227,6 +260,7 @@ export const surveyWorkingCopy = (
       ),
     );
     const toRead: Array<{ path: string; editorFile: boolean }> = [];
+    const signs: SaveSign[] = [];
     const files = new Map<string, ScannedFile>();
     const litter: string[] = [];
     let newNames = 0;
@@ -296,6 +330,8 @@ export const surveyWorkingCopy = (
               return editorFile ? undefined : issues.push(issue(path, decoded.problem));
             const id = contentId(bytes);
             blobs.addBytes(id, bytes);
+            if (bytes.length === 0 || editorFile)
+              signs.push({ _tag: "Written", path, seen: { ...info, size: bytes.length } });
             // The stamp of the very file read (its descriptor's fstat), not of the listing.
             files.set(path, {
               id,
@@ -330,8 +366,28 @@ export const surveyWorkingCopy = (
     }
     blobs.addScan(tree, files);
     issues.sort((a, b) => compareCodeUnits(a.path, b.path));
-    return { files, issues };
+    signs.push(...goneSince(stats, tracked, files, listing.entries));
+    return { files, issues, signs };
   });
+
+/**
+ * Notes the notebook holds that the last recorded scan saw (`stats`) and this one did not
+ * find at all: deleted since the last call, or caught between a save's delete and its
+ * write. Linear in `stats`; the listing is looked through only when there are some.
+ */
+const goneSince = (
+  stats: ReadonlyMap<string, StatStamp>,
+  tracked: Tracked,
+  files: Scan,
+  entries: ReadonlyArray<WalkEntry>,
+): ReadonlyArray<SaveSign> => {
+  const missing: string[] = [];
+  for (const path of stats.keys()) if (!files.has(path) && tracked.has(path)) missing.push(path);
+  if (missing.length === 0) return [];
+  // A path listed but refused (a symlink now, say) is not gone: the scan reports it.
+  const listed = new Set(entries.map((entry) => entry.relativePath));
+  return missing.filter((path) => !listed.has(path)).map((path) => ({ _tag: "Gone", path }));
+};
 
 /** Paths (notebook form) whose content differs between `before` and `target`. */
 export const changedPaths = (

@@ -1,0 +1,135 @@
+/**
+ * A save caught between its steps by a scan (workingCopy/savesInFlight.ts,
+ * docs/working-copy.md "A save in progress"): vim's default save renames the note to
+ * `note.md~` before it writes the new one and removes the backup after; a shell's `>`
+ * truncates before it writes. A commit that scanned in between published the deletion
+ * and the backup (or the empty note) to everyone. The scan now looks again once the save
+ * moved on, and publishes what the person saved.
+ */
+import { Effect } from "effect";
+import { describe, expect, it } from "vitest";
+import * as ids from "../../src/adapters/idGenerator.js";
+import * as memFs from "../../src/adapters/memFileSystem.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
+import type { FileSystemService, RootedTree } from "../../src/ports/FileSystem.js";
+import { baseOptions } from "./memNotebook.js";
+
+const author = { name: "test", version: "1" };
+
+/**
+ * Two copies on one store, whose person starts a save (`start`) just before a scan
+ * walks the copy, and finishes it (`finish`) when quire next looks at a single path.
+ */
+const personSaving = () => {
+  const { service, vol } = memFs.make({ "/ws/.keep": "" });
+  vol.unlinkSync("/ws/.keep");
+  let armed: { readonly start: () => void; readonly finish: () => void } | undefined;
+  let finishing: (() => void) | undefined;
+  const hooked = (tree: RootedTree): RootedTree => ({
+    ...tree,
+    subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+    walk: (skip) =>
+      Effect.suspend(() => {
+        if (armed !== undefined) {
+          armed.start();
+          finishing = armed.finish;
+          armed = undefined;
+        }
+        return tree.walk(skip);
+      }),
+    info: (path) =>
+      Effect.suspend(() => {
+        finishing?.();
+        finishing = undefined;
+        return tree.info(path);
+      }),
+  });
+  const fs: FileSystemService = {
+    ...service,
+    openTree: (root) => service.openTree(root).pipe(Effect.map(hooked)),
+  };
+  const notebook = Effect.runSync(
+    makeNotebook({ store: memoryStore.make(), fs, ids: ids.make(), options: baseOptions }),
+  );
+  const read = (path: string) => vol.readFileSync(path, "utf8").toString();
+  const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
+  const setup = async () => {
+    await run(notebook.pull({ path: "/ws/a" }));
+    vol.writeFileSync("/ws/a/n.md", "one\ntwo\n");
+    vol.writeFileSync("/ws/a/other.md", "other\n");
+    await run(notebook.commit({ path: "/ws/a", message: "seed", author }));
+    await run(notebook.pull({ path: "/ws/b" }));
+  };
+  const saveDuringNextScan = (start: () => void, finish: () => void) => {
+    armed = { start, finish };
+  };
+  return { notebook, vol, read, run, setup, saveDuringNextScan };
+};
+
+describe("a save in progress as a commit scans", () => {
+  it("vim's rename-then-write: the saved note is published, never its deletion nor the backup", async () => {
+    const { notebook, vol, read, run, setup, saveDuringNextScan } = personSaving();
+    await setup();
+    saveDuringNextScan(
+      () => vol.renameSync("/ws/a/n.md", "/ws/a/n.md~"),
+      () => {
+        vol.writeFileSync("/ws/a/n.md", "one\ntwo\nthree\n");
+        vol.unlinkSync("/ws/a/n.md~");
+      },
+    );
+    const committed = await run(notebook.commit({ path: "/ws/a", message: "m", author }));
+    expect(committed.files.map((f) => f.path)).toEqual(["n.md"]);
+    await run(notebook.pull({ path: "/ws/b" }));
+    expect(
+      vol
+        .readdirSync("/ws/b")
+        .map(String)
+        .filter((name) => !name.startsWith(".")),
+    ).toEqual(["n.md", "other.md"]);
+    expect(read("/ws/b/n.md")).toBe("one\ntwo\nthree\n");
+  });
+
+  it("a truncate-then-write (`>`): the written note is published, not the empty one", async () => {
+    const { notebook, vol, read, run, setup, saveDuringNextScan } = personSaving();
+    await setup();
+    saveDuringNextScan(
+      () => vol.writeFileSync("/ws/a/n.md", ""),
+      () => vol.writeFileSync("/ws/a/n.md", "rewritten\n"),
+    );
+    await run(notebook.commit({ path: "/ws/a", message: "m", author }));
+    await run(notebook.pull({ path: "/ws/b" }));
+    expect(read("/ws/b/n.md")).toBe("rewritten\n");
+  });
+
+  it("a deletion that stays is published after one look (no endless rescans)", async () => {
+    const { notebook, vol, run, setup, saveDuringNextScan } = personSaving();
+    await setup();
+    saveDuringNextScan(
+      () => vol.unlinkSync("/ws/a/n.md"),
+      () => undefined,
+    );
+    const committed = await run(notebook.commit({ path: "/ws/a", message: "m", author }));
+    expect(committed.files.map((f) => f.path)).toEqual(["n.md"]);
+    await run(notebook.pull({ path: "/ws/b" }));
+    expect(vol.existsSync("/ws/b/n.md")).toBe(false);
+  });
+
+  it("a pull that scans mid-save keeps the note and merges the notebook's change into the saved one", async () => {
+    const { notebook, vol, read, run, setup, saveDuringNextScan } = personSaving();
+    await setup();
+    vol.writeFileSync("/ws/b/n.md", "zero\none\ntwo\n");
+    await run(notebook.commit({ path: "/ws/b", message: "b", author }));
+    saveDuringNextScan(
+      () => vol.renameSync("/ws/a/n.md", "/ws/a/n.md~"),
+      () => {
+        vol.writeFileSync("/ws/a/n.md", "one\ntwo\nthree\n");
+        vol.unlinkSync("/ws/a/n.md~");
+      },
+    );
+    // Read as a deletion, the notebook's change would be a DELETE_MODIFY conflict.
+    await run(notebook.pull({ path: "/ws/a" }));
+    expect(read("/ws/a/n.md")).toBe("zero\none\ntwo\nthree\n");
+    expect(vol.existsSync("/ws/a/n.md~")).toBe(false);
+  });
+});
