@@ -16,12 +16,21 @@ const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY } = nodeFs.constants;
 const directoryFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 
 /**
- * How many directory descriptors one tree keeps open; beyond it, those not on the way to
- * the directory being opened are closed (and opened again through their parents when
- * needed), so a tree of many directories never runs the process out of descriptors. (The
- * directories on the way stay open: a path one level deeper than this keeps its depth.)
+ * How many directory descriptors one tree keeps open; beyond it, the others are closed
+ * (and opened again through their parents when needed), so neither a tree of many
+ * directories nor one of deep ones runs the process out of descriptors.
  */
 const maxOpen = 256;
+
+/**
+ * Of the directories on the way to the one being opened, how many a trim keeps open at
+ * each end of the way: those nearest the root (a working copy's top directory is one of
+ * them, below a workspace root fewer levels deep) and those nearest the directory (its
+ * parent, which the next sibling needs). Those between are closed: a chain of thousands
+ * of nested directories (a hostile tree, or a legal note 2,000 levels down) once kept one
+ * descriptor per level open and failed every scan with EMFILE where the limit is lower.
+ */
+const keptOnTheWay = 64;
 
 const procPath = (descriptor: number): string => `/proc/self/fd/${descriptor}`;
 
@@ -63,7 +72,6 @@ export const openDirectoryHandles = (root: string): Directories | undefined => {
     directory === "" ? base : base === "/" ? `/${directory}` : `${base}/${directory}`;
   const display = hostPathOf;
   let closed = false;
-  let trimAbove = maxOpen;
 
   const parentOf = (directory: string): string => {
     const at = directory.lastIndexOf("/");
@@ -71,10 +79,22 @@ export const openDirectoryHandles = (root: string): Directories | undefined => {
   };
   const nameOf = (directory: string): string => directory.slice(directory.lastIndexOf("/") + 1);
 
-  /** Closes every descriptor but the root's and those on the way to `keep`. */
+  /**
+   * Closes every descriptor but the root's, `keep`'s, and those of the directories on the
+   * way to `keep` that are among the {@link keptOnTheWay} nearest either end of the way.
+   */
   const trim = (keep: string): void => {
+    const way: string[] = [];
+    for (let directory = keep; directory !== ""; directory = parentOf(directory))
+      way.push(directory);
+    // `way` runs from `keep` up to the root's child.
+    const kept = new Set<string>([
+      "",
+      ...way.slice(0, keptOnTheWay + 1),
+      ...way.slice(Math.max(0, way.length - keptOnTheWay)),
+    ]);
     for (const [directory, descriptor] of descriptors) {
-      if (directory === "" || keep === directory || keep.startsWith(`${directory}/`)) continue;
+      if (kept.has(directory)) continue;
       nodeFs.closeSync(descriptor);
       descriptors.delete(directory);
     }
@@ -89,22 +109,27 @@ export const openDirectoryHandles = (root: string): Directories | undefined => {
       });
     const known = descriptors.get(directory);
     if (known !== undefined) return known;
-    const parent = open(parentOf(directory));
-    let descriptor: number;
-    try {
-      descriptor = nodeFs.openSync(`${procPath(parent)}/${nameOf(directory)}`, directoryFlags);
-    } catch (error) {
-      throw openFailure(error, display(directory));
+    // The directories from the nearest open one down to `directory`, opened one by one
+    // (not recursively: a chain closed by a trim may be thousands of levels deep).
+    const below: string[] = [];
+    let parent: number | undefined;
+    for (let at = directory; parent === undefined;) {
+      below.push(at);
+      at = parentOf(at);
+      parent = descriptors.get(at);
     }
-    descriptors.set(directory, descriptor);
-    if (descriptors.size > trimAbove) {
-      trim(directory);
-      // A deep chain keeps all its ancestors open, so a trim may free nothing: the next
-      // one waits until `maxOpen` more are open (amortised, and the bound stays the
-      // depth plus `maxOpen`), or every open would scan them all again.
-      trimAbove = descriptors.size + maxOpen;
+    for (let next = below.pop(); next !== undefined; next = below.pop()) {
+      let descriptor: number;
+      try {
+        descriptor = nodeFs.openSync(`${procPath(parent)}/${nameOf(next)}`, directoryFlags);
+      } catch (error) {
+        throw openFailure(error, display(next));
+      }
+      descriptors.set(next, descriptor);
+      if (descriptors.size > maxOpen) trim(next);
+      parent = descriptor;
     }
-    return descriptor;
+    return parent;
   };
 
   return {

@@ -5,7 +5,7 @@
  * store inside a working copy is refused; files and paths that are not notebook state get
  * their documented reasons.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -226,6 +226,37 @@ describe("files that are not notebook state get their reasons", () => {
     expect(errorHead(result.stderr)).toBe("INVALID_CONTENT · INVALID_FILES");
     expect(fileLines(result.stderr)).toEqual(["file: bad\uFFFD.md · INVALID_NAME"]);
     expect(result.stderr).toContain("retryable: false");
+  });
+});
+
+describe("a tree deeper than the process may hold descriptors", () => {
+  /** One run under `ulimit -n 400`: fewer descriptors than the notes below are levels deep. */
+  const limited = (w: World, args: ReadonlyArray<string>) =>
+    spawnSync("sh", ["-c", 'ulimit -n 400 && exec "$0" "$@"', process.execPath, binPath, ...args], {
+      cwd: w.ws,
+      env: w.env,
+      encoding: "utf8",
+    });
+
+  it("notes 600 levels down (legal paths) are committed, pulled and scanned, not EMFILE", async () => {
+    const w = world();
+    const a = w.copy("a");
+    const b = w.copy("b");
+    expect((await pull(w, a)).code).toBe(0);
+    const deep = `${"d/".repeat(600)}deep.md`;
+    const other = `${"d/".repeat(300)}${"e/".repeat(400)}other.md`;
+    write(a, deep, "deep\n");
+    write(a, other, "other\n");
+    const committed = limited(w, ["commit", a, "-m", "deep"]);
+    expect(committed.status, committed.stderr).toBe(0);
+    expect(committed.stdout).toContain("2 files changed");
+    const pulled = limited(w, ["pull", b]);
+    expect(pulled.status, pulled.stderr).toBe(0);
+    expect(read(b, deep)).toBe("deep\n");
+    expect(read(b, other)).toBe("other\n");
+    const status = limited(w, ["status", b]);
+    expect(status.status, status.stderr).toBe(0);
+    expect(status.stdout).toContain("nothing to commit");
   });
 });
 
