@@ -115,8 +115,13 @@ const text = fc
     fc.constantFrom(lines.join(""), `${lines.join("")}tail`, lines.join("").replace(/\n$/, "")),
   );
 
+// Each case runs git several times: 300 cases take ~35 s on a quiet 2-core machine and
+// passed 60 s when the whole suite ran beside other work, so the cases get more room
+// than vitest's default (a bound on a hang, never a measurement).
+const gitCases = { timeout: 240_000 };
+
 describe("unified diffs", () => {
-  it("are exactly git's for modified files", () => {
+  it("are exactly git's for modified files", gitCases, () => {
     fc.assert(
       fc.property(text, text, (before, after) => {
         if (before === after) return;
@@ -126,15 +131,19 @@ describe("unified diffs", () => {
     );
   });
 
-  it("are exactly git's for local edits of long files (separate hunks, function context)", () => {
-    fc.assert(
-      fc.property(edited, ([before, after]) => {
-        if (before === after) return;
-        expect(unifiedDiff("f.md", before, after)).toBe(gitDiff(before, after));
-      }),
-      { numRuns: 300 },
-    );
-  });
+  it(
+    "are exactly git's for local edits of long files (separate hunks, function context)",
+    gitCases,
+    () => {
+      fc.assert(
+        fc.property(edited, ([before, after]) => {
+          if (before === after) return;
+          expect(unifiedDiff("f.md", before, after)).toBe(gitDiff(before, after));
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 
   it("place a removed line among equal ones as git does without its indent heuristic", () => {
     const before = "x y\nx y\nx y\n  indented\n\nfn_1() {\nx y\nd\n\na\n";
