@@ -10,7 +10,7 @@ import { Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { Manifest, PackChain, PackDescriptor } from "../../../domain/manifest.js";
 import type { PackHeader } from "../../../domain/pack.js";
-import { readManifest, readPacks, type RemoteContext } from "../commit/remote.js";
+import { readManifest, readPacks, type ReadPack, type RemoteContext } from "../commit/remote.js";
 import { historyLog } from "./log.js";
 
 /** A publication's header and the notebook (path → content id) before and after it. */
@@ -80,49 +80,76 @@ const recordedAsPublication = (
     ),
   );
 
+const sameEtag = Option.getEquivalence((a: string, b: string) => a === b);
+
+const packMissing: DomainError = domainError({
+  code: "STORAGE_INTEGRITY",
+  reason: "PACK_MISSING",
+  message: "A pack the current manifest references is missing from the store.",
+});
+
 /**
  * The states around the publication at `generation`: INVALID_REQUEST/GENERATION_PRUNED
  * when its packs are gone, INVALID_ARGUMENT when no publication has that generation,
- * STORAGE_FAILURE / STORAGE_INTEGRITY on store errors and invalid packs.
+ * STORAGE_FAILURE / STORAGE_INTEGRITY on store errors and invalid packs. A pack missing
+ * from the store makes it read `current` again (a cleanup removed the chain after the
+ * first read: the generation is located anew, pruned by now or not); the same manifest
+ * again is STORAGE_INTEGRITY/PACK_MISSING — damage, never reported as pruned.
  */
 export const publicationStates = (
   ctx: RemoteContext,
   generation: number,
 ): Effect.Effect<PublicationStates, DomainError> =>
   Effect.gen(function* () {
-    const { manifest } = yield* readManifest(ctx.store);
-    const located: Located = Option.isNone(manifest)
-      ? { _tag: "Unknown", why: "nothing is published yet" }
-      : locate(manifest.value, generation);
-    const notAPublication = (why: string) =>
-      Effect.fail(
-        domainError({
-          code: "INVALID_REQUEST",
-          reason: "INVALID_ARGUMENT",
-          message: `Generation ${generation} is not a publication (${why}); quire log lists the publications.`,
-        }),
-      );
-    if (located._tag === "Pruned")
-      return yield* (yield* recordedAsPublication(ctx, generation))
-        ? Effect.fail(pruned(generation))
-        : notAPublication("it was a checkpoint's generation, not a publication");
-    if (located._tag === "Unknown") return yield* notAPublication(located.why);
-    const packs = yield* readPacks(ctx, [located.checkpoint, ...located.increments]);
-    const state = new Map<string, string>();
-    let before: ReadonlyMap<string, string> = state;
-    let header: PackHeader | undefined;
-    for (const [index, pack] of packs.entries()) {
-      // Removed by a cleanup after the read: it was just pruned.
-      if (pack === undefined) return yield* Effect.fail(pruned(generation));
-      // Copied once, before the publication itself (the chain's length times the
-      // notebook's size would be quadratic).
-      if (index === packs.length - 1) before = new Map(state);
-      header = pack.header;
-      if (pack.header.kind === "checkpoint") state.clear();
-      for (const path of pack.header.deletes) state.delete(path);
-      for (const put of pack.header.puts) state.set(put.path, put.id);
+    let previousEtag: Option.Option<string> | undefined;
+    for (;;) {
+      const { manifest, etag } = yield* readManifest(ctx.store);
+      if (previousEtag !== undefined && sameEtag(previousEtag, etag))
+        return yield* Effect.fail(packMissing);
+      const located: Located = Option.isNone(manifest)
+        ? { _tag: "Unknown", why: "nothing is published yet" }
+        : locate(manifest.value, generation);
+      const notAPublication = (why: string) =>
+        Effect.fail(
+          domainError({
+            code: "INVALID_REQUEST",
+            reason: "INVALID_ARGUMENT",
+            message: `Generation ${generation} is not a publication (${why}); quire log lists the publications.`,
+          }),
+        );
+      if (located._tag === "Pruned")
+        return yield* (yield* recordedAsPublication(ctx, generation))
+          ? Effect.fail(pruned(generation))
+          : notAPublication("it was a checkpoint's generation, not a publication");
+      if (located._tag === "Unknown") return yield* notAPublication(located.why);
+      const packs = yield* readPacks(ctx, [located.checkpoint, ...located.increments]);
+      if (packs.some((pack) => pack === undefined)) {
+        previousEtag = etag;
+        continue;
+      }
+      return yield* replayed(packs, generation);
     }
-    if (header === undefined || header.generation !== generation)
-      return yield* Effect.fail(pruned(generation));
-    return { header, before, after: state };
   });
+
+/** The states around `generation`, the last of `packs` (its chain from its checkpoint). */
+const replayed = (
+  packs: ReadonlyArray<ReadPack | undefined>,
+  generation: number,
+): Effect.Effect<PublicationStates, DomainError> => {
+  const state = new Map<string, string>();
+  let before: ReadonlyMap<string, string> = state;
+  let header: PackHeader | undefined;
+  for (const [index, pack] of packs.entries()) {
+    if (pack === undefined) return Effect.fail(packMissing);
+    // Copied once, before the publication itself (the chain's length times the
+    // notebook's size would be quadratic).
+    if (index === packs.length - 1) before = new Map(state);
+    header = pack.header;
+    if (pack.header.kind === "checkpoint") state.clear();
+    for (const path of pack.header.deletes) state.delete(path);
+    for (const put of pack.header.puts) state.set(put.path, put.id);
+  }
+  if (header === undefined || header.generation !== generation)
+    return Effect.fail(pruned(generation));
+  return Effect.succeed({ header, before, after: state });
+};
