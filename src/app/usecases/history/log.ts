@@ -17,11 +17,21 @@ import {
 } from "../../../domain/history.js";
 import type { Manifest, PackChain } from "../../../domain/manifest.js";
 import { readManifest, type RemoteContext } from "../commit/remote.js";
-import { chainRecords } from "./records.js";
+import { chainPublications, countRecord, type UncountedRecord } from "./records.js";
 import { readSegment } from "./segments.js";
 
-const touches = (record: PublicationRecord, file: string | undefined): boolean =>
+/** A record as the log finds it: from a segment (counted) or replayed from a chain (not yet). */
+type Found = PublicationRecord | UncountedRecord;
+
+const touches = (record: Found, file: string | undefined): boolean =>
   file === undefined || record.files.some((f) => atOrBelowAny(f.path, [file]));
+
+/** `record` with its line counts: those of a chain's records are computed now. */
+const counted = (
+  ctx: RemoteContext,
+  record: Found,
+): Effect.Effect<PublicationRecord, DomainError> =>
+  "_tag" in record ? countRecord(ctx, record) : Effect.succeed(record);
 
 /**
  * The records of the retained chains still in the store, newest first (a store from
@@ -32,14 +42,14 @@ const retainedRecords = (
   retained: ReadonlyArray<PackChain>,
   activeCheckpoint: number,
 ): Effect.Effect<
-  { readonly records: ReadonlyArray<PublicationRecord>; readonly unrecordedThrough: number },
+  { readonly records: ReadonlyArray<UncountedRecord>; readonly unrecordedThrough: number },
   DomainError
 > =>
   Effect.gen(function* () {
-    const records: PublicationRecord[] = [];
+    const records: UncountedRecord[] = [];
     let unrecordedThrough = activeCheckpoint;
     for (const chain of retained) {
-      const found = yield* chainRecords(ctx, chain.checkpoint, chain.increments);
+      const found = yield* chainPublications(ctx, chain.checkpoint, chain.increments);
       if (Option.isNone(found)) break;
       records.push(...[...found.value.records].reverse());
       unrecordedThrough = found.value.fromStart ? 0 : chain.checkpoint.generation;
@@ -55,14 +65,16 @@ const logOf = (
   request: LogRequest,
 ): Effect.Effect<Option.Option<HistoryLog>, DomainError> =>
   Effect.gen(function* () {
-    const listed: PublicationRecord[] = [];
+    // Counted once the list is complete: only the records listed pay for reading their
+    // contents, however long the active chain (up to --checkpoint-packs publications).
+    const listed: Found[] = [];
     // Newest first; only records older than every one seen so far count (a retained
     // chain or a segment never repeats a newer source's, but a damaged store might).
     let oldest = Number.POSITIVE_INFINITY;
     const since = request.sinceGeneration ?? 0;
     // Done when the limit is reached or every publication newer than `since` was seen.
     const done = () => listed.length >= request.limit || oldest <= since + 1;
-    const add = (records: ReadonlyArray<PublicationRecord>) => {
+    const add = (records: ReadonlyArray<Found>) => {
       for (const record of records) {
         if (listed.length >= request.limit) return;
         if (record.generation >= oldest) continue;
@@ -71,19 +83,23 @@ const logOf = (
         if (touches(record, request.file)) listed.push(record);
       }
     };
-    const result = (unrecordedThrough: number): HistoryLog => {
+    const result = (unrecordedThrough: number): Effect.Effect<HistoryLog, DomainError> => {
       const through = Math.min(unrecordedThrough, oldest - 1, manifest.generation);
-      return {
-        generation: manifest.generation,
-        publications: listed,
-        ...(listed.length < request.limit && through > since ? { unrecordedThrough: through } : {}),
-      };
+      return Effect.forEach(listed, (record) => counted(ctx, record)).pipe(
+        Effect.map((publications) => ({
+          generation: manifest.generation,
+          publications,
+          ...(listed.length < request.limit && through > since
+            ? { unrecordedThrough: through }
+            : {}),
+        })),
+      );
     };
-    const active = yield* chainRecords(ctx, manifest.checkpoint, manifest.increments);
+    const active = yield* chainPublications(ctx, manifest.checkpoint, manifest.increments);
     // A pack of the active chain gone: `current` moved on meanwhile (the caller re-reads).
     if (Option.isNone(active)) return Option.none();
     add([...active.value.records].reverse());
-    if (active.value.fromStart || done()) return Option.some(result(0));
+    if (active.value.fromStart || done()) return Option.some(yield* result(0));
     let next: string | null = historyKey(manifest.checkpoint.key);
     let first = true;
     // Each segment must be older than the one that named it (a damaged or hostile chain
@@ -95,11 +111,11 @@ const logOf = (
         yield* Effect.logWarning(
           "a history segment does not precede the one naming it; the log ends there",
         ).pipe(Effect.annotateLogs({ key: next }));
-        return Option.some(result(oldest - 1));
+        return Option.some(yield* result(oldest - 1));
       }
       if (Option.isSome(segment)) through = segment.value.through;
       if (Option.isNone(segment)) {
-        if (!first) return Option.some(result(oldest - 1));
+        if (!first) return Option.some(yield* result(oldest - 1));
         // No segment for the active checkpoint: a store from before history segments.
         const older = yield* retainedRecords(
           ctx,
@@ -107,15 +123,15 @@ const logOf = (
           manifest.checkpoint.generation,
         );
         add(older.records);
-        return Option.some(result(older.unrecordedThrough));
+        return Option.some(yield* result(older.unrecordedThrough));
       }
       add([...segment.value.records].reverse());
       if (segment.value.previous === null)
-        return Option.some(result(segment.value.unrecordedThrough));
+        return Option.some(yield* result(segment.value.unrecordedThrough));
       next = segment.value.previous;
       first = false;
     }
-    return Option.some(result(0));
+    return Option.some(yield* result(0));
   });
 
 /**
