@@ -87,6 +87,20 @@ export interface RestoredFiles {
 export const atOrBelowAny = (path: string, paths: ReadonlyArray<string>): boolean =>
   paths.some((p) => path === p || path.startsWith(`${p}/`));
 
+/**
+ * {@link atOrBelowAny} for many paths at once: the test of one path looks up it and its
+ * directories among `paths`, so it costs the path's depth, not how many `paths` there
+ * are (a restore named thousands of files, tested against every file of the notebook).
+ */
+export const atOrBelowOneOf = (paths: ReadonlyArray<string>): ((path: string) => boolean) => {
+  const wanted = new Set(paths);
+  return (path) => {
+    for (let end = path.length; end > 0; end = path.lastIndexOf("/", end - 1))
+      if (wanted.has(path.slice(0, end))) return true;
+    return false;
+  };
+};
+
 /** How many publications a log lists when not told (`quire log` without `-n`). */
 export const defaultLogLimit = 50;
 

@@ -2,6 +2,8 @@ import { Either } from "effect";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  atOrBelowAny,
+  atOrBelowOneOf,
   decodeHistorySegment,
   encodeHistorySegment,
   historyKey,
@@ -96,5 +98,17 @@ describe("history segments", () => {
     const first = nextSegment(4, [record(3), record(4)], { _tag: "None", unrecordedThrough: 2 });
     expect(first).toMatchObject({ previous: null, unrecordedThrough: 2 });
     expect(first.records.map((r) => r.generation)).toEqual([3, 4]);
+  });
+});
+
+describe("atOrBelowOneOf", () => {
+  it("answers as atOrBelowAny for every path and list of paths", () => {
+    const segment = fc.constantFrom("a", "b", "ab", "a.md", "b.md");
+    const path = fc.array(segment, { minLength: 1, maxLength: 4 }).map((s) => s.join("/"));
+    fc.assert(
+      fc.property(path, fc.array(path, { maxLength: 6 }), (tested, paths) => {
+        expect(atOrBelowOneOf(paths)(tested)).toBe(atOrBelowAny(tested, paths));
+      }),
+    );
   });
 });

@@ -8,7 +8,7 @@
 import { Effect } from "effect";
 import { conflictMessage } from "../../../domain/conflictMessage.js";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
-import { atOrBelowAny, type RestoredFiles } from "../../../domain/history.js";
+import { atOrBelowOneOf, type RestoredFiles } from "../../../domain/history.js";
 import { compareCodeUnits, findCaseCollisions } from "../../../domain/paths.js";
 import { fileDirectoryClashes, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
@@ -21,6 +21,12 @@ import { unpublished } from "./status.js";
 
 const changeOf = (path: string, from: Tree, to: Tree): "added" | "modified" | "deleted" =>
   !from.has(path) ? "added" : !to.has(path) ? "deleted" : "modified";
+
+/** The first 20 of `paths` for a message, and how many more there are. */
+const someOf = (paths: ReadonlyArray<string>): string =>
+  paths.length <= 20
+    ? paths.join(", ")
+    : `${paths.slice(0, 20).join(", ")}, … (${(paths.length - 20).toLocaleString("en-US")} more)`;
 
 /** Writes `target` over the copy for `changed` paths; what was written and what held. */
 const write = (
@@ -164,19 +170,18 @@ export const restoreFiles = (
   Effect.gen(function* () {
     const { scan, local, changes, issues } = yield* unpublished(call);
     const { after } = yield* publicationStates(call, generation);
+    const named = atOrBelowOneOf(files);
     const paths = [...new Set([...after.keys(), ...local.keys()])]
-      .filter((path) => atOrBelowAny(path, files))
+      .filter(named)
       .sort(compareCodeUnits);
     // What the scan refused there (a symlink, a FIFO): not in the copy's view, but there.
-    const refusedHere = issues
-      .map((issue) => issue.path)
-      .filter((path) => atOrBelowAny(path, files));
+    const refusedHere = issues.map((issue) => issue.path).filter(named);
     if (paths.length === 0 && refusedHere.length === 0)
       return yield* Effect.fail(
         domainError({
           code: "INVALID_REQUEST",
           reason: "INVALID_ARGUMENT",
-          message: `None of these files exists at generation ${generation} or in the working copy: ${files.join(", ")}.`,
+          message: `None of these files exists at generation ${generation} or in the working copy: ${someOf(files)}.`,
         }),
       );
     const restored = new Set(paths);
@@ -191,7 +196,7 @@ export const restoreFiles = (
         domainError({
           code: "INVALID_REQUEST",
           reason: "UNPUBLISHED_CHANGES",
-          message: `These files have unpublished changes that restoring would replace: ${edited.slice(0, 20).join(", ")}${edited.length > 20 ? ", …" : ""}. Commit them first, or repeat with --force. Nothing was written.`,
+          message: `These files have unpublished changes that restoring would replace: ${someOf(edited)}. Commit them first, or repeat with --force. Nothing was written.`,
         }),
       );
     const target = new Map(local);
