@@ -314,6 +314,35 @@ export const readPacks = (
     ),
   );
 
+/**
+ * STORAGE_INTEGRITY/MANIFEST_INVALID when `manifest` (none: `current` is absent) does not
+ * continue the history a copy has seen at `known` — it is older, or names another head
+ * at the same generation (the store was rolled back, or replaced by another notebook's);
+ * `undefined` when it does. A copy never reads such a manifest onto itself: pull and
+ * commit refuse it, and so do the history calls that relate the copy to the notebook
+ * (status, restore, revert).
+ */
+export const notContinuing = (
+  manifest: Option.Option<Manifest>,
+  known: { readonly generation: number; readonly head: string },
+): DomainError | undefined => {
+  if (Option.isNone(manifest))
+    return known.generation > 0
+      ? integrity(
+          "MANIFEST_INVALID",
+          `The manifest is missing, but this copy already saw generation ${known.generation}.`,
+        )
+      : undefined;
+  const m = manifest.value;
+  return m.generation < known.generation ||
+    (m.generation === known.generation && m.head !== known.head)
+    ? integrity(
+        "MANIFEST_INVALID",
+        "The manifest does not continue the history this copy has seen (rolled back or replaced).",
+      )
+    : undefined;
+};
+
 const sameEtag = (a: Option.Option<string>, b: Option.Option<string>): boolean =>
   Option.getEquivalence((x: string, y: string) => x === y)(a, b);
 
@@ -345,31 +374,14 @@ export const readRemote = (
         : yield* readManifest(ctx.store);
       const wasGiven = Option.isSome(given);
       given = Option.none();
-      if (Option.isNone(manifest)) {
-        if (known.generation > 0) {
-          return yield* Effect.fail(
-            integrity(
-              "MANIFEST_INVALID",
-              `The manifest is missing, but this copy already saw generation ${known.generation}.`,
-            ),
-          );
-        }
-        return { view: emptyView, etag, manifest };
-      }
-      const m = manifest.value;
-      if (
-        m.generation < known.generation ||
-        (m.generation === known.generation && m.head !== known.head)
-      ) {
+      const diverged = notContinuing(manifest, known);
+      if (diverged !== undefined) {
         // What this process wrote is older than what the copy has seen since: read it.
         if (wasGiven) continue;
-        return yield* Effect.fail(
-          integrity(
-            "MANIFEST_INVALID",
-            "The manifest does not continue the history this copy has seen (rolled back or replaced).",
-          ),
-        );
+        return yield* Effect.fail(diverged);
       }
+      if (Option.isNone(manifest)) return { view: emptyView, etag, manifest };
+      const m = manifest.value;
       if (m.generation === known.generation) return { view: known, etag, manifest };
       const { incremental, packs: needed } = catchUpPlan(m, known.generation);
       const loaded = yield* fetchPacks(ctx, needed, recent);

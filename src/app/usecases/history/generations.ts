@@ -10,7 +10,13 @@ import { Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { Manifest, PackChain, PackDescriptor } from "../../../domain/manifest.js";
 import type { PackHeader } from "../../../domain/pack.js";
-import { readManifest, readPacks, type ReadPack, type RemoteContext } from "../commit/remote.js";
+import {
+  notContinuing,
+  readManifest,
+  readPacks,
+  type ReadPack,
+  type RemoteContext,
+} from "../commit/remote.js";
 import { historyLog } from "./log.js";
 
 /** A publication's header and the notebook (path → content id) before and after it. */
@@ -94,16 +100,21 @@ const packMissing: DomainError = domainError({
  * STORAGE_FAILURE / STORAGE_INTEGRITY on store errors and invalid packs. A pack missing
  * from the store makes it read `current` again (a cleanup removed the chain after the
  * first read: the generation is located anew, pruned by now or not); the same manifest
- * again is STORAGE_INTEGRITY/PACK_MISSING — damage, never reported as pruned.
+ * again is STORAGE_INTEGRITY/PACK_MISSING — damage, never reported as pruned. With
+ * `copy` (the generation and head a working copy has seen, for a call that changes it),
+ * a `current` that does not continue that history is STORAGE_INTEGRITY/MANIFEST_INVALID.
  */
 export const publicationStates = (
   ctx: RemoteContext,
   generation: number,
+  copy?: { readonly generation: number; readonly head: string },
 ): Effect.Effect<PublicationStates, DomainError> =>
   Effect.gen(function* () {
     let previousEtag: Option.Option<string> | undefined;
     for (;;) {
       const { manifest, etag } = yield* readManifest(ctx.store);
+      const diverged = copy === undefined ? undefined : notContinuing(manifest, copy);
+      if (diverged !== undefined) return yield* Effect.fail(diverged);
       if (previousEtag !== undefined && sameEtag(previousEtag, etag))
         return yield* Effect.fail(packMissing);
       const located: Located = Option.isNone(manifest)

@@ -168,8 +168,8 @@ export const restoreFiles = (
   force: boolean,
 ): Effect.Effect<RestoredFiles, DomainError> =>
   Effect.gen(function* () {
-    const { scan, local, changes, issues } = yield* unpublished(call);
-    const { after } = yield* publicationStates(call, generation);
+    const { state, scan, local, changes, issues } = yield* unpublished(call);
+    const { after } = yield* publicationStates(call, generation, state);
     const named = atOrBelowOneOf(files);
     const paths = [...new Set([...after.keys(), ...local.keys()])]
       .filter(named)
@@ -225,7 +225,7 @@ export const revertPublication = (
 ): Effect.Effect<RestoredFiles, DomainError> =>
   Effect.gen(function* () {
     const { state, scan, local, issues } = yield* unpublished(call);
-    const { before, after } = yield* publicationStates(call, generation);
+    const { before, after } = yield* publicationStates(call, generation, state);
     yield* refuseNotPulledYet(state.generation, generation);
     const touched = [...new Set([...before.keys(), ...after.keys()])].filter(
       (path) => before.get(path) !== after.get(path),

@@ -16,7 +16,7 @@ import type { CopyCall } from "../shared/context.js";
 import { filesWithBlocks } from "../shared/markerBlocks.js";
 import { pulledState } from "../shared/pulled.js";
 import { loadIntent, publicationLanded } from "../workingCopy/rewriteIntent.js";
-import { readManifest } from "../commit/remote.js";
+import { notContinuing, readManifest } from "../commit/remote.js";
 import { type CopyState, loadStats, mergeBaseOf } from "../workingCopy/privateState.js";
 import { type Scan, surveyWorkingCopy } from "../workingCopy/workingCopy.js";
 
@@ -108,6 +108,9 @@ export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainErro
       changes.filter((c) => c.change !== "deleted").map((c) => c.path),
     );
     const { manifest } = yield* readManifest(call.store);
+    // A store that went back behind the copy: "up to date" would be false, as pull says.
+    const diverged = notContinuing(manifest, state);
+    if (diverged !== undefined) return yield* Effect.fail(diverged);
     // A commit whose publication landed but whose copy was never settled (its process
     // stopped after the swap): the changes it published are still listed, since the
     // baseline lacks them, and the next pull or commit settles the copy — said as for
