@@ -210,21 +210,13 @@ export const scanWorkingCopy = (
  * beside the valid ones (sorted by path) instead of failing the scan: for `quire status`,
  * which shows both. Fails only when the file system does (ENGINE_FAILED/LOCAL_IO).
  */
-export const surveyWorkingCopy = (
-  tree: RootedTree,
-  stats: ReadonlyMap<string, StatStamp>,
-  recordedAtMs: number,
-  blobs: BlobSource,
-  tracked: Tracked,
-): Effect.Effect<
-  { readonly files: Scan; readonly issues: ReadonlyArray<FileIssue> },
-  DomainError
-> =>
+export const surveyWorkingCopy = (...scanning: Scanning): Effect.Effect<Survey, DomainError> =>
   Effect.gen(function* () {
+    const [tree] = scanning;
     // A scan that caught a save between its steps is taken again once it moved on
     // (savesInFlight.ts); the last scan stands.
     for (let scans = 1; ; scans++) {
-      const { files, issues, signs } = yield* surveyOnce(tree, stats, recordedAtMs, blobs, tracked);
+      const { files, issues, signs } = yield* surveyOnce(...scanning);
       if (signs.length === 0 || scans === maxScans) return { files, issues };
       yield* Effect.sleep(saveSettleMs);
       if (!(yield* movedOn(tree, signs))) return { files, issues };
@@ -234,21 +226,28 @@ export const surveyWorkingCopy = (
     }
   });
 
-/** One scan of {@link surveyWorkingCopy}, with the signs of saves in flight it saw. */
-const surveyOnce = (
+/**
+ * What a scan reads: the tree, the stat cache and when it was recorded, where the
+ * contents it reads go, and what the notebook holds.
+ */
+type Scanning = readonly [
   tree: RootedTree,
   stats: ReadonlyMap<string, StatStamp>,
   recordedAtMs: number,
   blobs: BlobSource,
   tracked: Tracked,
-): Effect.Effect<
-  {
-    readonly files: Scan;
-    readonly issues: ReadonlyArray<FileIssue>;
-    readonly signs: ReadonlyArray<SaveSign>;
-  },
-  DomainError
-> =>
+];
+
+/** The valid files of a survey and the issues of the others. */
+interface Survey {
+  readonly files: Scan;
+  readonly issues: ReadonlyArray<FileIssue>;
+}
+
+/** One scan of {@link surveyWorkingCopy}, with the signs of saves in flight it saw. */
+const surveyOnce = (
+  ...[tree, stats, recordedAtMs, blobs, tracked]: Scanning
+): Effect.Effect<Survey & { readonly signs: ReadonlyArray<SaveSign> }, DomainError> =>
   Effect.gen(function* () {
     const startedMs = yield* Clock.currentTimeMillis;
     let listing = yield* walked(tree);
