@@ -51,25 +51,17 @@ export const memNotebook = (
 };
 
 /**
- * Two copies on one store; `beforeWrite(path)` runs just before the rewrite of any copy
- * writes a note (each path once, unless `everyTime`), standing for a person working in
- * the directory.
+ * A notebook on a fresh memfs volume and memory store whose working-copy trees (and
+ * their subtrees) are `hook`ed: `hook(tree)` answers the tree's methods to replace, each
+ * standing for a person working in the directory as quire calls them.
  */
-export const personAtWork = (beforeWrite: (path: string) => void = () => {}, everyTime = false) => {
+export const hookedNotebook = (hook: (tree: RootedTree) => Partial<RootedTree>) => {
   const { service, vol } = memFs.make({ "/ws/.keep": "" });
   vol.unlinkSync("/ws/.keep");
-  const seen = new Set<string>();
   const hooked = (tree: RootedTree): RootedTree => ({
     ...tree,
     subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
-    replaceFile: (path, bytes, expected, mode) =>
-      Effect.sync(() => {
-        const full = `${tree.root}/${path}`;
-        if (everyTime || !seen.has(full)) {
-          seen.add(full);
-          beforeWrite(full);
-        }
-      }).pipe(Effect.zipRight(tree.replaceFile(path, bytes, expected, mode))),
+    ...hook(tree),
   });
   const fs: FileSystemService = {
     ...service,
@@ -82,7 +74,27 @@ export const personAtWork = (beforeWrite: (path: string) => void = () => {}, eve
     vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
     vol.writeFileSync(path, text);
   };
-  return { notebook, vol, write };
+  const read = (path: string) => String(vol.readFileSync(path, "utf8"));
+  return { notebook, vol, write, read };
+};
+
+/**
+ * Two copies on one store; `beforeWrite(path)` runs just before the rewrite of any copy
+ * writes a note (each path once, unless `everyTime`), standing for a person working in
+ * the directory.
+ */
+export const personAtWork = (beforeWrite: (path: string) => void = () => {}, everyTime = false) => {
+  const seen = new Set<string>();
+  return hookedNotebook((tree) => ({
+    replaceFile: (path, bytes, expected, mode) =>
+      Effect.sync(() => {
+        const full = `${tree.root}/${path}`;
+        if (everyTime || !seen.has(full)) {
+          seen.add(full);
+          beforeWrite(full);
+        }
+      }).pipe(Effect.zipRight(tree.replaceFile(path, bytes, expected, mode))),
+  }));
 };
 
 /** The domain error `effect` fails with; throws when it succeeds or dies. */

@@ -6,57 +6,18 @@
  * And a revert that would merge into a file still holding conflict marker blocks is
  * refused before anything is written, as a commit refuses them.
  */
-import { Cause, Effect, Exit, Option } from "effect";
+import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
-import * as ids from "../../src/adapters/idGenerator.js";
-import * as memFs from "../../src/adapters/memFileSystem.js";
-import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
-import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
 import { errorEnvelope } from "../../src/domain/envelope.js";
-import type { DomainError } from "../../src/domain/errors.js";
 import { noPathSets } from "../../src/domain/pathSets.js";
-import type { FileSystemService, RootedTree } from "../../src/ports/FileSystem.js";
-import { baseOptions } from "./memNotebook.js";
+import { failure, personAtWork } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
 
 /** A notebook whose rewrites call `beforeWrite(path)` just before replacing a note. */
-const setup = (beforeWrite: (path: string) => void = () => {}) => {
-  const { service, vol } = memFs.make({ "/ws/.keep": "" });
-  vol.unlinkSync("/ws/.keep");
-  const hooked = (tree: RootedTree): RootedTree => ({
-    ...tree,
-    subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
-    replaceFile: (path, bytes, expected, mode) =>
-      Effect.sync(() => beforeWrite(`${tree.root}/${path}`)).pipe(
-        Effect.zipRight(tree.replaceFile(path, bytes, expected, mode)),
-      ),
-  });
-  const fs: FileSystemService = {
-    ...service,
-    openTree: (root) => service.openTree(root).pipe(Effect.map(hooked)),
-  };
-  const notebook = Effect.runSync(
-    makeNotebook({ store: memoryStore.make(), fs, ids: ids.make(), options: baseOptions }),
-  );
-  const write = (path: string, text: string) => {
-    vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-    vol.writeFileSync(path, text);
-  };
-  const read = (path: string) => String(vol.readFileSync(path, "utf8"));
-  return { notebook, write, read };
-};
+const setup = (beforeWrite: (path: string) => void = () => {}) => personAtWork(beforeWrite, true);
 
 type Notebook = ReturnType<typeof setup>["notebook"];
-
-const failure = async <A>(effect: Effect.Effect<A, DomainError>): Promise<DomainError> => {
-  const exit = await Effect.runPromiseExit(effect);
-  if (Exit.isSuccess(exit))
-    throw new Error(`expected a failure, got ${JSON.stringify(exit.value)}`);
-  const error = Cause.failureOption(exit.cause);
-  if (Option.isNone(error)) throw new Error(Cause.pretty(exit.cause));
-  return error.value;
-};
 
 /**
  * Generation 2 edits line 2 of a.md and line 1 of b.md; generation 3 edits line 2 of

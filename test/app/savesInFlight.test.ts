@@ -8,12 +8,7 @@
  */
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
-import * as ids from "../../src/adapters/idGenerator.js";
-import * as memFs from "../../src/adapters/memFileSystem.js";
-import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
-import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
-import type { FileSystemService, RootedTree } from "../../src/ports/FileSystem.js";
-import { baseOptions } from "./memNotebook.js";
+import { hookedNotebook } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
 
@@ -22,13 +17,9 @@ const author = { name: "test", version: "1" };
  * walks the copy, and finishes it (`finish`) when quire next looks at a single path.
  */
 const personSaving = () => {
-  const { service, vol } = memFs.make({ "/ws/.keep": "" });
-  vol.unlinkSync("/ws/.keep");
   let armed: { readonly start: () => void; readonly finish: () => void } | undefined;
   let finishing: (() => void) | undefined;
-  const hooked = (tree: RootedTree): RootedTree => ({
-    ...tree,
-    subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+  const { notebook, vol, read } = hookedNotebook((tree) => ({
     walk: (skip) =>
       Effect.suspend(() => {
         if (armed !== undefined) {
@@ -44,15 +35,7 @@ const personSaving = () => {
         finishing = undefined;
         return tree.info(path);
       }),
-  });
-  const fs: FileSystemService = {
-    ...service,
-    openTree: (root) => service.openTree(root).pipe(Effect.map(hooked)),
-  };
-  const notebook = Effect.runSync(
-    makeNotebook({ store: memoryStore.make(), fs, ids: ids.make(), options: baseOptions }),
-  );
-  const read = (path: string) => vol.readFileSync(path, "utf8").toString();
+  }));
   const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
   const setup = async () => {
     await run(notebook.pull({ path: "/ws/a" }));
