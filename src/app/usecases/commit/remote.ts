@@ -343,8 +343,21 @@ export const notContinuing = (
     : undefined;
 };
 
-const sameEtag = (a: Option.Option<string>, b: Option.Option<string>): boolean =>
+/**
+ * Whether two reads of `current` answered the same ETag (both absent included): a pack
+ * still missing after such a second read is damage, not a cleanup racing the reader.
+ */
+export const sameEtag = (a: Option.Option<string>, b: Option.Option<string>): boolean =>
   Option.getEquivalence((x: string, y: string) => x === y)(a, b);
+
+/**
+ * STORAGE_INTEGRITY/PACK_MISSING for a history reader (log, show, restore, revert) that
+ * found a pack `current` references missing, and `current` unchanged when read again.
+ */
+export const historyPackMissing: DomainError = integrity(
+  "PACK_MISSING",
+  "A pack the current manifest references is missing from the store.",
+);
 
 /**
  * Reads `current` and brings `known` up to its generation, downloading only the packs

@@ -11,11 +11,13 @@ import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { Manifest, PackChain, PackDescriptor } from "../../../domain/manifest.js";
 import type { PackHeader } from "../../../domain/pack.js";
 import {
+  historyPackMissing,
   notContinuing,
   readManifest,
   readPacks,
   type ReadPack,
   type RemoteContext,
+  sameEtag,
 } from "../commit/remote.js";
 import { historyLog } from "./log.js";
 
@@ -86,14 +88,6 @@ const recordedAsPublication = (
     ),
   );
 
-const sameEtag = Option.getEquivalence((a: string, b: string) => a === b);
-
-const packMissing: DomainError = domainError({
-  code: "STORAGE_INTEGRITY",
-  reason: "PACK_MISSING",
-  message: "A pack the current manifest references is missing from the store.",
-});
-
 /**
  * The states around the publication at `generation`: INVALID_REQUEST/GENERATION_PRUNED
  * when its packs are gone, INVALID_ARGUMENT when no publication has that generation,
@@ -116,7 +110,7 @@ export const publicationStates = (
       const diverged = copy === undefined ? undefined : notContinuing(manifest, copy);
       if (diverged !== undefined) return yield* Effect.fail(diverged);
       if (previousEtag !== undefined && sameEtag(previousEtag, etag))
-        return yield* Effect.fail(packMissing);
+        return yield* Effect.fail(historyPackMissing);
       const located: Located = Option.isNone(manifest)
         ? { _tag: "Unknown", why: "nothing is published yet" }
         : locate(manifest.value, generation);
@@ -133,8 +127,9 @@ export const publicationStates = (
           ? Effect.fail(pruned(generation))
           : notAPublication("it was a checkpoint's generation, not a publication");
       if (located._tag === "Unknown") return yield* notAPublication(located.why);
-      const packs = yield* readPacks(ctx, [located.checkpoint, ...located.increments]);
-      if (packs.some((pack) => pack === undefined)) {
+      const read = yield* readPacks(ctx, [located.checkpoint, ...located.increments]);
+      const packs = read.filter((pack) => pack !== undefined);
+      if (packs.length < read.length) {
         previousEtag = etag;
         continue;
       }
@@ -144,14 +139,13 @@ export const publicationStates = (
 
 /** The states around `generation`, the last of `packs` (its chain from its checkpoint). */
 const replayed = (
-  packs: ReadonlyArray<ReadPack | undefined>,
+  packs: ReadonlyArray<ReadPack>,
   generation: number,
 ): Effect.Effect<PublicationStates, DomainError> => {
   const state = new Map<string, string>();
   let before: ReadonlyMap<string, string> = state;
   let header: PackHeader | undefined;
   for (const [index, pack] of packs.entries()) {
-    if (pack === undefined) return Effect.fail(packMissing);
     // Copied once, before the publication itself (the chain's length times the
     // notebook's size would be quadratic).
     if (index === packs.length - 1) before = new Map(state);

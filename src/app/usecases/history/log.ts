@@ -6,7 +6,7 @@
  * retained chains hold.
  */
 import { Effect, Option } from "effect";
-import { domainError, type DomainError } from "../../../domain/errors.js";
+import type { DomainError } from "../../../domain/errors.js";
 import {
   atOrBelowAny,
   historyKey,
@@ -16,7 +16,7 @@ import {
   type PublicationRecord,
 } from "../../../domain/history.js";
 import type { Manifest, PackChain } from "../../../domain/manifest.js";
-import { readManifest, type RemoteContext } from "../commit/remote.js";
+import { historyPackMissing, readManifest, type RemoteContext } from "../commit/remote.js";
 import { chainPublications, countRecord, type UncountedRecord } from "./records.js";
 import { readSegment } from "./segments.js";
 
@@ -152,13 +152,6 @@ export const historyLog = (
       const log = yield* logOf(ctx, manifest.value, request);
       if (Option.isSome(log)) return log.value;
       // The chain's packs were pruned between the read and the fetch: `current` moved.
-      if (attempt >= 3)
-        return yield* Effect.fail(
-          domainError({
-            code: "STORAGE_INTEGRITY",
-            reason: "PACK_MISSING",
-            message: "A pack the current manifest references is missing from the store.",
-          }),
-        );
+      if (attempt >= 3) return yield* Effect.fail(historyPackMissing);
     }
   });
