@@ -9,10 +9,25 @@
 import { FsError } from "../ports/FileSystem.js";
 import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
 import type { StatsLike } from "./fsStats.js";
-import type { Directories } from "./rootedTree.js";
+import { rootMoved, type Directories } from "./rootedTree.js";
 
-/** Opens `root` (an absolute canonical path) through `lstat`; throws {@link FsError}. */
-export const openCheckedPaths = (lstat: (path: string) => StatsLike, root: string): Directories => {
+/** The host calls the checked paths need. */
+export interface CheckedPathCalls {
+  readonly lstat: (path: string) => StatsLike;
+  /** The canonical path `path` resolves to (all symlinks followed). */
+  readonly realpath: (path: string) => string;
+}
+
+/**
+ * Opens `root` (an absolute path, which resolved to the canonical `resolvedAs`) through
+ * `lstat`; throws {@link FsError}, `Moved` when it no longer resolves there.
+ */
+export const openCheckedPaths = (
+  calls: CheckedPathCalls,
+  root: string,
+  resolvedAs: string = root,
+): Directories => {
+  const lstat = calls.lstat;
   const inodes = new Map<string, number>();
   const hostPathOf = (directory: string): string =>
     directory === "" ? root : root === "/" ? `/${directory}` : `${root}/${directory}`;
@@ -43,10 +58,27 @@ export const openCheckedPaths = (lstat: (path: string) => StatsLike, root: strin
     return stats.ino;
   };
 
+  /**
+   * Fails `Moved` when `root` no longer resolves to `resolvedAs`: a directory above it
+   * was swapped for a symlink (the handle strategy compares the opened descriptor's
+   * path; this is its best effort, checked once as the tree opens).
+   */
+  const resolvesAsBefore = (): void => {
+    let now: string;
+    try {
+      now = calls.realpath(root);
+    } catch {
+      // Gone or unreadable: the root's own lstat reports it.
+      return;
+    }
+    if (now !== resolvedAs) throw rootMoved(root, `it leads to ${now} now`);
+  };
+
   const open = (directory: string): void => {
     if (inodes.has(directory)) return;
     if (directory !== "") open(parentOf(directory));
     inodes.set(directory, inodeNow(directory));
+    if (directory === "") resolvesAsBefore();
   };
 
   /** Fails `Moved` unless `directory`'s path names the directory opened (one `lstat`). */

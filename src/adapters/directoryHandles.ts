@@ -10,7 +10,7 @@
 import * as nodeFs from "node:fs";
 import { FsError } from "../ports/FileSystem.js";
 import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
-import type { Directories } from "./rootedTree.js";
+import { rootMoved, type Directories } from "./rootedTree.js";
 
 const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY } = nodeFs.constants;
 const directoryFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
@@ -45,11 +45,17 @@ const openFailure = (error: unknown, display: string): FsError => {
 };
 
 /**
- * Opens `root` (an absolute canonical path) as the root of a tree of handles. Returns
- * `undefined` when this host has no usable `/proc/self/fd` (then use checked paths).
- * Throws {@link FsError} (`NotFound`, `NotADirectory` — also for a symlink) otherwise.
+ * Opens `root` (an absolute path, which resolved to the canonical `resolvedAs`) as the
+ * root of a tree of handles. Returns `undefined` when this host has no usable
+ * `/proc/self/fd` (then use checked paths). Throws {@link FsError} (`NotFound`,
+ * `NotADirectory` — also for a symlink) otherwise, and `Moved` when the directory the
+ * path reaches is not at `resolvedAs`: a directory above the root was swapped for a
+ * symlink since.
  */
-export const openDirectoryHandles = (root: string): Directories | undefined => {
+export const openDirectoryHandles = (
+  root: string,
+  resolvedAs: string = root,
+): Directories | undefined => {
   let rootDescriptor: number;
   try {
     rootDescriptor = nodeFs.openSync(root, directoryFlags);
@@ -66,6 +72,23 @@ export const openDirectoryHandles = (root: string): Directories | undefined => {
   if (!base.startsWith("/")) {
     nodeFs.closeSync(rootDescriptor);
     return undefined;
+  }
+  if (base !== resolvedAs) {
+    nodeFs.closeSync(rootDescriptor);
+    let now: string | undefined;
+    try {
+      now = nodeFs.realpathSync(root);
+    } catch {
+      now = undefined;
+    }
+    // `/proc` names the directory otherwise than `realpath` does (an unusual mount
+    // set-up), while the path still resolves as before: the handles' paths cannot be
+    // compared here, so the checked paths serve.
+    if (now === resolvedAs) return undefined;
+    // The path reached another directory than it resolved to: a component above the
+    // root was swapped for a symlink since. Following it would write, and remove
+    // "published" files, wherever the link leads.
+    throw rootMoved(root, `it leads to ${now ?? base} now`);
   }
   const descriptors = new Map<string, number>([["", rootDescriptor]]);
   const hostPathOf = (directory: string): string =>

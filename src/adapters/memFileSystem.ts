@@ -331,10 +331,14 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
     flags: constants,
   };
 
-  const openTree = (root: string) =>
+  const checkedPathCalls = {
+    lstat: (path: string) => fs.lstatSync(path),
+    realpath: (path: string) => asString(fs.realpathSync(path)),
+  };
+  const openTree = (root: string, resolvedAs?: string) =>
     Effect.acquireRelease(
       run(root, () => {
-        const directories = openCheckedPaths((path) => fs.lstatSync(path), root);
+        const directories = openCheckedPaths(checkedPathCalls, root, resolvedAs);
         directories.open("");
         return makeRootedTree(treeCalls, directories, root);
       }),

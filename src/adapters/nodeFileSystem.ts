@@ -852,12 +852,18 @@ export interface NodeFileSystemOptions {
   readonly interpose?: (calls: SyncCalls) => SyncCalls;
 }
 
-const openTreeWith = (options: NodeFileSystemOptions) => (root: string) =>
+const checkedPathCalls = {
+  lstat: (path: string) => nodeFs.lstatSync(path),
+  realpath: (path: string) => nodeFs.realpathSync(path),
+};
+
+const openTreeWith = (options: NodeFileSystemOptions) => (root: string, resolvedAs?: string) =>
   Effect.acquireRelease(
     Effect.try({
       try: () => {
-        const handles = options.directoryHandles === false ? undefined : openDirectoryHandles(root);
-        const directories = handles ?? openCheckedPaths((path) => nodeFs.lstatSync(path), root);
+        const handles =
+          options.directoryHandles === false ? undefined : openDirectoryHandles(root, resolvedAs);
+        const directories = handles ?? openCheckedPaths(checkedPathCalls, root, resolvedAs);
         directories.open("");
         const calls = options.interpose === undefined ? treeCalls : options.interpose(treeCalls);
         return makeRootedTree(calls, directories, root);

@@ -127,6 +127,17 @@ const fail = (reason: FsErrorReason, path: string, message: string): FsError =>
   new FsError({ reason, path, message });
 
 /**
+ * `Moved`: `root`, a canonical path, no longer leads to the directory it named; `what`
+ * says what was found instead.
+ */
+export const rootMoved = (root: string, what: string): FsError =>
+  new FsError({
+    reason: "Moved",
+    path: root,
+    message: `${root} no longer leads to itself: a directory on the way to it was replaced (${what})`,
+  });
+
+/**
  * Maps a thrown failure to an {@link FsError} on the display path `path`. The message
  * names that path, never the `/proc/self/fd/…` path the call went through.
  */

@@ -245,13 +245,20 @@ export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireN
       );
     }
   }
+  const fs = options.fileSystem ?? NodeFileSystem.make();
+  // The root as the caller wrote it keeps their paths below it valid; what it resolves
+  // to now is what every call's tree must still reach (a directory above it swapped
+  // for a symlink later is refused, not followed). A root that cannot be resolved is
+  // reported by the calls, as before.
+  const resolved = await Effect.runPromise(Effect.option(fs.realPath(options.workspaceRoot)));
   const service = await Effect.runPromise(
     makeNotebook({
       store,
-      fs: options.fileSystem ?? NodeFileSystem.make(),
+      fs,
       ids,
       options: {
         workspaceRoot: options.workspaceRoot,
+        ...(Option.isSome(resolved) ? { workspaceRootResolved: resolved.value } : {}),
         notebookDirectory: options.notebookDirectory ?? options.workspaceRoot,
         privateRoot: options.privateRoot,
         // A working copy overlapping the file store would publish its objects as notes.

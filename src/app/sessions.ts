@@ -141,6 +141,12 @@ const storeNotUsed = (identity: string): ObjectStoreService => {
   };
 };
 
+/** `options` without what this process's own workspace root resolved to. */
+const withoutResolvedRoot = ({
+  workspaceRootResolved: _ownRoot,
+  ...rest
+}: Services["options"]): Services["options"] => rest;
+
 /** What became of one ended session. */
 type Reaped = "removed" | "kept" | "live";
 
@@ -171,7 +177,12 @@ const reapDead = (
       const notebook = yield* makeNotebook({
         ...services,
         store: storeNotUsed(record.storeIdentity),
-        options: { ...options, workspaceRoot: notebookDirectory, notebookDirectory },
+        // The record's canonical path is the root: it must still lead to itself.
+        options: {
+          ...withoutResolvedRoot(options),
+          workspaceRoot: notebookDirectory,
+          notebookDirectory,
+        },
       });
       if (!(yield* notebook.discardIfPublished())) return "kept";
     }

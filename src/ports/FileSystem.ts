@@ -299,11 +299,17 @@ export interface FileSystemService {
    */
   readonly lock: (path: string, timeoutMs: number) => Effect.Effect<Effect.Effect<void>, FsError>;
   /**
-   * Opens the existing directory `root` (an absolute, canonical path the caller trusts:
-   * the workspace root) as a {@link RootedTree}, closed when `Scope` closes. Fails
-   * `NotFound`, `NotADirectory` (also when `root` is a symlink).
+   * Opens the existing directory `root` (an absolute path the caller trusts: the
+   * workspace root) as a {@link RootedTree}, closed when `Scope` closes. `resolvedAs` is
+   * the canonical path `root` resolved to when the caller trusted it (`root` itself by
+   * default: a canonical root). Fails `NotFound`, `NotADirectory` (also when `root` is a
+   * symlink), and `Moved` when `root` leads elsewhere than `resolvedAs` now: a directory
+   * above it was swapped for a symlink since (nothing is then reached through the link).
    */
-  readonly openTree: (root: string) => Effect.Effect<RootedTree, FsError, Scope.Scope>;
+  readonly openTree: (
+    root: string,
+    resolvedAs?: string,
+  ) => Effect.Effect<RootedTree, FsError, Scope.Scope>;
 }
 
 /** The FileSystem port. */

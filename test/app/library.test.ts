@@ -1,4 +1,14 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -48,6 +58,38 @@ describe("the Promise facade", () => {
     expect("diagnosticId" in refused && /^[0-9a-f]{16}$/.test(String(refused.diagnosticId))).toBe(
       true,
     );
+  });
+
+  it("takes a root through a symlink as written, and refuses it once the link leads elsewhere", async () => {
+    // A temporary directory reached through a link, as on macOS (/var → /private/var).
+    const real = join(root, "linked-real");
+    const victim = join(root, "linked-victim");
+    mkdirSync(join(real, "ws"), { recursive: true });
+    mkdirSync(join(victim, "ws", "a"), { recursive: true });
+    symlinkSync(real, join(root, "link"));
+    const workspace = join(root, "link", "ws");
+    const notebook = await openNotebook({
+      store: `file:${join(root, "linked-store")}`,
+      workspaceRoot: workspace,
+      privateRoot: join(root, "linked-private"),
+    });
+    expect(await notebook.pull(join(workspace, "a"))).toMatchObject({ code: "OK" });
+    writeFileSync(join(workspace, "a", "n.md"), "one\n");
+    expect(await notebook.commit("n", join(workspace, "a"))).toMatchObject({ code: "OK" });
+    // The link now leads to another directory of the same shape: nothing goes there.
+    unlinkSync(join(root, "link"));
+    symlinkSync(victim, join(root, "link"));
+    expect(await notebook.pull(join(workspace, "a"))).toMatchObject({
+      code: "ENGINE_FAILED",
+      reason: "LOCAL_IO",
+      message: expect.stringContaining("no longer leads to the directory"),
+    });
+    expect(readdirSync(join(victim, "ws", "a"))).toEqual([]);
+    // Back where it was, the copy works again.
+    renameSync(join(root, "link"), join(root, "link-victim"));
+    symlinkSync(real, join(root, "link"));
+    expect(await notebook.commit("none", join(workspace, "a"))).toMatchObject({ code: "OK" });
+    await notebook.close();
   });
 
   it("works in memory and rejects an unknown store spelling", async () => {

@@ -6,7 +6,15 @@
  * unpublished work. Real processes, real files; the 100-start version of this is
  * `npm run test:sessions`.
  */
-import { mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -123,6 +131,39 @@ describe("ended sessions leave nothing behind", () => {
       expect(readFileSync(path.join(outside, "notebook", "p.md"), "utf8"), how).toBe("published\n");
       unlinkSync(session);
     }
+  });
+
+  it("a live session whose directory is swapped for a symlink writes nothing through it", async () => {
+    // A person's directory elsewhere, holding what the session published so far.
+    const outside = path.join(sandbox.root, "outside-live");
+    mkdirSync(path.join(outside, "notebook"), { recursive: true });
+    writeFileSync(path.join(outside, "notebook", "p.md"), "published\n");
+    const server = await start();
+    await commitNote(server, "p.md", "published\n");
+    // Another writer publishes a note the session's next pull would bring in.
+    const other = path.join(sandbox.root, "other");
+    mkdirSync(other);
+    const env = { ...sandbox.env, QUIRE_STORE: `file:${sandbox.store}` };
+    const quire = (args: ReadonlyArray<string>) =>
+      runQuire([...args, "--private-root", path.join(sandbox.root, "other-private")], {
+        cwd: other,
+        env,
+      });
+    expect((await quire(["pull", other])).code).toBe(0);
+    writeFileSync(path.join(other, "q.md"), "from another writer\n");
+    expect((await quire(["commit", other, "-m", "q"])).code).toBe(0);
+    const session = path.dirname(server.notebook());
+    rmSync(session, { recursive: true });
+    symlinkSync(outside, session);
+    for (const tool of ["notes_pull", "notes_commit"])
+      expect(
+        await server.call(tool, tool === "notes_commit" ? { message: "m" } : {}),
+      ).toMatchObject({ code: "ENGINE_FAILED", reason: "LOCAL_IO" });
+    expect(readdirSync(path.join(outside, "notebook"))).toEqual(["p.md"]);
+    expect(readFileSync(path.join(outside, "notebook", "p.md"), "utf8")).toBe("published\n");
+    await server.stop("stdin");
+    expect(readdirSync(path.join(outside, "notebook"))).toEqual(["p.md"]);
+    unlinkSync(session);
   });
 
   it("a killed session holding an unpublished note is kept across starts, and reaped once the note is published", async () => {

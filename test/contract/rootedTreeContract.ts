@@ -471,6 +471,30 @@ export const runRootedTreeContract = (name: string, make: () => Promise<TreeFixt
       ),
     );
 
+    it.effect(
+      "refuses a root whose path now goes through a symlink, and touches nothing there",
+      () =>
+        Effect.acquireUseRelease(
+          Effect.promise(make),
+          (f) =>
+            Effect.gen(function* () {
+              f.host.mkdir(`${f.base}/outside/nb`);
+              f.host.write(`${f.base}/outside/nb/p.md`, "victim");
+              // `up` stands where a real directory was when the root was resolved.
+              f.host.symlink(`${f.base}/outside`, `${f.base}/up`);
+              const refused = yield* Effect.flip(Effect.scoped(f.fs.openTree(`${f.base}/up/nb`)));
+              expect(refused.reason).toBe("Moved");
+              expect(f.host.read(`${f.base}/outside/nb/p.md`)).toBe("victim");
+              // The directory itself, by its own canonical path, opens.
+              const listed = yield* Effect.scoped(
+                f.fs.openTree(`${f.base}/outside/nb`).pipe(Effect.flatMap((tree) => tree.walk())),
+              );
+              expect(listed.entries.map((e) => e.relativePath)).toEqual(["p.md"]);
+            }),
+          (f) => Effect.promise(() => f.cleanup()),
+        ),
+    );
+
     it.effect("removes a whole tree and its root, never what a link points at", () =>
       withTree((f, tree) =>
         Effect.gen(function* () {

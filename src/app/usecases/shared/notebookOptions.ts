@@ -8,8 +8,19 @@ import type { Failpoint } from "./failpoints.js";
 
 /** The settings the use cases need, already validated by configuration. */
 export interface NotebookOptions {
-  /** Absolute, canonical workspace root: every working copy is at or below it. */
+  /**
+   * Absolute workspace root, canonical unless `workspaceRootResolved` is given: every
+   * working copy is at or below it.
+   */
   readonly workspaceRoot: string;
+  /**
+   * The canonical path `workspaceRoot` resolved to when the notebook was opened, when it
+   * is not canonical itself (the library takes the root as its caller wrote it, say
+   * through a symlinked temporary directory). A call whose root leads elsewhere since (a
+   * directory above it swapped for a symlink) is refused; omitted, `workspaceRoot` is
+   * that path.
+   */
+  readonly workspaceRootResolved?: string;
   /** Absolute notebook directory that an omitted/empty `path` means. */
   readonly notebookDirectory: string;
   /** Absolute private root (never at or below the workspace root). */

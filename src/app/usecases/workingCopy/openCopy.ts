@@ -13,11 +13,13 @@ import { textFault, textFaultMessage } from "../../../domain/content.js";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import { utf8Length } from "../../../domain/paths.js";
 import type { FileSystemService, FsError, RootedTree } from "../../../ports/FileSystem.js";
-import { localFailure } from "../shared/failures.js";
+import { localFailure, pathForMessage } from "../shared/failures.js";
 
 /** The settings path resolution needs. */
 export interface PathSettings {
   readonly workspaceRoot: string;
+  /** What `workspaceRoot` resolved to, when it is not canonical itself (NotebookOptions). */
+  readonly workspaceRootResolved?: string;
   readonly notebookDirectory: string;
   readonly homeDirectory: string;
   /** The private root: no working copy may overlap it. */
@@ -104,6 +106,18 @@ type Stop =
 
 const io = (doing: string) => (error: FsError) => localFailure(error, doing);
 
+/**
+ * The workspace root's path leads elsewhere than when the process resolved it: a
+ * directory above it was swapped (for a symlink to another place, say). Nothing is
+ * reached through it; the person who moved things decides where the notebook is.
+ */
+const rootReplaced = (workspaceRoot: string): DomainError =>
+  domainError({
+    code: "ENGINE_FAILED",
+    reason: "LOCAL_IO",
+    message: `The workspace root ${pathForMessage(workspaceRoot)} no longer leads to the directory it named when quire resolved it: a directory on the way to it was replaced (by a symlink, say). Nothing was read or written. Put the directory back, or start quire again on the path meant.`,
+  });
+
 /** The first component of `parts` (from the root's tree) that is not a real directory. */
 const firstStop = (
   root: RootedTree,
@@ -142,8 +156,14 @@ export const openWorkingCopy = (
     if (!isAtOrBelow(lexical, workspaceRoot))
       return yield* Effect.fail(outsideRoot(workspaceRoot, "is outside"));
     const root = yield* fs
-      .openTree(workspaceRoot)
-      .pipe(Effect.mapError(io("opening the workspace root")));
+      .openTree(workspaceRoot, settings.workspaceRootResolved)
+      .pipe(
+        Effect.mapError((error) =>
+          error.reason === "Moved"
+            ? rootReplaced(workspaceRoot)
+            : io("opening the workspace root")(error),
+        ),
+      );
     let parts = relative(workspaceRoot, lexical)
       .split(sep)
       .filter((part) => part !== "");

@@ -1,0 +1,71 @@
+/**
+ * Reaping an ended session (app/sessions.ts) against a swap timed between its checks: the
+ * reaper confirms that the session's notebook directory still resolves to itself, then
+ * opens it and removes what is published. A session directory swapped for a symlink in
+ * between once made that removal reach through the link, into a person's directory
+ * holding the same notes. The tree now refuses a root that no longer leads to itself.
+ */
+import { describe, expect, it } from "vitest";
+import { Effect } from "effect";
+import * as ids from "../../src/adapters/idGenerator.js";
+import * as memFs from "../../src/adapters/memFileSystem.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import { claimSession, reapSessions } from "../../src/app/sessions.js";
+import type { FileSystemService } from "../../src/ports/FileSystem.js";
+import { baseOptions, openOn } from "./memNotebook.js";
+
+const id = "0123456789abcdef";
+const session = `/tmp/quire-${id}`;
+const notebookDirectory = `${session}/notebook`;
+const author = { name: "test", version: "1" };
+
+describe("reaping an ended session", () => {
+  it("removes nothing through a session directory swapped for a symlink after its check", async () => {
+    const store = memoryStore.make();
+    const { service: fs, vol } = memFs.make({ "/tmp/.keep": "", "/home/u/.keep": "" });
+    vol.mkdirSync(notebookDirectory, { recursive: true });
+    const options = {
+      privateRoot: "/private",
+      workspaceRoot: notebookDirectory,
+      notebookDirectory,
+    };
+    // The session's life: claimed, pulled, a note published; then its process ends.
+    await Effect.runPromise(
+      Effect.scoped(claimSession(fs, "/private", id, notebookDirectory, store.identity)),
+    );
+    const notebook = openOn(store, fs, options);
+    await Effect.runPromise(notebook.pull({}));
+    vol.writeFileSync(`${notebookDirectory}/p.md`, "published\n");
+    await Effect.runPromise(notebook.commit({ message: "p", author }));
+    // A person's directory elsewhere holding exactly what the session published.
+    vol.mkdirSync("/home/u/victim/notebook", { recursive: true });
+    vol.writeFileSync("/home/u/victim/notebook/p.md", "published\n");
+
+    // The swap lands once the reaper has resolved both paths of its check.
+    let swapped = false;
+    const racing: FileSystemService = {
+      ...fs,
+      realPath: (path) =>
+        fs.realPath(path).pipe(
+          Effect.tap(() => {
+            if (path !== "/tmp" || swapped) return;
+            swapped = true;
+            vol.renameSync(session, "/tmp/moved-away");
+            vol.symlinkSync("/home/u/victim", session);
+          }),
+        ),
+    };
+    const report = await Effect.runPromise(
+      reapSessions(
+        { store, fs: racing, ids: ids.make(), options: { ...baseOptions, ...options } },
+        undefined,
+      ),
+    );
+    expect(swapped).toBe(true);
+    expect(report.removed).toBe(0);
+    expect(vol.readFileSync("/home/u/victim/notebook/p.md", "utf8")).toBe("published\n");
+    // What the session left is where it was moved, untouched, and looked at again later.
+    expect(vol.readFileSync("/tmp/moved-away/notebook/p.md", "utf8")).toBe("published\n");
+    expect(vol.existsSync(`/private/sessions/${id}.json`)).toBe(true);
+  });
+});
