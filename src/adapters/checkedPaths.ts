@@ -9,7 +9,7 @@
 import { FsError } from "../ports/FileSystem.js";
 import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
 import type { StatsLike } from "./fsStats.js";
-import { rootMoved, type Directories } from "./rootedTree.js";
+import { rootMoved, type Cursor, type Directories } from "./rootedTree.js";
 
 /** The host calls the checked paths need. */
 export interface CheckedPathCalls {
@@ -36,25 +36,21 @@ export const openCheckedPaths = (
     return at < 0 ? "" : directory.slice(0, at);
   };
 
-  /** The inode of the real directory at `directory` now; throws otherwise. */
-  const inodeNow = (directory: string): number => {
+  /** The inode of the real directory at host path `path` now; throws otherwise. */
+  const inodeAt = (path: string): number => {
     let stats: StatsLike;
     try {
-      stats = lstat(hostPathOf(directory));
+      stats = lstat(path);
     } catch (error) {
       const code = errnoCode(error);
       throw new FsError({
         reason: code === "ENOTDIR" ? "NotFound" : reasonForErrno(code, false),
-        path: hostPathOf(directory),
+        path,
         message: errorMessage(error),
       });
     }
     if (!stats.isDirectory())
-      throw new FsError({
-        reason: "NotADirectory",
-        path: hostPathOf(directory),
-        message: `${hostPathOf(directory)} is not a directory`,
-      });
+      throw new FsError({ reason: "NotADirectory", path, message: `${path} is not a directory` });
     return stats.ino;
   };
 
@@ -73,6 +69,8 @@ export const openCheckedPaths = (
     }
     if (now !== resolvedAs) throw rootMoved(root, `it leads to ${now} now`);
   };
+  /** The inode of the real directory at `directory` now; throws otherwise. */
+  const inodeNow = (directory: string): number => inodeAt(hostPathOf(directory));
 
   const open = (directory: string): void => {
     if (inodes.has(directory)) return;
@@ -115,8 +113,54 @@ export const openCheckedPaths = (
     return hostPathOf(directory);
   };
 
+  /**
+   * A {@link Cursor} by path: each directory is checked to be a real directory when
+   * entered, and the one climbed back to to be the one (inode) left, as a best effort.
+   * Its path is built one level at a time (only the current one is kept), so memory stays
+   * linear in the depth but each call takes the whole path: on real hosts, one longer
+   * than the host allows fails `NameTooLong`.
+   */
+  const cursor = (directory: string): Cursor => {
+    let here = reach(directory);
+    let inode = inodes.get(directory) ?? inodeNow(directory);
+    // For each level entered: the length of the path and the inode of the directory left.
+    const way: Array<{ readonly length: number; readonly inode: number }> = [];
+    return {
+      here: () => here,
+      down: (name) => {
+        const path = `${here}/${name}`;
+        const entered = inodeAt(path);
+        way.push({ length: here.length, inode });
+        here = path;
+        inode = entered;
+      },
+      up: (levels) => {
+        const target = way[way.length - levels];
+        if (levels <= 0 || target === undefined)
+          throw new FsError({ reason: "Other", path: here, message: "a cursor climbed too far" });
+        way.length -= levels;
+        here = here.slice(0, target.length);
+        inode = target.inode;
+        let now: number | undefined;
+        try {
+          now = inodeAt(here);
+        } catch {
+          now = undefined;
+        }
+        if (now !== target.inode)
+          throw new FsError({
+            reason: "Moved",
+            path: here,
+            message: `${here} is no longer the directory the walk came down through`,
+          });
+      },
+      close: () => undefined,
+    };
+  };
+
   return {
     handles: false,
+    cursor,
     open,
     path: reach,
     entry: (directory, name) => `${reach(directory)}/${name}`,

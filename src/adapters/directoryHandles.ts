@@ -10,7 +10,7 @@
 import * as nodeFs from "node:fs";
 import { FsError } from "../ports/FileSystem.js";
 import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
-import { rootMoved, type Directories } from "./rootedTree.js";
+import { rootMoved, type Cursor, type Directories } from "./rootedTree.js";
 
 const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY } = nodeFs.constants;
 const directoryFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
@@ -33,6 +33,78 @@ const maxOpen = 256;
 const keptOnTheWay = 64;
 
 const procPath = (descriptor: number): string => `/proc/self/fd/${descriptor}`;
+
+/**
+ * How many levels a cursor climbs with one `open` of `<dir>/../..`: 1,000 keeps the path
+ * (3 bytes a level) within Linux's PATH_MAX of 4,096.
+ */
+const climbStep = 1000;
+
+/**
+ * A {@link Cursor} starting at the directory open as `start` (the cursor has its own
+ * descriptor, and only one at any time): down opens a child through it `O_NOFOLLOW`, as
+ * the tree opens its directories; up opens `..` through it, and checks that what it
+ * reached is the directory (device, inode) it came down through: a directory moved away
+ * meanwhile would lead elsewhere. `display` names the start in messages.
+ */
+const cursorAt = (start: number, display: string): Cursor => {
+  let current: number;
+  try {
+    current = nodeFs.openSync(`${procPath(start)}/.`, directoryFlags);
+  } catch (error) {
+    throw openFailure(error, display);
+  }
+  // The identity of every directory on the way down from the start, the nearest last.
+  const way: Array<{ readonly dev: bigint; readonly ino: bigint }> = [];
+  const below = `${display}/…`;
+  let open = true;
+  const moved = (): FsError =>
+    new FsError({
+      reason: "Moved",
+      path: below,
+      message: `a directory below ${display} was moved while it was walked`,
+    });
+  return {
+    here: () => procPath(current),
+    down: (name) => {
+      const { dev, ino } = nodeFs.fstatSync(current, { bigint: true });
+      let next: number;
+      try {
+        next = nodeFs.openSync(`${procPath(current)}/${name}`, directoryFlags);
+      } catch (error) {
+        throw openFailure(error, `${below}/${name}`);
+      }
+      nodeFs.closeSync(current);
+      current = next;
+      way.push({ dev, ino });
+    },
+    up: (levels) => {
+      const target = way[way.length - levels];
+      if (levels <= 0 || target === undefined)
+        throw new FsError({ reason: "Other", path: below, message: "a cursor climbed too far" });
+      for (let left = levels; left > 0;) {
+        const step = Math.min(left, climbStep);
+        let next: number;
+        try {
+          next = nodeFs.openSync(`${procPath(current)}${"/..".repeat(step)}`, directoryFlags);
+        } catch {
+          throw moved(); // the way back is gone (a directory on it removed)
+        }
+        nodeFs.closeSync(current);
+        current = next;
+        left -= step;
+      }
+      way.length -= levels;
+      const now = nodeFs.fstatSync(current, { bigint: true });
+      if (now.dev !== target.dev || now.ino !== target.ino) throw moved();
+    },
+    close: () => {
+      if (!open) return;
+      open = false;
+      nodeFs.closeSync(current);
+    },
+  };
+};
 
 const openFailure = (error: unknown, display: string): FsError => {
   const code = errnoCode(error);
@@ -181,6 +253,7 @@ export const openDirectoryHandles = (
           message: `${display(directory)} is no longer where it was opened`,
         });
     },
+    cursor: (directory) => cursorAt(open(directory), display(directory)),
     forget: (directory) => {
       for (const [known, descriptor] of descriptors) {
         if (known === "" || (known !== directory && !known.startsWith(`${directory}/`))) continue;

@@ -29,6 +29,8 @@
 import { Effect, Option } from "effect";
 import {
   FsError,
+  nameablePathBytes,
+  type DeepEntry,
   type Expectation,
   type FsErrorReason,
   type GuardedOutcome,
@@ -117,9 +119,38 @@ export interface Directories {
   readonly entry: (directory: string, name: string) => string;
   /** Fails `Moved` unless `directory` is still the directory opened, where it was opened. */
   readonly verify: (directory: string) => void;
+  /**
+   * A {@link Cursor} at `directory` (opened as by {@link Directories.open}), for walking
+   * below it without naming the way (directories deeper than the walk names).
+   */
+  readonly cursor: (directory: string) => Cursor;
   /** Forgets `directory` and everything below it (after removing it). */
   readonly forget: (directory: string) => void;
   /** Releases every handle. */
+  readonly close: () => void;
+}
+
+/**
+ * One directory at a time, reached from where the cursor started without naming the way
+ * there: a walk of a chain too deep to name moves down into a child and back up, and
+ * holds one handle whatever the depth. Methods throw {@link FsError}.
+ */
+export interface Cursor {
+  /** The host path that names the directory the cursor is at now. */
+  readonly here: () => string;
+  /**
+   * Moves into the real directory `name` of the current one: `NotFound` when it is gone,
+   * `NotADirectory` when it is not a real directory (a symlink, a file); the cursor then
+   * stays where it was.
+   */
+  readonly down: (name: string) => void;
+  /**
+   * Moves `levels` directories back up the way it came down: `Moved` when the directory
+   * reached is not the one it came down through (something on the way was moved
+   * meanwhile); the cursor is of no further use then.
+   */
+  readonly up: (levels: number) => void;
+  /** Releases the cursor's handle (idempotent). */
   readonly close: () => void;
 }
 
@@ -681,16 +712,136 @@ const treeAt = (
       return true;
     });
 
+  /**
+   * The names of `hostPath` (a directory listing), those that are not UTF-8 left out and
+   * handed to `undecodable` (lossily) instead.
+   */
+  const decodedNames = (
+    hostPath: string,
+    names: ReadonlyArray<string>,
+    undecodable: (lossyName: string) => void,
+  ): ReadonlyArray<string> => {
+    if (!names.some((name) => name.includes("\uFFFD"))) return names;
+    const valid: string[] = [];
+    for (const raw of calls.readdirRaw(hostPath)) {
+      try {
+        valid.push(utf8.decode(raw));
+      } catch {
+        undecodable(lossy.decode(raw));
+      }
+    }
+    return valid;
+  };
+
+  /**
+   * The names of `hostPath` that are valid UTF-8, read as bytes, when `listed` (its
+   * listing, decoded lossily) holds a U+FFFD: such a name is a real one only if its bytes
+   * were UTF-8 (a U+FFFD someone typed), not when it stood for bytes that are no UTF-8.
+   * `undefined` when no name has one (all are real).
+   */
+  const utf8NamesIfNeeded = (
+    hostPath: string,
+    listed: ReadonlyArray<{ readonly name: string }>,
+  ): ReadonlySet<string> | undefined => {
+    if (!listed.some(({ name }) => name.includes("\uFFFD"))) return undefined;
+    const valid = new Set<string>();
+    for (const raw of calls.readdirRaw(hostPath)) {
+      try {
+        valid.add(utf8.decode(raw));
+      } catch {
+        // not UTF-8: not a real name
+      }
+    }
+    return valid;
+  };
+
+  /**
+   * Walks the directories `names` of the named directory `directory` (relative to this
+   * tree's root), whose paths are too long to name, with a {@link Cursor}: nothing
+   * deeper is named, so time and memory stay linear in the depth. Reports every entry
+   * that is not a directory, and every name that is not UTF-8, to `found`; returns how
+   * many directories it entered or skipped.
+   */
+  const walkDeep = (
+    directory: string,
+    names: ReadonlyArray<string>,
+    skipNames: ReadonlySet<string>,
+    found: DeepEntry[],
+  ): number => {
+    let directories = 0;
+    const cursor = dirs.cursor(full(directory));
+    try {
+      // frames[level]: the directories still to walk in the one the cursor is at when
+      // `level` is frames.length - 1 (frames[0]: `directory` itself).
+      const frames: string[][] = [[...names]];
+      while (frames.length > 0) {
+        const name = frames[frames.length - 1]?.pop();
+        if (name === undefined) {
+          // Done here and, maybe, in the levels above: climb only to one with work left
+          // (a chain's walk ends at its bottom, without climbing back at all).
+          let climb = 0;
+          while (frames.length > 0 && frames[frames.length - 1]?.length === 0) {
+            frames.pop();
+            climb++;
+          }
+          if (frames.length > 0) cursor.up(climb);
+          continue;
+        }
+        const levels = frames.length;
+        try {
+          cursor.down(name);
+        } catch (error) {
+          if (!(error instanceof FsError)) throw error;
+          if (error.reason !== "NotFound" && error.reason !== "NotADirectory") throw error;
+          // Gone, or swapped for something that is no directory since it was listed.
+          const now = lstatOrUndefined(`${cursor.here()}/${name}`);
+          if (now !== undefined && !now.isDirectory())
+            found.push({ directory, levels: levels - 1, name });
+          continue;
+        }
+        directories++;
+        const children: string[] = [];
+        const here = cursor.here();
+        let listed: ReadonlyArray<{ readonly name: string; readonly directory: boolean }>;
+        try {
+          // Kinds from the listing itself (d_type): below here every entry but a directory
+          // is reported the same way, so none needs an lstat.
+          listed = calls.readdirKinds(here);
+        } catch (error) {
+          const code = codeOf(error);
+          if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
+          listed = []; // removed meanwhile: nothing below it any more
+        }
+        const genuine = utf8NamesIfNeeded(here, listed);
+        for (const { name: child, directory: isDirectory } of listed) {
+          if (!isDirectory || (child.includes("\uFFFD") && genuine?.has(child) !== true))
+            found.push({ directory, levels, name: child });
+          else if (skipNames.has(child)) directories++;
+          else children.push(child);
+        }
+        frames.push(children);
+      }
+    } finally {
+      cursor.close();
+    }
+    return directories;
+  };
+
   const walk = (skipNames: ReadonlySet<string> = new Set()) =>
     run(prefix, () => {
       const entries: Array<WalkEntry> = [];
       const undecodable: Array<UndecodableName> = [];
-      // Each directory still to list, with where its own entry is (-1 for the root).
-      const pending: Array<{ readonly relative: string; readonly at: number }> = [
-        { relative: "", at: -1 },
-      ];
+      const tooDeep: Array<DeepEntry> = [];
+      let tooDeepDirectories = 0;
+      // Each directory still to list, with where its own entry is (-1 for the root) and
+      // the UTF-8 length of its path.
+      const pending: Array<{
+        readonly relative: string;
+        readonly at: number;
+        readonly bytes: number;
+      }> = [{ relative: "", at: -1, bytes: 0 }];
       for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-        const { relative, at } = next;
+        const { relative, at, bytes } = next;
         const directory = full(relative);
         let names: ReadonlyArray<string>;
         try {
@@ -710,22 +861,22 @@ const treeAt = (
             entries[at] = { relativePath: entry.relativePath, ...toPathInfo(now) };
           continue;
         }
-        if (names.some((name) => name.includes("\uFFFD"))) {
-          const valid: string[] = [];
-          for (const raw of calls.readdirRaw(dirs.path(directory))) {
-            try {
-              valid.push(utf8.decode(raw));
-            } catch {
-              undecodable.push({ directory: relative, lossyName: lossy.decode(raw) });
-            }
-          }
-          names = valid;
-        }
+        names = decodedNames(dirs.path(directory), names, (lossyName) =>
+          undecodable.push({ directory: relative, lossyName }),
+        );
+        const deeper: string[] = [];
         for (const name of names) {
-          const relativePath = joinRelative(relative, name);
           const stats = lstatOrUndefined(dirs.entry(directory, name));
           if (stats === undefined) continue;
           const kind = kindOf(stats);
+          const childBytes = (relative === "" ? 0 : bytes + 1) + Buffer.byteLength(name);
+          if (kind === "directory" && childBytes > nameablePathBytes) {
+            // Too long to name: walked below without names, after this listing.
+            if (skipNames.has(name)) tooDeepDirectories++;
+            else deeper.push(name);
+            continue;
+          }
+          const relativePath = joinRelative(relative, name);
           entries.push({
             relativePath,
             kind,
@@ -735,17 +886,21 @@ const treeAt = (
             ino: stats.ino,
           });
           if (kind === "directory" && !skipNames.has(name))
-            pending.push({ relative: relativePath, at: entries.length - 1 });
+            pending.push({ relative: relativePath, at: entries.length - 1, bytes: childBytes });
         }
+        if (deeper.length > 0) tooDeepDirectories += walkDeep(relative, deeper, skipNames, tooDeep);
       }
-      return { entries, undecodable };
+      return { entries, undecodable, tooDeep, tooDeepDirectories };
     });
 
   const listDirectories = (skipNames: ReadonlySet<string> = new Set()) =>
     run(prefix, () => {
       const found: string[] = [];
-      const pending: string[] = [""];
-      for (let relative = pending.pop(); relative !== undefined; relative = pending.pop()) {
+      const pending: Array<{ readonly relative: string; readonly bytes: number }> = [
+        { relative: "", bytes: 0 },
+      ];
+      for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+        const { relative, bytes } = next;
         const directory = full(relative);
         let names: ReadonlyArray<{ readonly name: string; readonly directory: boolean }>;
         try {
@@ -757,26 +912,16 @@ const treeAt = (
           if (reason === "NotFound" || reason === "NotADirectory") continue; // swapped meanwhile
           throw error;
         }
-        // A name read with U+FFFD is a real name only if its bytes were UTF-8 (a U+FFFD
-        // someone typed); one that stood for bytes that are no UTF-8 is left out.
-        let genuine: ReadonlySet<string> | undefined;
-        if (names.some(({ name }) => name.includes("\uFFFD"))) {
-          const valid = new Set<string>();
-          for (const raw of calls.readdirRaw(dirs.path(directory))) {
-            try {
-              valid.add(utf8.decode(raw));
-            } catch {
-              // not UTF-8: never listed
-            }
-          }
-          genuine = valid;
-        }
+        const genuine = utf8NamesIfNeeded(dirs.path(directory), names);
         for (const { name, directory: isDirectory } of names) {
           if (!isDirectory || skipNames.has(name)) continue;
           if (name.includes("\uFFFD") && genuine?.has(name) !== true) continue;
+          // Too long to name (see nameablePathBytes): neither listed nor entered.
+          const childBytes = (relative === "" ? 0 : bytes + 1) + Buffer.byteLength(name);
+          if (childBytes > nameablePathBytes) continue;
           const child = joinRelative(relative, name);
           found.push(child);
-          pending.push(child);
+          pending.push({ relative: child, bytes: childBytes });
         }
       }
       return found;
@@ -903,8 +1048,16 @@ const treeAt = (
 
   const removeAll = () =>
     walk().pipe(
-      Effect.flatMap(({ entries }) =>
+      Effect.flatMap(({ entries, tooDeep, tooDeepDirectories }) =>
         run(prefix, () => {
+          // What the walk cannot name cannot be removed by name: refused before anything
+          // is removed, rather than leaving half a tree.
+          if (tooDeepDirectories > 0 || tooDeep.length > 0)
+            throw fail(
+              "NameTooLong",
+              display(prefix),
+              `${display(prefix)} holds directories nested deeper than ${nameablePathBytes} bytes of path; remove them by hand`,
+            );
           const directories: string[] = [];
           for (const entry of entries) {
             if (entry.kind === "directory") {

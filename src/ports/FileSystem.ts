@@ -4,6 +4,7 @@
  * absolute host paths; the adapter never follows symlinks while walking.
  */
 import { Context, Data, type Effect, type Option, type Scope } from "effect";
+import { maxPathBytes } from "../domain/paths.js";
 
 /**
  * The closed set of reasons a file system request can fail with. Adapters map node
@@ -68,6 +69,30 @@ export interface UndecodableName {
   readonly directory: string;
   /** The name with every invalid byte replaced by U+FFFD: for messages only. */
   readonly lossyName: string;
+}
+
+/**
+ * The longest path, relative to the walked root, that a walk of a {@link RootedTree} names
+ * (UTF-8 bytes): the longest notebook path (SPEC §4). Nothing below a directory whose own
+ * path is longer can be a note, and a hostile chain of thousands of directories, each named
+ * with its whole path, cost time and memory quadratic in its depth (30,000 levels: ~11 s
+ * and ~1 GB per scan); below this bound a walk no longer builds names.
+ */
+export const nameablePathBytes: number = maxPathBytes;
+
+/**
+ * One entry found by {@link RootedTree.walk} below a directory whose path is longer than
+ * {@link nameablePathBytes}: anything but a directory, or a name that is not UTF-8. Its
+ * path is not built (see {@link nameablePathBytes}); it is placed by the deepest directory
+ * the walk named on the way and how many levels further down it lies.
+ */
+export interface DeepEntry {
+  /** The deepest directory named on the way to it, relative to the walked root. */
+  readonly directory: string;
+  /** How many directories lie between {@link DeepEntry.directory} and the entry. */
+  readonly levels: number;
+  /** Its own name (U+FFFD for each invalid byte when it is not UTF-8: for messages only). */
+  readonly name: string;
 }
 
 /** Metadata of a single path, from `lstat`. */
@@ -144,18 +169,29 @@ export interface RootedTree {
    * vanish meanwhile are skipped; a directory swapped for something else while the walk
    * runs is reported as what it is now. Names that are not valid UTF-8 are reported
    * apart (never descended into).
+   *
+   * A directory whose path is longer than {@link nameablePathBytes} is not an entry: it is
+   * counted in `tooDeepDirectories` and walked without names, and whatever is found below
+   * it that is not a directory (or has a name that is not UTF-8) is reported apart in
+   * `tooDeep` ({@link DeepEntry}), so nothing is hidden. Time and memory stay linear in
+   * the depth, and with directory handles one descriptor is held below the named
+   * directories, however deep. Fails `Moved` when a directory of such a chain is moved
+   * while the walk climbs back through it (elsewhere, `NameTooLong` where the host cannot
+   * name such a path at all).
    */
   readonly walk: (skipNames?: ReadonlySet<string>) => Effect.Effect<
     {
       readonly entries: ReadonlyArray<WalkEntry>;
       readonly undecodable: ReadonlyArray<UndecodableName>;
+      readonly tooDeep: ReadonlyArray<DeepEntry>;
+      readonly tooDeepDirectories: number;
     },
     FsError
   >;
   /**
    * Every real directory below the root (relative paths; symlinks are not directories),
-   * leaving out (neither listed nor entered) directories named in `skipNames` or whose
-   * name is not UTF-8:
+   * leaving out (neither listed nor entered) directories named in `skipNames`, whose
+   * name is not UTF-8, or whose path is longer than {@link nameablePathBytes}:
    * a walk that never looks at a file (one directory listing per directory, no `lstat`).
    */
   readonly listDirectories: (
@@ -226,7 +262,9 @@ export interface RootedTree {
   readonly subtree: (directory: string) => Effect.Effect<RootedTree, FsError>;
   /**
    * Removes everything below the root and the root directory itself, never following a
-   * symlink (links are removed, not their targets).
+   * symlink (links are removed, not their targets). Fails `NameTooLong`, before removing
+   * anything, when the tree holds a directory whose path is longer than
+   * {@link nameablePathBytes} (which the walk does not name).
    */
   readonly removeAll: () => Effect.Effect<void, FsError>;
 }

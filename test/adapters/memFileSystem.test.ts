@@ -38,7 +38,13 @@ runRootedTreeContract("memfs", async () => {
         vol.writeSync(descriptor, text, 0);
       },
       close: (descriptor) => vol.closeSync(descriptor),
+      makeChain: (directory, segments, file) => {
+        const deepest = [directory, ...segments].join("/");
+        vol.mkdirSync(deepest, { recursive: true });
+        if (file !== undefined) vol.writeFileSync(`${deepest}/${file}`, "deep\n");
+      },
     },
+    longPaths: true,
     cleanup: async () => vol.reset(),
   };
 });

@@ -9,6 +9,7 @@ import { leftoverTempName, type Expectation, type RootedTree } from "../../src/p
 import { make, mapError } from "../../src/adapters/nodeFileSystem.js";
 import { runFileSystemContract, type LockHolder } from "../contract/fileSystemContract.js";
 import { runRootedTreeContract, type TreeHost } from "../contract/rootedTreeContract.js";
+import { makeDeepChain, removeDeep } from "../helpers/deepChain.js";
 
 const holderScript = fileURLToPath(new URL("./fixtures/fs-lock-holder.mjs", import.meta.url));
 const compiledAdapter = fileURLToPath(
@@ -87,6 +88,7 @@ const nodeHost: TreeHost = {
   close: (descriptor) => nodeFs.closeSync(descriptor),
   writeRawName: (directory, name) =>
     nodeFs.writeFileSync(Buffer.concat([Buffer.from(`${directory}/`), name]), "raw"),
+  makeChain: makeDeepChain,
 };
 
 const treeFixture = (directoryHandles: boolean) => async () => {
@@ -97,7 +99,9 @@ const treeFixture = (directoryHandles: boolean) => async () => {
     fs: make({ directoryHandles }),
     base,
     host: nodeHost,
-    cleanup: () => nodeFs.promises.rm(base, { recursive: true, force: true }),
+    longPaths: directoryHandles,
+    // The contract makes chains deeper than a path may name (node's rm fails on those).
+    cleanup: async () => removeDeep(base),
   };
 };
 

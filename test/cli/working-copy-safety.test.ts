@@ -30,6 +30,7 @@ import {
   write,
   type World,
 } from "../helpers/cli.js";
+import { makeDeepChain, removeDeep } from "../helpers/deepChain.js";
 
 beforeAll(assertBuilt);
 
@@ -257,6 +258,63 @@ describe("a tree deeper than the process may hold descriptors", () => {
     const status = limited(w, ["status", b]);
     expect(status.status, status.stderr).toBe(0);
     expect(status.stdout).toContain("nothing to commit");
+  });
+});
+
+describe("a chain of directories deeper than any note may lie", () => {
+  /**
+   * One run with a 64 MB heap (and 400 descriptors): a walk that named every level of the
+   * chain below kept ~1 GB of path strings (cost quadratic in depth) and died of it.
+   */
+  const bounded = (w: World, args: ReadonlyArray<string>) =>
+    spawnSync(
+      "sh",
+      [
+        "-c",
+        'ulimit -n 400 && exec "$0" --max-old-space-size=64 "$@"',
+        process.execPath,
+        binPath,
+        ...args,
+      ],
+      { cwd: w.ws, env: w.env, encoding: "utf8" },
+    );
+
+  // 5,000 levels of 40-byte names: a path of ~200 KB at the bottom. The first 99 levels
+  // (4,058 bytes) are nameable; the 4,901 below them are not.
+  const segment = "d".repeat(40);
+  const chain = Array.from({ length: 5000 }, () => segment);
+  const named = chain.slice(0, 99).join("/");
+
+  it("is scanned in bounded memory: empty, it is no state; a file at its bottom is reported, shortened", async () => {
+    const w = world();
+    const a = w.copy("a");
+    expect((await pull(w, a)).code).toBe(0);
+    makeDeepChain(a, chain);
+    try {
+      const empty = bounded(w, ["status", a]);
+      expect(empty.status, empty.stderr).toBe(0);
+      expect(empty.stdout).toContain("nothing to commit");
+      write(a, "n.md", "note\n");
+      const committed = bounded(w, ["commit", a, "-m", "a note beside the chain"]);
+      expect(committed.status, committed.stderr).toBe(0);
+      expect(committed.stdout).toContain("1 file changed");
+      const pulled = bounded(w, ["pull", a]);
+      expect(pulled.status, pulled.stderr).toBe(0);
+
+      // A file 5,000 levels down: never hidden, reported as an over-long path is.
+      makeDeepChain(a, chain, "deep.md");
+      const line = `${named}/<4,901 more directories>/deep.md`;
+      const seen = bounded(w, ["status", a]);
+      expect(seen.status, seen.stderr).toBe(0);
+      expect(seen.stdout).toContain(`  ${line}  INVALID_NAME`);
+      const refused = bounded(w, ["commit", a, "-m", "deep"]);
+      expect(refused.status).toBe(1);
+      expect(errorHead(refused.stderr)).toBe("INVALID_CONTENT · INVALID_FILES");
+      expect(fileLines(refused.stderr)).toEqual([`file: ${line} · INVALID_NAME`]);
+    } finally {
+      // Deeper than node's rm can name (the world's cleanup would fail on it).
+      removeDeep(path.join(a, segment));
+    }
   });
 });
 

@@ -33,6 +33,11 @@ export interface TreeHost {
   close(descriptor: number): void;
   /** Creates a file whose name is the raw bytes given (absent where names must be text). */
   writeRawName?(directory: string, name: Uint8Array): void;
+  /**
+   * Creates the directories `segments` one below the other in `directory`, however long
+   * the path gets, and a file `file` in the deepest when given (test/helpers/deepChain.ts).
+   */
+  makeChain(directory: string, segments: ReadonlyArray<string>, file?: string): void;
 }
 
 /** A fresh directory `base` holding `tree/` (the root under test) and `outside/`. */
@@ -40,6 +45,11 @@ export interface TreeFixture {
   readonly fs: FileSystemService;
   readonly base: string;
   readonly host: TreeHost;
+  /**
+   * Whether the tree reaches paths longer than the host lets a call name (by directory
+   * handle, or on memfs, which has no such limit); checked paths on a real host cannot.
+   */
+  readonly longPaths: boolean;
   cleanup(): Promise<void>;
 }
 
@@ -492,6 +502,72 @@ export const runRootedTreeContract = (name: string, make: () => Promise<TreeFixt
               expect(listed.entries.map((e) => e.relativePath)).toEqual(["p.md"]);
             }),
           (f) => Effect.promise(() => f.cleanup()),
+        ),
+    );
+
+    // A chain of 30 levels of 200-byte names (6,029 bytes): the first 20 levels are named
+    // (4,019 bytes), the 10 below are longer than a notebook path may be.
+    const segment = "s".repeat(200);
+    const chain: ReadonlyArray<string> = Array.from({ length: 30 }, () => segment);
+    const named = chain.slice(0, 20).join("/");
+
+    it.effect(
+      "walks below directories too deep to name without naming them, reporting all but directories",
+      () =>
+        withTree((f, tree) =>
+          Effect.gen(function* () {
+            f.host.makeChain(`${f.base}/tree`, chain, "bottom.md");
+            f.host.makeChain(`${f.base}/tree`, chain.slice(0, 25), "middle.md");
+            f.host.makeChain(`${f.base}/tree`, [...chain.slice(0, 22), ".git", "objects"]);
+            f.host.makeChain(`${f.base}/tree`, [...chain.slice(0, 22), "empty", "deeper"]);
+            if (!f.longPaths) {
+              // Checked paths name every path whole: the host refuses one this long.
+              expect((yield* Effect.flip(tree.walk(new Set([".git"])))).reason).toBe("NameTooLong");
+              return;
+            }
+            const { entries, undecodable, tooDeep, tooDeepDirectories } = yield* tree.walk(
+              new Set([".git"]),
+            );
+            // Every level up to the limit is an entry, named whole; none below it is.
+            expect(entries.map((e) => e.relativePath).sort()).toEqual(
+              chain.map((_, level) => chain.slice(0, level + 1).join("/")).slice(0, 20),
+            );
+            expect(entries.every((e) => e.kind === "directory")).toBe(true);
+            expect(undecodable).toEqual([]);
+            // Nothing is hidden: both files, by the deepest named directory and how far below.
+            expect([...tooDeep].sort((a, b) => a.levels - b.levels)).toEqual([
+              { directory: named, levels: 5, name: "middle.md" },
+              { directory: named, levels: 10, name: "bottom.md" },
+            ]);
+            // Levels 21 to 30, .git (not entered), empty and deeper.
+            expect(tooDeepDirectories).toBe(13);
+          }),
+        ),
+    );
+
+    it.effect("lists no directory too deep to name, and enters none", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.makeChain(`${f.base}/tree`, chain, "bottom.md");
+          const listed = yield* tree.listDirectories();
+          expect([...listed].sort()).toEqual(
+            chain.map((_, level) => chain.slice(0, level + 1).join("/")).slice(0, 20),
+          );
+        }),
+      ),
+    );
+
+    it.effect(
+      "refuses to remove a tree holding directories too deep to name, removing nothing",
+      () =>
+        withTree((f, tree) =>
+          Effect.gen(function* () {
+            f.host.write(`${f.base}/tree/a.md`, "a");
+            f.host.makeChain(`${f.base}/tree`, chain);
+            expect((yield* Effect.flip(tree.removeAll())).reason).toBe("NameTooLong");
+            expect(f.host.read(`${f.base}/tree/a.md`)).toBe("a");
+            expect(f.host.exists(`${f.base}/tree/${segment}`)).toBe(true);
+          }),
         ),
     );
 

@@ -17,8 +17,9 @@ import { scanWorkingCopy } from "./workingCopy.js";
  * Whether the working copy holds nothing but published notes, so that removing it and
  * its private state loses nothing: never pulled and without any entry but directories,
  * or every entry a note exactly as last pulled or committed (the baseline), no other
- * entry of any kind (an ignored `.git`, a symlink, a stray temp file all count as
- * something to keep), and no interrupted rewrite or unsettled commit pending. A copy
+ * entry of any kind (an ignored `.git`, a symlink, a stray temp file, a directory nested
+ * too deep to name — ports/FileSystem.ts `nameablePathBytes` — all count as something to
+ * keep), and no interrupted rewrite or unsettled commit pending. A copy
  * that cannot be scanned cleanly holds something to keep. Reads only; fails only when
  * the directory cannot be listed.
  */
@@ -27,7 +28,13 @@ export const holdsOnlyPublished = (call: CopyCall): Effect.Effect<boolean, Domai
     const listing = yield* call.tree
       .walk()
       .pipe(Effect.mapError((error) => localFailure(error, "listing the working copy")));
-    if (listing.undecodable.length > 0) return false;
+    // Directories too deep to name are kept (and could not be removed by name either).
+    if (
+      listing.undecodable.length > 0 ||
+      listing.tooDeepDirectories > 0 ||
+      listing.tooDeep.length > 0
+    )
+      return false;
     const files = listing.entries.filter((entry) => entry.kind !== "directory");
     if (Option.isNone(call.state)) return files.length === 0;
     const state = call.state.value;

@@ -18,6 +18,7 @@ import {
 import {
   leftoverTempName,
   setAsideName,
+  type DeepEntry,
   type PathInfo,
   type RootedTree,
   type WalkEntry,
@@ -115,6 +116,20 @@ const parentOf = (path: string): string => {
 
 const nameOf = (path: string): string => path.slice(path.lastIndexOf("/") + 1);
 
+/**
+ * How a report names an entry found below a directory too deep to name (the walk builds
+ * no path there: ports/FileSystem.ts `nameablePathBytes`): the deepest directory named on
+ * the way, then `<N more directories>` for the levels left out. `<` and `>` never occur
+ * in a notebook path, so the marker cannot be taken for a path of one.
+ */
+const deepPath = ({ directory, levels, name }: DeepEntry): string => {
+  const skipped =
+    levels === 0
+      ? ""
+      : `<${levels.toLocaleString("en-US")} more ${levels === 1 ? "directory" : "directories"}>/`;
+  return `${directory === "" ? "" : `${directory}/`}${skipped}${name}`;
+};
+
 const walked = (tree: RootedTree) =>
   tree
     .walk(ignoredDirectories)
@@ -176,7 +191,9 @@ const belowSetAside = (path: string): boolean =>
  * with `blobs`. Skips editors' and desktops' working files (domain/editorFiles.ts) at
  * paths `tracked` does not hold when they are links or not notebook text. Anything that is not notebook state (symlink, special file, bad or
  * undecodable name, case collision, invalid UTF-8, U+0000, too large) fails with
- * INVALID_CONTENT naming every offending file; a FIFO is never opened. Leftovers of a
+ * INVALID_CONTENT naming every offending file; a FIFO is never opened. Anything below a
+ * directory whose path is longer than a notebook path may be is INVALID_NAME under a
+ * shortened path marked `<N more directories>`; directories alone there are ignored. Leftovers of a
  * killed process of ours are tidied first: temp files removed, set-aside files put back.
  * A scan that catches a save between its steps (a note missing or empty, an editor's
  * backup beside it: savesInFlight.ts) is taken again once, after a short pause, the save
@@ -258,6 +275,11 @@ const surveyOnce = (
         "INVALID_NAME",
       ),
     );
+    // Anything below a directory too deep to name is at a path longer than any note's:
+    // reported as such a path is (INVALID_NAME), under a marked, shortened path, once per
+    // such path. Directories alone there are no state, as empty directories never are.
+    for (const path of new Set(listing.tooDeep.map(deepPath)))
+      issues.push(issue(path, "INVALID_NAME"));
     const toRead: Array<{ path: string; editorFile: boolean }> = [];
     const signs: SaveSign[] = [];
     const files = new Map<string, ScannedFile>();
