@@ -5,6 +5,7 @@
  */
 import { Either } from "effect";
 import { compilePattern, type PathPattern } from "./glob.js";
+import { utf8Length } from "./paths.js";
 
 /** The notebook path of the attributes file. */
 export const attributesPath = ".quireattributes";
@@ -27,14 +28,49 @@ export interface AttributeProblem {
   readonly problem: string;
 }
 
-/** A parsed attributes file: its valid lines in file order, and its malformed ones. */
+/**
+ * The most UTF-8 bytes of an attributes file that are read (64 KiB; real files hold a few
+ * dozen lines). Every merge-policy lookup tries each rule, so a file of 132,000 rules
+ * (32 MiB) took ~22 s to parse and seconds per path merged.
+ */
+export const maxAttributesBytes = 64 * 1024;
+
+/** The most rule lines (neither blank nor comments, malformed ones included) that are read. */
+export const maxAttributesRules = 1000;
+
+/** The lines of an attributes file past one of its limits: never read, so they never match. */
+export interface AttributesBeyondLimit {
+  /** Which limit the file reached: {@link maxAttributesBytes} or {@link maxAttributesRules}. */
+  readonly limit: "bytes" | "rules";
+  /** The first line not read (one-based) and the file's last line. */
+  readonly firstLine: number;
+  readonly lastLine: number;
+}
+
+/**
+ * A parsed attributes file: its valid lines in file order, its malformed ones, and the
+ * lines past its limits, if any (not read).
+ */
 export interface Attributes {
   readonly rules: ReadonlyArray<AttributeRule>;
   readonly problems: ReadonlyArray<AttributeProblem>;
+  readonly beyondLimit: AttributesBeyondLimit | undefined;
 }
 
 /** No attributes file: every path merges as text. */
-export const noAttributes: Attributes = { rules: [], problems: [] };
+export const noAttributes: Attributes = { rules: [], problems: [], beyondLimit: undefined };
+
+/** How many lines `text` holds from `from` on (a final line break ends a line, not starts one). */
+const linesFrom = (text: string, from: number): number => {
+  let lines = 1;
+  for (
+    let at = text.indexOf("\n", from);
+    at >= 0 && at < text.length - 1;
+    at = text.indexOf("\n", at + 1)
+  )
+    lines++;
+  return lines;
+};
 
 const isBlank = (char: string | undefined): boolean => char === " " || char === "\t";
 
@@ -113,21 +149,43 @@ const parseRule = (text: string, line: number): Either.Either<AttributeRule, str
  * ignored): blank lines and lines whose first non-blank character is `#` are skipped;
  * every other line must be `PATTERN ATTRIBUTE` with exactly one attribute, `merge=union`
  * or `merge=text`, and a pattern {@link compilePattern} accepts (double-quoted when it
- * holds white space). Never fails: malformed lines are returned as problems, in order.
+ * holds white space). Reads no further than {@link maxAttributesBytes} (a line that
+ * crosses it is not read) and {@link maxAttributesRules} rule lines: what lies beyond is
+ * `beyondLimit` and never matches, so the cost is bounded whatever the file holds. Never
+ * fails: malformed lines are returned as problems, in order.
  */
 export const parseAttributes = (text: string): Attributes => {
   const rules: Array<AttributeRule> = [];
   const problems: Array<AttributeProblem> = [];
-  const lines = (text.startsWith("\uFEFF") ? text.slice(1) : text).split("\n");
-  lines.forEach((raw, index) => {
-    const line = index + 1;
+  const body = text.startsWith("\uFEFF") ? text.slice(1) : text;
+  let bytes = 0;
+  // Line by line without splitting the whole text: only what is read is looked at.
+  for (let start = 0, line = 1; ; line++) {
+    const end = body.indexOf("\n", start);
+    const raw = body.slice(start, end < 0 ? body.length : end);
+    bytes += utf8Length(raw) + (end < 0 ? 0 : 1);
     const content = (raw.endsWith("\r") ? raw.slice(0, -1) : raw).replace(/^[ \t]+/, "");
-    if (content === "" || content.startsWith("#")) return;
-    const rule = parseRule(content, line);
-    if (Either.isRight(rule)) rules.push(rule.right);
-    else problems.push({ line, problem: rule.left });
-  });
-  return { rules, problems };
+    const isRule = content !== "" && !content.startsWith("#");
+    const limit =
+      bytes > maxAttributesBytes
+        ? "bytes"
+        : isRule && rules.length + problems.length >= maxAttributesRules
+          ? "rules"
+          : undefined;
+    if (limit !== undefined)
+      return {
+        rules,
+        problems,
+        beyondLimit: { limit, firstLine: line, lastLine: line - 1 + linesFrom(body, start) },
+      };
+    if (isRule) {
+      const rule = parseRule(content, line);
+      if (Either.isRight(rule)) rules.push(rule.right);
+      else problems.push({ line, problem: rule.left });
+    }
+    if (end < 0) return { rules, problems, beyondLimit: undefined };
+    start = end + 1;
+  }
 };
 
 /**

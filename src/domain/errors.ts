@@ -398,7 +398,7 @@ export const fileReasonTable = {
   INVALID_ATTRIBUTES: {
     code: "INVALID_CONTENT",
     meaning:
-      "Malformed lines of `.quireattributes`; the ranges are those lines, the message says why.",
+      "Malformed lines of `.quireattributes`, or its lines past the limits quire reads (1,000 rules, 64 KiB); the ranges are those lines, the message says why.",
   },
   TEXT_CONFLICT: {
     code: "CONTENT_CONFLICT",

@@ -109,6 +109,68 @@ describe("merge attributes in pull and commit", () => {
     ]);
   });
 
+  /** `n` rule lines for files no test writes, `prefix0.md` to `prefix<n-1>.md`. */
+  const filler = (prefix: string, n: number): string =>
+    Array.from({ length: n }, (_, k) => `${prefix}${k}.md merge=text\n`).join("");
+
+  it("refuses at commit a .quireattributes over its limit of 1,000 rules, naming the lines past it", async () => {
+    const { notebook, write, store } = memNotebook();
+    await pull(notebook, "/ws/a");
+    write("/ws/a/.quireattributes", `# many\n\n${filler("r", 1198)}`);
+    const refused = await fails(notebook.commit({ path: "/ws/a", message: "m", author }));
+    expect(refused).toMatchObject({
+      code: "INVALID_CONTENT",
+      reason: "INVALID_FILES",
+      action: "EDIT_FILES",
+      retryable: false,
+      files: [
+        {
+          path: ".quireattributes",
+          reason: "INVALID_ATTRIBUTES",
+          ranges: [{ start: 1003, end: 1200 }],
+        },
+      ],
+    });
+    expect(refused.message).toContain("at most 1,000 rules and 64 KiB");
+    expect(refused.message).toContain("passes the 1,000 rules at line 1,003");
+    expect(refused.message).toContain("nothing was published");
+    expect(Option.isNone(await Effect.runPromise(store.get("current")))).toBe(true);
+
+    write("/ws/a/.quireattributes", `# many\n\n${filler("r", 1000)}`);
+    expect((await commit(notebook, "/ws/a")).files).toEqual([
+      { path: ".quireattributes", insertions: 1002, deletions: 0 },
+    ]);
+  });
+
+  it("a merge made over the limit is read up to it: the rules past it do not apply", async () => {
+    const { notebook, read, write } = memNotebook();
+    await pull(notebook, "/ws/a");
+    write("/ws/a/.quireattributes", filler("p", 400));
+    write("/ws/a/journal.md", journal);
+    await commit(notebook, "/ws/a");
+    await pull(notebook, "/ws/b");
+    // Two edits within the limit (800 and 801 rules) that merge cleanly into 1,201: the
+    // notebook then holds a file over it, as one published by an older release would.
+    write("/ws/a/.quireattributes", `${filler("q", 400)}${filler("p", 400)}`);
+    await commit(notebook, "/ws/a");
+    write(
+      "/ws/b/.quireattributes",
+      `${filler("p", 400)}${filler("s", 400)}journal.md merge=union\n`,
+    );
+    await commit(notebook, "/ws/b");
+    await pull(notebook, "/ws/a");
+    expect(read("/ws/a/.quireattributes").split("\n")).toHaveLength(1202);
+
+    // journal.md merge=union is line 1,201: never read, so the appends conflict as text.
+    write("/ws/a/journal.md", `${journal}- a1\n`);
+    write("/ws/b/journal.md", `${journal}- b1\n`);
+    await commit(notebook, "/ws/a");
+    const conflict = await fails(notebook.commit({ path: "/ws/b", message: "m", author }));
+    expect(conflict.files).toEqual([
+      { path: "journal.md", reason: "TEXT_CONFLICT", ranges: [{ start: 2, end: 6 }] },
+    ]);
+  });
+
   it("reports far-apart malformed lines as separate ranges and spells out at most five", async () => {
     const { notebook, write } = memNotebook();
     await pull(notebook, "/ws/a");

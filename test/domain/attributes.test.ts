@@ -1,6 +1,12 @@
 import { Either } from "effect";
 import { describe, expect, it } from "vitest";
-import { mergePolicyOf, noAttributes, parseAttributes } from "../../src/domain/attributes.js";
+import {
+  maxAttributesBytes,
+  maxAttributesRules,
+  mergePolicyOf,
+  noAttributes,
+  parseAttributes,
+} from "../../src/domain/attributes.js";
 import { compilePattern } from "../../src/domain/glob.js";
 
 const matches = (pattern: string, path: string): boolean => {
@@ -153,6 +159,54 @@ describe("parseAttributes", () => {
     expect(problem(11)).toMatch(/never closed/);
     expect(problem(12)).toMatch(/escaped/);
     expect(problem(13)).toMatch(/white space/);
+  });
+});
+
+describe("parseAttributes within its limits", () => {
+  const rule = (k: number) => `notes/r${k}/**/*.md merge=union`;
+
+  it("reads at most maxAttributesRules rule lines: a hostile file costs no more than that", () => {
+    // 132,000 rules (~4 MB): all parsed, and all tried for every path merged, they took
+    // seconds per path.
+    const rules = Array.from({ length: 132_000 }, (_, k) => rule(k));
+    const parsed = parseAttributes(["# many", "", ...rules, ""].join("\n"));
+    expect(parsed.rules).toHaveLength(maxAttributesRules);
+    expect(parsed.rules[maxAttributesRules - 1]?.line).toBe(maxAttributesRules + 2);
+    expect(parsed.beyondLimit).toEqual({
+      limit: "rules",
+      firstLine: maxAttributesRules + 3,
+      lastLine: 132_002,
+    });
+    // A rule beyond the limit is absent: its path merges as text.
+    expect(mergePolicyOf(parsed, "notes/r5/x.md")).toBe("union");
+    expect(mergePolicyOf(parsed, "notes/r131999/x.md")).toBe("text");
+  });
+
+  it("counts malformed lines as rules, comments and blank lines not", () => {
+    const text = [
+      ...Array.from({ length: maxAttributesRules - 1 }, () => "bad"),
+      "# a comment",
+      "",
+      "ok.md merge=union",
+      "late.md merge=union",
+    ].join("\n");
+    const parsed = parseAttributes(text);
+    expect(parsed.problems).toHaveLength(maxAttributesRules - 1);
+    expect(parsed.rules.map((r) => r.pattern.source)).toEqual(["ok.md"]);
+    expect(parsed.beyondLimit).toEqual({
+      limit: "rules",
+      firstLine: maxAttributesRules + 3,
+      lastLine: maxAttributesRules + 3,
+    });
+  });
+
+  it("reads at most maxAttributesBytes: the line that crosses it is not read", () => {
+    const padding = `# ${"x".repeat(maxAttributesBytes - 40)}`;
+    const text = `${padding}\na.md merge=union\n"${"é".repeat(20)}.md" merge=union\nc.md merge=union\n`;
+    const parsed = parseAttributes(text);
+    expect(parsed.rules.map((r) => r.pattern.source)).toEqual(["a.md"]);
+    expect(parsed.beyondLimit).toEqual({ limit: "bytes", firstLine: 3, lastLine: 4 });
+    expect(parseAttributes(`${padding}\na.md merge=union\n`).beyondLimit).toBeUndefined();
   });
 });
 

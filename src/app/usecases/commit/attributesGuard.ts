@@ -1,12 +1,16 @@
 /**
  * Commit's check of the working copy's `.quireattributes` (docs/merge.md): a malformed
- * line is refused like other invalid content, before anything is published.
+ * line, or a file past the limits of what is read, is refused like other invalid
+ * content, before anything is published.
  */
 import { Effect } from "effect";
 import {
   attributesPath,
+  maxAttributesBytes,
+  maxAttributesRules,
   parseAttributes,
   type AttributeProblem,
+  type AttributesBeyondLimit,
 } from "../../../domain/attributes.js";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { LineRange, Tree } from "../../../domain/tree.js";
@@ -28,28 +32,64 @@ const rangesOf = (problems: ReadonlyArray<AttributeProblem>): ReadonlyArray<Line
   return ranges;
 };
 
-/** The INVALID_CONTENT error naming the malformed lines of the attributes file. */
-export const invalidAttributesError = (problems: ReadonlyArray<AttributeProblem>): DomainError => {
+/** A count in a message (`1,000`). */
+const count = (n: number): string => n.toLocaleString("en-US");
+
+/** What a limit of the attributes file allows, for messages. */
+const limitText = {
+  rules: `${count(maxAttributesRules)} rules`,
+  bytes: `${count(maxAttributesBytes / 1024)} KiB`,
+} as const;
+
+/**
+ * The INVALID_CONTENT error naming the malformed lines of the attributes file, and the
+ * lines past its limits (docs/merge.md), if any: all of them in the ranges.
+ */
+export const invalidAttributesError = (
+  problems: ReadonlyArray<AttributeProblem>,
+  beyondLimit?: AttributesBeyondLimit,
+): DomainError => {
   const described = problems
     .slice(0, describedProblems)
     .map(({ line, problem }) => `line ${line}: ${problem}`)
     .join("; ");
   const more =
     problems.length > describedProblems ? `; and ${problems.length - describedProblems} more` : "";
+  const malformed =
+    problems.length === 0
+      ? []
+      : [`${attributesPath} has malformed lines (${described}${more}). Fix or remove them`];
+  const tooLarge =
+    beyondLimit === undefined
+      ? []
+      : [
+          `${attributesPath} is larger than quire reads (at most ${limitText.rules} and ${limitText.bytes}; this one passes the ${limitText[beyondLimit.limit]} at line ${count(beyondLimit.firstLine)}): that line and those after it would never apply. Put groups of patterns together into broader ones (*.log.md, logs/**) or remove some`,
+        ];
+  const ranges = rangesOf(problems);
   return domainError({
     code: "INVALID_CONTENT",
     reason: "INVALID_FILES",
-    message: `${attributesPath} has malformed lines (${described}${more}). Fix or remove them, then call notes_commit again; nothing was published.`,
-    files: [{ path: attributesPath, reason: "INVALID_ATTRIBUTES", ranges: rangesOf(problems) }],
+    message: `${[...malformed, ...tooLarge].join("; ")}, then call notes_commit again; nothing was published.`,
+    files: [
+      {
+        path: attributesPath,
+        reason: "INVALID_ATTRIBUTES",
+        ranges:
+          beyondLimit === undefined
+            ? ranges
+            : [...ranges, { start: beyondLimit.firstLine, end: beyondLimit.lastLine }],
+      },
+    ],
   });
 };
 
 /**
  * Refuses the commit (INVALID_CONTENT, file reason INVALID_ATTRIBUTES with the lines)
- * when the copy changed or added `.quireattributes` and it has malformed lines. Reads
- * nothing unless the copy changed that file (one map lookup otherwise); an unchanged
- * file is never re-judged, so a notebook is not stuck on a file an older release
- * accepted.
+ * when the copy changed or added `.quireattributes` and it has malformed lines, or lines
+ * past its limits (domain/attributes.ts `maxAttributesRules`, `maxAttributesBytes`).
+ * Reads nothing unless the copy changed that file (one map lookup otherwise); an
+ * unchanged file is never re-judged, so a notebook is not stuck on a file an older
+ * release accepted.
  */
 export const refuseInvalidAttributes = (
   blobs: BlobSource,
@@ -59,7 +99,9 @@ export const refuseInvalidAttributes = (
   const id = local.get(attributesPath);
   if (id === undefined || id === base.get(attributesPath)) return Effect.void;
   return Effect.flatMap(loadText(blobs, id), (text) => {
-    const { problems } = parseAttributes(text);
-    return problems.length === 0 ? Effect.void : Effect.fail(invalidAttributesError(problems));
+    const { problems, beyondLimit } = parseAttributes(text);
+    return problems.length === 0 && beyondLimit === undefined
+      ? Effect.void
+      : Effect.fail(invalidAttributesError(problems, beyondLimit));
   });
 };

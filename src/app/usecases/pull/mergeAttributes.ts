@@ -7,6 +7,8 @@
 import { Effect } from "effect";
 import {
   attributesPath,
+  maxAttributesBytes,
+  maxAttributesRules,
   noAttributes,
   parseAttributes,
   type Attributes,
@@ -28,8 +30,9 @@ export interface MergedAttributesFile {
  *   tree's version, none if local has no such file;
  * - else the merged tree's version: `mergedFile.text` when both sides changed it, the
  *   resolved content otherwise, none when the merged tree has no such file.
- * Malformed lines never apply (a commit refuses them in the copy's own file). Loads
- * at most one content with `load`; its failures are the only ones.
+ * Malformed lines never apply (a commit refuses them in the copy's own file), nor do
+ * lines past the file's limits (domain/attributes.ts; a warning says so). Loads at most
+ * one content with `load`; its failures are the only ones.
  */
 export const attributesInForce = (
   plan: TreeMergePlan,
@@ -42,8 +45,31 @@ export const attributesInForce = (
   const conflicted =
     (mergedFile?.conflicted ?? false) ||
     plan.conflicts.some((conflict) => conflict.path === attributesPath);
-  if (conflicted) return loaded(local.get(attributesPath));
-  if (mergedFile !== undefined) return Effect.succeed(parseAttributes(mergedFile.text));
   const entry = plan.entries.get(attributesPath);
-  return loaded(entry?._tag === "Resolved" ? entry.id : undefined);
+  const resolved = conflicted
+    ? loaded(local.get(attributesPath))
+    : mergedFile !== undefined
+      ? Effect.succeed(parseAttributes(mergedFile.text))
+      : loaded(entry?._tag === "Resolved" ? entry.id : undefined);
+  return Effect.tap(resolved, warnBeyondLimit);
 };
+
+/**
+ * Says that the attributes in force were read only up to their limits (a file published
+ * by an older release, or made over the limits by a merge of two that were within):
+ * the rules past them do not apply, so the files they name merge as text — never
+ * refused, which would leave a notebook no participant could pull.
+ */
+const warnBeyondLimit = ({ beyondLimit }: Attributes): Effect.Effect<void> =>
+  beyondLimit === undefined
+    ? Effect.void
+    : Effect.logWarning(
+        `${attributesPath} is larger than quire reads; its rules from line ${beyondLimit.firstLine} on do not apply (the files they name merge as text)`,
+      ).pipe(
+        Effect.annotateLogs({
+          limit:
+            beyondLimit.limit === "rules"
+              ? `${maxAttributesRules} rules`
+              : `${maxAttributesBytes} bytes`,
+        }),
+      );
