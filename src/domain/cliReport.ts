@@ -4,10 +4,10 @@
  */
 import type { DomainError } from "./errors.js";
 import { errorTextLines, type SuccessReport } from "./envelope.js";
-import { terminalSafe } from "./logReport.js";
 import type { PathSets } from "./pathSets.js";
 import { compareCodeUnits } from "./paths.js";
 import type { RedactOptions } from "./redact.js";
+import { shownName, terminalSafe } from "./shownText.js";
 import type { FileChange } from "./treeDiff.js";
 
 /** Rendering options. */
@@ -55,7 +55,7 @@ export const renderCliSuccess = (
       ...(file.insertions > 0 ? [paint(ansi.green, `+${file.insertions}`)] : []),
       ...(file.deletions > 0 ? [paint(ansi.red, `-${file.deletions}`)] : []),
     ];
-    lines.push(`  ${file.path}  ${counts.length === 0 ? "0" : counts.join(" ")}`);
+    lines.push(`  ${shownName(file.path)}  ${counts.length === 0 ? "0" : counts.join(" ")}`);
   }
   lines.push(
     summaryLine(
@@ -85,7 +85,8 @@ export const renderIncoming = (
   return [
     `merged in from others (now in the working copy): ${changes.length} ${noun}`,
     ...changes.map(
-      (change) => `  ${paint(colour[change.change], change.change.padEnd(7))}  ${change.path}`,
+      (change) =>
+        `  ${paint(colour[change.change], change.change.padEnd(7))}  ${shownName(change.path)}`,
     ),
   ]
     .map((line) => `${line}\n`)
@@ -110,8 +111,9 @@ export const renderCliError = (
   return (
     errorTextLines(error, diagnosticId, sets, redaction)
       .map(inCliWords)
-      // A file's name or an echoed text may hold control characters that would move a
-      // terminal's cursor or recolour it: shown as U+FFFD, as status and log show them.
+      // A message may echo text holding control characters that would move a terminal's
+      // cursor or recolour it: shown as U+FFFD, as status and log show them (the names
+      // of the file lines are already shown so by errorTextLines).
       .map((line) => terminalSafe(line))
       .map((line, index) => {
         if (index === 0) return paint(ansi.boldRed, line);

@@ -5,7 +5,8 @@
  */
 import type { FileIssue } from "./errors.js";
 import type { FileDiff, RestoredFiles, ShownPublication } from "./history.js";
-import { renderRecord, terminalSafe } from "./logReport.js";
+import { renderRecord } from "./logReport.js";
+import { shownName, terminalSafe } from "./shownText.js";
 
 /** One unpublished change. */
 export interface LocalChange {
@@ -111,30 +112,29 @@ export const renderStatus = (status: CopyStatus, options: StatusRenderOptions): 
     lines.push(
       "changed while an earlier call ran, not yet merged (the next pull or commit merges them):",
     );
-    for (const path of held) lines.push(`  ${paint(yellow, terminalSafe(path))}`);
+    for (const path of held) lines.push(`  ${paint(yellow, shownName(path))}`);
   }
   if (waiting.length > 0) {
     lines.push(
       "changed in the notebook again while holding conflict blocks (resolve them; the next pull or commit then merges the change):",
     );
-    for (const path of waiting) lines.push(`  ${paint(yellow, terminalSafe(path))}`);
+    for (const path of waiting) lines.push(`  ${paint(yellow, shownName(path))}`);
   }
   if (status.changes.length === 0) lines.push("nothing to commit");
   else {
     lines.push("unpublished changes:");
     for (const c of status.changes)
       lines.push(
-        `  ${paint(c.change === "deleted" ? red : green, letter[c.change])} ${terminalSafe(c.path)}`,
+        `  ${paint(c.change === "deleted" ? red : green, letter[c.change])} ${shownName(c.path)}`,
       );
   }
   if (status.markers.length > 0) {
     lines.push("unresolved conflict markers (resolve them before committing):");
-    for (const m of status.markers) lines.push(`  ${terminalSafe(m.path)}${ranges(m)}`);
+    for (const m of status.markers) lines.push(`  ${shownName(m.path)}${ranges(m)}`);
   }
   if (status.invalid.length > 0) {
     lines.push("cannot be committed as they are:");
-    for (const i of status.invalid)
-      lines.push(`  ${terminalSafe(i.path)}  ${paint(red, i.reason)}`);
+    for (const i of status.invalid) lines.push(`  ${shownName(i.path)}  ${paint(red, i.reason)}`);
   }
   return `${lines.join("\n")}\n`;
 };
@@ -188,13 +188,15 @@ export const renderDiffStat = (diff: CopyDiff, options: StatusRenderOptions): st
   if (diff.files.length === 0) return "";
   const paint = (code: string, text: string) =>
     options.color && text !== "" ? `${code}${text}\u001b[0m` : text;
-  const width = Math.max(...diff.files.map((f) => f.path.length));
+  // Aligned on the names as shown: U+FFFD may stand for two code units (a tag character).
+  const rows = diff.files.map((f) => ({ ...f, shown: shownName(f.path) }));
+  const width = Math.max(...rows.map((f) => f.shown.length));
   const most = Math.max(...diff.files.map((f) => f.insertions + f.deletions));
   const digits = String(most).length;
   const scale = most > 40 ? 40 / most : 1;
   const bar = (count: number) => (count === 0 ? 0 : Math.max(1, Math.round(count * scale)));
-  const lines = diff.files.map((f) =>
-    ` ${terminalSafe(f.path).padEnd(width)} | ${String(f.insertions + f.deletions).padStart(digits)} ${paint("\u001b[32m", "+".repeat(bar(f.insertions)))}${paint("\u001b[31m", "-".repeat(bar(f.deletions)))}`.trimEnd(),
+  const lines = rows.map((f) =>
+    ` ${f.shown.padEnd(width)} | ${String(f.insertions + f.deletions).padStart(digits)} ${paint("\u001b[32m", "+".repeat(bar(f.insertions)))}${paint("\u001b[31m", "-".repeat(bar(f.deletions)))}`.trimEnd(),
   );
   const insertions = diff.files.reduce((n, f) => n + f.insertions, 0);
   const deletions = diff.files.reduce((n, f) => n + f.deletions, 0);
@@ -260,12 +262,12 @@ export const renderRestored = (restored: RestoredFiles, what: "Restore" | "Rever
       : restored.held.length > 0
         ? `nothing written: every file it would change was saved during the call`
         : `nothing to change: ${verb} already`,
-    ...restored.files.map((f) => `  ${letter[f.change]} ${terminalSafe(f.path)}`),
+    ...restored.files.map((f) => `  ${letter[f.change]} ${shownName(f.path)}`),
   ];
   if (restored.held.length > 0)
     lines.push(
       "saved by someone during the call, left as they were (run it again):",
-      ...restored.held.map((path) => `  ${terminalSafe(path)}`),
+      ...restored.held.map((path) => `  ${shownName(path)}`),
     );
   if (restored.files.length > 0) lines.push("quire commit publishes it");
   return `${lines.join("\n")}\n`;

@@ -15,6 +15,7 @@ import type {
 import type { PathSets } from "./pathSets.js";
 import { compareCodeUnits } from "./paths.js";
 import { redact, type RedactOptions } from "./redact.js";
+import { shownName, terminalSafe } from "./shownText.js";
 import type { FileStat, LineRange } from "./tree.js";
 
 export type { PathSets } from "./pathSets.js";
@@ -207,23 +208,27 @@ const errorStructured = (
   writable: sets.writable,
 });
 
+// Each element is one line, whatever the names hold: a file's name is shown as
+// shownName shows it (a newline in a name would otherwise make a line of its own, such as
+// a forged `action:`), and the message as terminalSafe shows it. The structured object
+// keeps the exact names for a client that acts on them.
 const candidLines = (structured: ErrorStructured): ReadonlyArray<string> => [
   `${structured.code} · ${structured.reason}`,
-  structured.message,
+  terminalSafe(structured.message),
   ...(structured.detail === undefined ? [] : [`detail: ${structured.detail}`]),
   ...structured.files.map((file) => {
     const ranges = formatRanges(file.ranges);
     return [
-      `file: ${file.path}`,
+      `file: ${shownName(file.path)}`,
       file.reason,
       ...(ranges === "" ? [] : [ranges]),
       ...(file.side === undefined ? [] : [`side ${file.side}`]),
-      ...(file.movedTo === undefined ? [] : [`movedTo ${file.movedTo}`]),
-      ...(file.keptAs === undefined ? [] : [`keptAs ${file.keptAs}`]),
+      ...(file.movedTo === undefined ? [] : [`movedTo ${shownName(file.movedTo)}`]),
+      ...(file.keptAs === undefined ? [] : [`keptAs ${shownName(file.keptAs)}`]),
     ].join(" · ");
   }),
-  ...(structured.changed ?? []).map((file) => `changed: ${file.path} · ${file.change}`),
-  ...(structured.held ?? []).map((path) => `held: ${path}`),
+  ...(structured.changed ?? []).map((file) => `changed: ${shownName(file.path)} · ${file.change}`),
+  ...(structured.held ?? []).map((path) => `held: ${shownName(path)}`),
   `action: ${structured.action}`,
   `retryable: ${structured.retryable}`,
   `diagnosticId: ${structured.diagnosticId}`,

@@ -3,9 +3,11 @@
  * text for people or as JSON for scripts. Text from the store (messages, authors) is
  * made safe for a terminal: a hostile message must not be able to move the cursor or
  * rewrite what the terminal showed, so every control character but a tab (and, in a
- * whole message, a newline), and the bidirectional overrides, are shown as `\u{FFFD}`.
+ * whole message, a newline), and the bidirectional controls, are shown as `\u{FFFD}`;
+ * a file's name also shows a tab and invisible characters so (shownText.ts).
  */
 import { fileFields, type HistoryLog, type PublicationRecord } from "./history.js";
+import { shownName, terminalSafe } from "./shownText.js";
 
 /** Rendering options. */
 export interface LogRenderOptions {
@@ -19,15 +21,6 @@ const yellow = "\u001b[33m";
 const green = "\u001b[32m";
 const red = "\u001b[31m";
 const reset = "\u001b[0m";
-
-/** `text` with every control character but tab (and LF when `lines`) as U+FFFD. */
-export const terminalSafe = (text: string, lines = false): string =>
-  text.replace(
-    lines
-      ? /[^\P{Cc}\t\n]|[\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu
-      : /[^\P{Cc}\t]|[\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu,
-    "\uFFFD",
-  );
 
 const firstLine = (message: string): string => message.split(/\r?\n/, 1)[0] ?? "";
 
@@ -53,7 +46,7 @@ export const renderRecord = (record: PublicationRecord, options: LogRenderOption
       ...(file.deletions > 0 ? [paint(red, `-${file.deletions}`)] : []),
     ];
     lines.push(
-      `    ${changeLetter[file.change]} ${terminalSafe(file.path)}  ${counts.length === 0 ? "0" : counts.join(" ")}`,
+      `    ${changeLetter[file.change]} ${shownName(file.path)}  ${counts.length === 0 ? "0" : counts.join(" ")}`,
     );
   }
   return `${lines.join("\n")}\n`;

@@ -230,6 +230,44 @@ describe("files that are not notebook state get their reasons", () => {
   });
 });
 
+describe("names that would drive or fool a terminal are shown with U+FFFD", () => {
+  it("a tab, newline, escape or invisible character in an INVALID_NAME is shown as U+FFFD by commit and status; --json keeps the exact name", async () => {
+    const w = world();
+    const copy = w.copy("a");
+    await pull(w, copy);
+    for (const name of ["t\tab.md", "n\nl.md", "e\u001b[31m.md", "z\u200bw\u200f.md"])
+      writeFileSync(path.join(copy, name), "x\n");
+    const refused = await commit(w, copy, "bad names");
+    expect(errorHead(refused.stderr)).toBe("INVALID_CONTENT · INVALID_FILES");
+    expect(fileLines(refused.stderr)).toEqual([
+      "file: e\uFFFD[31m.md · INVALID_NAME",
+      "file: n\uFFFDl.md · INVALID_NAME",
+      "file: t\uFFFDab.md · INVALID_NAME",
+    ]);
+    expect(refused.stderr).not.toMatch(/[\t\u200b\u200f]/);
+    const shown = await runCli(w, ["status", copy]);
+    expect(shown.stdout).toContain("  t\uFFFDab.md  INVALID_NAME\n");
+    expect(shown.stdout).toContain("  A z\uFFFDw\uFFFD.md\n");
+    expect(shown.stdout).not.toMatch(/[\t\u200b\u200f]/);
+    const json = await runCli(w, ["status", copy, "--json"]);
+    const parsed = JSON.parse(json.stdout) as { invalid: ReadonlyArray<{ path: string }> };
+    expect(parsed.invalid.map((i) => i.path)).toEqual(["e\u001b[31m.md", "n\nl.md", "t\tab.md"]);
+  });
+
+  it("a committed note whose name holds bidi or zero-width characters is listed with U+FFFD by commit and log", async () => {
+    const w = world();
+    const copy = w.copy("a");
+    await pull(w, copy);
+    write(copy, "lrm\u200e\u2060x.md", "x\n");
+    const committed = await commit(w, copy, "named");
+    expect(committed.code, committed.stderr).toBe(0);
+    expect(committed.stdout).toContain("  lrm\uFFFD\uFFFDx.md  +1\n");
+    const log = await runCli(w, ["log", copy]);
+    expect(log.stdout).toContain("A lrm\uFFFD\uFFFDx.md");
+    expect(committed.stdout + log.stdout).not.toMatch(/[\u200e\u2060]/);
+  });
+});
+
 describe("a tree deeper than the process may hold descriptors", () => {
   /** One run under `ulimit -n 400`: fewer descriptors than the notes below are levels deep. */
   const limited = (w: World, args: ReadonlyArray<string>) =>

@@ -5,7 +5,7 @@ import {
   maxAuthorBytes,
   recordedAuthor,
 } from "../../src/domain/author.js";
-import { terminalSafe } from "../../src/domain/logReport.js";
+import { terminalSafe } from "../../src/domain/shownText.js";
 
 describe("authors", () => {
   it("an operator's name is one bounded line of visible text", () => {
@@ -48,5 +48,12 @@ describe("authors", () => {
   it("text from the store cannot drive the terminal", () => {
     expect(terminalSafe("a\u001b]0;owned\u0007b\tc\nd")).toBe("a\uFFFD]0;owned\uFFFDb\tc\uFFFDd");
     expect(terminalSafe("a\nb\u009bc", true)).toBe("a\nb\uFFFDc");
+  });
+
+  it("every bidirectional control is shown as U+FFFD in a message, the marks too; an emoji's joiner stays", () => {
+    expect(terminalSafe("a\u061cb\u200ec\u200fd\u202ee\u2067f")).toBe(
+      "a\uFFFDb\uFFFDc\uFFFDd\uFFFDe\uFFFDf",
+    );
+    expect(terminalSafe("\u{1F469}\u200d\u{1F4BB}")).toBe("\u{1F469}\u200d\u{1F4BB}");
   });
 });

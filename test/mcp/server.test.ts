@@ -356,6 +356,40 @@ describe("domain errors and defects", () => {
     );
   });
 
+  it("a file's name with control, bidi or invisible characters is one line of the text, shown with U+FFFD; the structured path is exact", async () => {
+    const names = [
+      "t\tab.md",
+      "n\nl.md",
+      "e\u001b[31m.md",
+      "c1\u0085.md",
+      "rlm\u200f.md",
+      "rlo\u202e.md",
+      "zw\u200b.md",
+      "bom\ufeff.md",
+    ];
+    const refused = domainError({
+      code: "INVALID_CONTENT",
+      reason: "INVALID_FILES",
+      message: "Bad names.",
+      files: names.map((path) => ({ path, reason: "INVALID_NAME", ranges: [] })),
+    });
+    const h = await start({ commit: () => Effect.fail(refused) });
+    const result = await call(h, "notes_commit", { message: "m" });
+    expect(
+      (result.structured["files"] as ReadonlyArray<{ path: string }>).map((f) => f.path),
+    ).toEqual(names);
+    expect(result.text.split("\n").filter((line) => line.startsWith("file: "))).toEqual([
+      "file: t\uFFFDab.md · INVALID_NAME",
+      "file: n\uFFFDl.md · INVALID_NAME",
+      "file: e\uFFFD[31m.md · INVALID_NAME",
+      "file: c1\uFFFD.md · INVALID_NAME",
+      "file: rlm\uFFFD.md · INVALID_NAME",
+      "file: rlo\uFFFD.md · INVALID_NAME",
+      "file: zw\uFFFD.md · INVALID_NAME",
+      "file: bom\uFFFD.md · INVALID_NAME",
+    ]);
+  });
+
   it("a defect becomes ENGINE_FAILED/INTERNAL, its cause logged under the same diagnosticId", async () => {
     const h = await start({ pull: () => Effect.die(new Error("kaboom")) });
     const result = await call(h, "notes_pull");
