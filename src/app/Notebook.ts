@@ -54,7 +54,8 @@ export interface NotebookService {
   /**
    * SPEC §11: the notebook's publications, newest first (usecases/history/log.ts), with
    * the working copy's resolved directory. Read-only: it changes nothing in the copy or
-   * the store. INVALID_REQUEST/NOT_PULLED for a copy never pulled.
+   * the store. INVALID_REQUEST/NOT_PULLED for a copy never pulled; STORAGE_INTEGRITY/
+   * MANIFEST_INVALID when `current` does not continue the history the copy has seen.
    */
   readonly log: (
     request: LogRequest & { readonly path?: string },
@@ -82,7 +83,8 @@ export interface NotebookService {
    * (only of `files` when any are given; usecases/history/show.ts), read through the
    * working copy's cache. INVALID_REQUEST/GENERATION_PRUNED when its content is gone,
    * INVALID_ARGUMENT when no publication has that generation, NOT_PULLED for a copy
-   * never pulled.
+   * never pulled, STORAGE_INTEGRITY/MANIFEST_INVALID when `current` does not continue
+   * the history the copy has seen.
    */
   readonly show: (request: {
     readonly path?: string;

@@ -1,5 +1,5 @@
 /**
- * `status`, `restore` and `revert` on a copy whose store went back (restored from an
+ * `status`, `restore`, `revert`, `log` and `show` on a copy whose store went back (restored from an
  * older backup, or replaced by another notebook): `current` no longer continues the
  * history the copy has seen. Pull and commit refuse that (STORAGE_INTEGRITY/
  * MANIFEST_INVALID, docs/storage.md "Readers"); so do these, rather than answering
@@ -63,7 +63,7 @@ const rolledBack = async (replaced: boolean) => {
 describe("a store that went back behind the copy", () => {
   for (const replaced of [false, true]) {
     const what = replaced ? "replaced by another notebook" : "rolled back";
-    it(`${what}: status, restore and revert answer MANIFEST_INVALID, as pull does`, async () => {
+    it(`${what}: status, restore, revert, log and show answer MANIFEST_INVALID, as pull does`, async () => {
       const { notebook, read } = await rolledBack(replaced);
       const pulled = await failure(quiet(notebook.pull({ path: "/ws/a" })));
       expect([pulled.code, pulled.reason]).toEqual(["STORAGE_INTEGRITY", "MANIFEST_INVALID"]);
@@ -75,6 +75,12 @@ describe("a store that went back behind the copy", () => {
         quiet(notebook.restore({ path: "/ws/a", generation: 1, files: ["x.md"], force: true })),
       );
       expect([restored.code, restored.reason]).toEqual(["STORAGE_INTEGRITY", "MANIFEST_INVALID"]);
+      const logged = await failure(quiet(notebook.log({ path: "/ws/a", limit: 10 })));
+      expect([logged.code, logged.reason]).toEqual(["STORAGE_INTEGRITY", "MANIFEST_INVALID"]);
+      for (const generation of [1, 3]) {
+        const shown = await failure(quiet(notebook.show({ path: "/ws/a", generation, files: [] })));
+        expect([shown.code, shown.reason]).toEqual(["STORAGE_INTEGRITY", "MANIFEST_INVALID"]);
+      }
       expect(read("/ws/a/x.md")).toBe("three\n");
     });
   }

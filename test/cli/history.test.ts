@@ -7,6 +7,7 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   symlinkSync,
@@ -20,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   assertBuilt,
   commit,
+  errorHead,
   makeWorld,
   pull,
   read,
@@ -1010,4 +1012,51 @@ describe("history: restore and revert never answer OK for what they did not do",
       expect(commitRefused.stderr).toContain("INVALID_CONTENT · INVALID_FILES");
     },
   );
+});
+
+describe("history: a store that went back behind the copy", () => {
+  it("log and show answer STORAGE_INTEGRITY/MANIFEST_INVALID, as status, restore and revert do, in text and --json", async () => {
+    const world = makeWorld();
+    worlds.push(world);
+    const a = world.copy("a");
+    await ok(pull(world, a));
+    const versions = () =>
+      readdirSync(path.join(world.store, "objects", "current@"))
+        .filter((name) => /^\d+$/.test(name))
+        .map(Number)
+        .sort((x, y) => x - y);
+    const latest = () => path.join(world.store, "objects", "current@", String(versions().at(-1)));
+    write(a, "x.md", "one\n");
+    await ok(commit(world, a, "one"));
+    const first = readFileSync(latest());
+    for (const text of ["two", "three"]) {
+      write(a, "x.md", `${text}\n`);
+      await ok(commit(world, a, text));
+    }
+    // The store restored from a backup taken at generation 1: a newer version of
+    // `current` that holds the old manifest.
+    writeFileSync(
+      path.join(world.store, "objects", "current@", String((versions().at(-1) ?? 0) + 1)),
+      first,
+    );
+    const status = await runCli(world, ["status", a]);
+    expect(errorHead(status.stderr)).toBe("STORAGE_INTEGRITY · MANIFEST_INVALID");
+    for (const args of [
+      ["log", a],
+      ["show", a, "1"],
+      ["show", a, "3"],
+    ]) {
+      const text = await runCli(world, args);
+      expect(text.code, `${args.join(" ")}: ${text.stdout}`).toBe(1);
+      expect(text.stdout).toBe("");
+      expect(errorHead(text.stderr)).toBe("STORAGE_INTEGRITY · MANIFEST_INVALID");
+      const json = await runCli(world, [...args, "--json"]);
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        code: "STORAGE_INTEGRITY",
+        reason: "MANIFEST_INVALID",
+      });
+    }
+    expect(read(a, "x.md")).toBe("three\n");
+  });
 });

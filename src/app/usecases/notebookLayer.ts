@@ -365,7 +365,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         checkedLog(request).pipe(
           Effect.flatMap((checked) =>
             onPulledCopy(request.path, "log", (call) =>
-              pulledState(call).pipe(Effect.flatMap(() => historyLog(call, checked))),
+              pulledState(call).pipe(Effect.flatMap((state) => historyLog(call, checked, state))),
             ),
           ),
         ),
@@ -381,7 +381,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           Effect.flatMap(([generation, files]) =>
             onPulledCopy(request.path, "show", (call) =>
               pulledState(call).pipe(
-                Effect.flatMap(() => showPublication(call, generation, files)),
+                Effect.flatMap((state) => showPublication(call, generation, files, state)),
               ),
             ),
           ),

@@ -319,8 +319,8 @@ export const readPacks = (
  * continue the history a copy has seen at `known` — it is older, or names another head
  * at the same generation (the store was rolled back, or replaced by another notebook's);
  * `undefined` when it does. A copy never reads such a manifest onto itself: pull and
- * commit refuse it, and so do the history calls that relate the copy to the notebook
- * (status, restore, revert).
+ * commit refuse it, and so do the history calls made on a copy (status, log, show,
+ * restore, revert).
  */
 export const notContinuing = (
   manifest: Option.Option<Manifest>,

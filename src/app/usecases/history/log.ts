@@ -16,7 +16,12 @@ import {
   type PublicationRecord,
 } from "../../../domain/history.js";
 import type { Manifest, PackChain } from "../../../domain/manifest.js";
-import { historyPackMissing, readManifest, type RemoteContext } from "../commit/remote.js";
+import {
+  historyPackMissing,
+  notContinuing,
+  readManifest,
+  type RemoteContext,
+} from "../commit/remote.js";
 import { chainPublications, countRecord, type UncountedRecord } from "./records.js";
 import { readSegment } from "./segments.js";
 
@@ -139,15 +144,21 @@ const logOf = (
  * touching `request.file` when given. Reads `current`, the active chain's packs (the
  * copy's cache first) and as many history segments as the limit needs. Fails with
  * STORAGE_FAILURE on store errors and STORAGE_INTEGRITY when `current` or a pack fails
- * validation.
+ * validation. With `copy` (the generation and head a working copy has seen), a `current`
+ * that does not continue that history is STORAGE_INTEGRITY/MANIFEST_INVALID
+ * ({@link notContinuing}), as status and pull answer: listing it would describe a history
+ * the copy is not on (a store rolled back, or replaced by another notebook's).
  */
 export const historyLog = (
   ctx: RemoteContext,
   request: LogRequest,
+  copy?: { readonly generation: number; readonly head: string },
 ): Effect.Effect<HistoryLog, DomainError> =>
   Effect.gen(function* () {
     for (let attempt = 0; ; attempt++) {
       const { manifest } = yield* readManifest(ctx.store);
+      const diverged = copy === undefined ? undefined : notContinuing(manifest, copy);
+      if (diverged !== undefined) return yield* Effect.fail(diverged);
       if (Option.isNone(manifest)) return { generation: 0, publications: [] };
       const log = yield* logOf(ctx, manifest.value, request);
       if (Option.isSome(log)) return log.value;

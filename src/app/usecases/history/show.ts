@@ -17,15 +17,20 @@ import { storedText } from "./storedText.js";
 /**
  * The publication at `generation`, its diffs only of `files` (notebook paths or
  * directories) when any are given. GENERATION_PRUNED when its content is gone;
- * INVALID_ARGUMENT when no publication has that generation.
+ * INVALID_ARGUMENT when no publication has that generation; STORAGE_INTEGRITY/
+ * MANIFEST_INVALID when `current` does not continue the history of `copy` (the
+ * generation and head the working copy has seen: a store rolled back, or replaced by
+ * another notebook's), as status, restore and revert answer — its generation
+ * `generation` may be another publication than the one the copy knows by that number.
  */
 export const showPublication = (
   ctx: RemoteContext,
   generation: number,
   files: ReadonlyArray<string>,
+  copy: { readonly generation: number; readonly head: string },
 ): Effect.Effect<ShownPublication, DomainError> =>
   Effect.gen(function* () {
-    const { header, before, after } = yield* publicationStates(ctx, generation);
+    const { header, before, after } = yield* publicationStates(ctx, generation, copy);
     const paths = [...new Set([...header.puts.map((p) => p.path), ...header.deletes])]
       .filter(
         (path) =>
