@@ -43,7 +43,11 @@ export interface SyncReport {
   readonly incoming?: ReadonlyArray<FileChange>;
 }
 
-/** The operations on working copies. */
+/**
+ * The operations on working copies. Every call also fails with INVALID_REQUEST/
+ * INVALID_ARGUMENT when its request does not have the shape its type says (a call from
+ * plain JavaScript): the effect fails, the call never throws.
+ */
 export interface NotebookService {
   /** The server's own notebook directory (what an omitted `path` means). */
   readonly notebookDirectory: string;

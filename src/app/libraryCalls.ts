@@ -6,9 +6,9 @@
  * instead of throwing from inside a use case or silently ignoring an option. The
  * values' ranges and paths are the use cases' to check (usecases/history/requestChecks.ts).
  */
-import { Either, ParseResult, Schema } from "effect";
-import { domainError, type DomainError } from "../domain/errors.js";
-import { describeIssue } from "../domain/schemaProblem.js";
+import { type Either, Schema } from "effect";
+import type { DomainError } from "../domain/errors.js";
+import { checkedShape } from "./usecases/shared/requestShapes.js";
 
 const path = Schema.optional(Schema.String);
 const files = Schema.Array(Schema.String);
@@ -44,26 +44,10 @@ export const RevertCall = Schema.Struct({ path, generation: Schema.Number });
 /**
  * `value` as the arguments of the facade's call `name`, or INVALID_REQUEST/
  * INVALID_ARGUMENT naming the first argument that is missing, of the wrong type or not
- * an option of the call.
+ * an option of the call (a misspelt option is refused, never silently ignored).
  */
 export const checkCall = <A, I>(
   name: string,
   schema: Schema.Schema<A, I>,
   value: unknown,
-): Either.Either<A, DomainError> => {
-  const refused = (problem: string) =>
-    domainError({
-      code: "INVALID_REQUEST",
-      reason: "INVALID_ARGUMENT",
-      message: `Invalid arguments to ${name}: ${problem}.`,
-    });
-  // Reading the arguments runs the caller's code (a getter, a Proxy's traps), which may
-  // throw: that is a bad argument too, answered, never thrown out of the call.
-  try {
-    return ParseResult.decodeUnknownEither(schema, { onExcessProperty: "error" })(value).pipe(
-      Either.mapLeft((issue) => refused(describeIssue(issue))),
-    );
-  } catch {
-    return Either.left(refused("they could not be read (a getter or proxy threw)"));
-  }
-};
+): Either.Either<A, DomainError> => checkedShape(name, schema, value, "error");

@@ -9,9 +9,15 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Cause, Effect, Exit, Option } from "effect";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openNotebook, type QuireNotebook } from "../../src/index.js";
+import {
+  DomainError,
+  type NotebookService,
+  openNotebook,
+  type QuireNotebook,
+} from "../../src/index.js";
 
 const root = mkdtempSync(join(tmpdir(), "quire-library-calls-"));
 const ws = join(root, "ws");
@@ -254,5 +260,120 @@ describe("the library facade called with junk", () => {
         );
       }
     }
+  });
+});
+
+/**
+ * How one call of the Effect service ended: its success, its domain error as
+ * `CODE/REASON: message`, or how it threw or died (what no call may do).
+ */
+const ended = async (call: () => Effect.Effect<unknown, DomainError>): Promise<unknown> => {
+  let effect: Effect.Effect<unknown, DomainError>;
+  try {
+    effect = call();
+  } catch (error) {
+    return { threw: fc.stringify(error) };
+  }
+  const exit = await Effect.runPromiseExit(effect);
+  if (Exit.isSuccess(exit)) return { ok: true };
+  const failure = Cause.failureOption(exit.cause);
+  if (Option.isNone(failure)) return { died: Cause.pretty(exit.cause) };
+  const error: unknown = failure.value;
+  return error instanceof DomainError
+    ? `${error.code}/${error.reason}: ${error.message}`
+    : { failedWith: fc.stringify(error) };
+};
+
+/** Every Effect service call, given one junk value where its arguments go. */
+const serviceCalls: ReadonlyArray<
+  [string, (nb: NotebookService, junk: unknown) => Effect.Effect<unknown, DomainError>]
+> = [
+  ["pull", (nb, junk) => Reflect.apply(nb.pull, nb, [junk])],
+  ["pull path", (nb, junk) => Reflect.apply(nb.pull, nb, [{ path: junk }])],
+  ["commit", (nb, junk) => Reflect.apply(nb.commit, nb, [junk])],
+  [
+    "commit message",
+    (nb, junk) =>
+      Reflect.apply(nb.commit, nb, [{ message: junk, author: { name: "t", version: "" } }]),
+  ],
+  ["commit author", (nb, junk) => Reflect.apply(nb.commit, nb, [{ message: "m", author: junk }])],
+  ["log", (nb, junk) => Reflect.apply(nb.log, nb, [junk])],
+  ["log limit", (nb, junk) => Reflect.apply(nb.log, nb, [{ limit: junk }])],
+  ["log since", (nb, junk) => Reflect.apply(nb.log, nb, [{ limit: 5, sinceGeneration: junk }])],
+  ["status", (nb, junk) => Reflect.apply(nb.status, nb, [junk])],
+  ["diff", (nb, junk) => Reflect.apply(nb.diff, nb, [junk])],
+  ["diff files", (nb, junk) => Reflect.apply(nb.diff, nb, [{ files: junk }])],
+  ["show", (nb, junk) => Reflect.apply(nb.show, nb, [junk])],
+  ["show generation", (nb, junk) => Reflect.apply(nb.show, nb, [{ generation: junk, files: [] }])],
+  ["show files", (nb, junk) => Reflect.apply(nb.show, nb, [{ generation: 2, files: junk }])],
+  // Generation 2 is what the copy holds: restoring any file of it changes nothing.
+  [
+    "restore files",
+    (nb, junk) => Reflect.apply(nb.restore, nb, [{ generation: 2, files: junk, force: false }]),
+  ],
+  [
+    "restore force",
+    (nb, junk) => Reflect.apply(nb.restore, nb, [{ generation: 1, files: ["b.md"], force: junk }]),
+  ],
+  ["revert", (nb, junk) => Reflect.apply(nb.revert, nb, [notAPublication(junk)])],
+  [
+    "revert generation",
+    (nb, junk) => Reflect.apply(nb.revert, nb, [{ generation: notAPublication(junk) }]),
+  ],
+  // Any string or no path could name the copy itself, which holds only published notes
+  // and would be removed: those are given a directory that does not exist instead.
+  [
+    "discardIfPublished",
+    (nb, junk) =>
+      Reflect.apply(nb.discardIfPublished, nb, [
+        typeof junk === "string" || junk === undefined ? join(ws, "nowhere") : junk,
+      ]),
+  ],
+];
+
+describe("the Effect service (Notebook) called with junk from plain JavaScript", () => {
+  it("diff without files, show without files, log without options: INVALID_REQUEST naming the argument, not a defect", async () => {
+    const service = notebook.service;
+    const call = (
+      method: Exclude<keyof NotebookService, "notebookDirectory" | "stopSharing">,
+      args: ReadonlyArray<unknown>,
+    ) => ended(() => Reflect.apply(service[method], service, args));
+    expect(await call("diff", [{}])).toBe(
+      "INVALID_REQUEST/INVALID_ARGUMENT: Invalid arguments to Notebook.diff: files is missing.",
+    );
+    expect(await call("diff", [])).toBe(
+      "INVALID_REQUEST/INVALID_ARGUMENT: Invalid arguments to Notebook.diff: the value has the wrong type.",
+    );
+    expect(await call("show", [{ generation: 1 }])).toBe(
+      "INVALID_REQUEST/INVALID_ARGUMENT: Invalid arguments to Notebook.show: files is missing.",
+    );
+    expect(await call("log", [])).toBe(
+      "INVALID_REQUEST/INVALID_ARGUMENT: Invalid arguments to Notebook.log: the value has the wrong type.",
+    );
+    expect(await call("commit", [{ message: "m" }])).toBe(
+      "INVALID_REQUEST/INVALID_ARGUMENT: Invalid arguments to Notebook.commit: author is missing.",
+    );
+    expect(await call("pull", [{ path: 5 }])).toBe(
+      "INVALID_REQUEST/INVALID_ARGUMENT: Invalid arguments to Notebook.pull: path has the wrong type.",
+    );
+    expect(await call("discardIfPublished", [5])).toBe(
+      "INVALID_REQUEST/INVALID_ARGUMENT: Invalid arguments to Notebook.discardIfPublished: the value has the wrong type.",
+    );
+    // What a typed caller passes still works, an omitted path included.
+    expect(await call("diff", [{ files: [] }])).toEqual({ ok: true });
+    expect(await call("log", [{ limit: 1, path: undefined }])).toEqual({ ok: true });
+  });
+
+  it("answers every call with a success or a DomainError: it never throws and never dies", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...serviceCalls), near, async ([name, call], junk) => {
+        const answer = await ended(() => call(notebook.service, junk));
+        const shown = `${name}(${fc.stringify(junk)}): ${JSON.stringify(answer)}`;
+        if (typeof answer === "string") expect(answer, shown).toMatch(/^[A-Z_]+\/[A-Z_]+: /);
+        else expect(answer, shown).toEqual({ ok: true });
+      }),
+      { numRuns: 400 },
+    );
+    expect(readFileSync(join(ws, "a.md"), "utf8")).toBe("one\ntwo\n");
   });
 });

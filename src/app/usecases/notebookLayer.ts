@@ -12,6 +12,7 @@ import { Notebook, type NotebookService, type SyncReport } from "../Notebook.js"
 import { tidyAfterAnswer, tidyUpsDone } from "./shared/afterAnswer.js";
 import { makeBlobSource } from "./workingCopy/blobs.js";
 import { commit, validateMessage } from "./commit/commit.js";
+import { checkedRequests } from "./shared/requestShapes.js";
 import { holdsOnlyPublished } from "./workingCopy/sessionEnd.js";
 import type { CopyCall, Services } from "./shared/context.js";
 import { localFailure } from "./shared/failures.js";
@@ -56,7 +57,11 @@ const lockPollMs = 25;
  */
 export const copyLockWaitMs: FiberRef.FiberRef<number> = FiberRef.unsafeMake(lockTimeoutMs);
 
-/** Builds the Notebook service from its ports. */
+/**
+ * Builds the Notebook service from its ports. Each call checks its request's shape
+ * first (shared/requestShapes.ts): a malformed one from plain JavaScript fails with
+ * INVALID_REQUEST/INVALID_ARGUMENT, never throws or dies.
+ */
 export const makeNotebook = (services: Services): Effect.Effect<NotebookService> =>
   Effect.gen(function* () {
     const { fs, store, options } = services;
@@ -429,7 +434,8 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           return true;
         }).pipe(Effect.scoped, Effect.annotateLogs("module", "notebook")),
     };
-    return service;
+    // The service is part of the library API: plain JavaScript may call it with anything.
+    return checkedRequests(service);
   });
 
 /**
