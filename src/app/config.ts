@@ -535,30 +535,40 @@ const fromEnv = (host: Host, ...names: ReadonlyArray<string>): Sourced | undefin
   return undefined;
 };
 
+/** A numeric setting (`fallback` when not given), parsed by {@link parseWholeNumber}. */
 const parseInteger = (
   setting: Sourced | undefined,
   fallback: number,
   min: number,
   max: number,
-): Either.Either<number, ConfigError> => {
-  if (setting === undefined) return Either.right(fallback);
-  const number = /^\d{1,9}$/.test(setting.value) ? Number(setting.value) : Number.NaN;
-  return number >= min && number <= max
-    ? Either.right(number)
-    : fail(`${setting.origin} must be an integer from ${min} to ${max}`);
-};
+): Either.Either<number, ConfigError> =>
+  setting === undefined ? Either.right(fallback) : parseWholeNumber(setting, min, max);
 
 /**
- * A GEN (positional, or `--from`): a generation as quire prints it, 1 to 999,999,999.
- * A leading zero is refused like any other malformed GEN rather than read as the number
- * (`02` may be a typo for `20`, and is no generation any output of quire names).
+ * Every number the command line or the environment gives (`-n`, `GEN`, `--from`,
+ * `--commit-retries`, `--checkpoint-packs`, `--retained-checkpoints`,
+ * `--checkpoint-bytes` and their QUIRE_* variables): a whole number from `min` to `max`
+ * (at most 999,999,999) written as quire prints numbers — decimal digits, no sign, no
+ * spaces, no leading zero (`0` itself is a number). Anything else is a usage error
+ * naming the setting: `007` may be a typo for `70`, and is not how any output of quire
+ * writes a number, so it is refused rather than read as 7.
  */
-const parseGeneration = (setting: Sourced): Either.Either<number, ConfigError> =>
-  /^[1-9]\d{0,8}$/.test(setting.value)
-    ? Either.right(Number(setting.value))
+const parseWholeNumber = (
+  setting: Sourced,
+  min: number,
+  max: number,
+): Either.Either<number, ConfigError> => {
+  const number = /^(?:0|[1-9]\d{0,8})$/.test(setting.value) ? Number(setting.value) : Number.NaN;
+  return number >= min && number <= max
+    ? Either.right(number)
     : fail(
-        `${setting.origin} must be a whole number from 1 to 999999999, written without leading zeros`,
+        `${setting.origin} must be a whole number from ${min} to ${max}, written without leading zeros`,
       );
+};
+
+/** A GEN (positional, or `--from`): a generation as quire prints it, 1 to 999,999,999. */
+const parseGeneration = (setting: Sourced): Either.Either<number, ConfigError> =>
+  parseWholeNumber(setting, 1, 999_999_999);
 
 const parseDirectory = (setting: Sourced, host: Host): Either.Either<string, ConfigError> => {
   if (setting.value === "") return fail(`${setting.origin} must not be empty`);

@@ -414,7 +414,7 @@ describe("numbers", () => {
     expect(configOf(["serve", "--commit-retries", "0"]).commitRetries).toBe(0);
     expect(configOf(["serve", "--commit-retries", "100"]).commitRetries).toBe(100);
     expect(errorOf(["serve", "--commit-retries", "101"])).toMatch(
-      /--commit-retries must be an integer from 0 to 100/,
+      /--commit-retries must be a whole number from 0 to 100, written without leading zeros/,
     );
     expect(errorOf(["serve", "--commit-retries", "-1"])).toMatch(/from 0 to 100/);
     expect(errorOf(["serve", "--commit-retries", "1.5"])).toMatch(/from 0 to 100/);

@@ -100,6 +100,47 @@ describe("invalid configuration", () => {
   });
 });
 
+describe("numeric options", () => {
+  it("take only canonical decimal integers: a leading zero, a sign or spaces is a usage error (exit 2) naming the option", async () => {
+    const copy = path.join(sandbox.workspace, "a");
+    expect((await quire(["pull", copy, ...storeFlags()])).code).toBe(0);
+    const refusals: ReadonlyArray<[ReadonlyArray<string>, string]> = [
+      [["log", copy, "-n", "007"], "--max-count must be a whole number from 1 to 1000000"],
+      [["log", copy, "--max-count", "00"], "--max-count must be a whole number from 1 to 1000000"],
+      [["log", copy, "-n", "+5"], "--max-count must be"],
+      [["log", copy, "-n", " 5"], "--max-count must be"],
+      [["show", copy, "01"], "GEN must be a whole number from 1 to 999999999"],
+      [["revert", copy, "0x1"], "GEN must be"],
+      [
+        ["pull", copy, "--commit-retries", "08"],
+        "--commit-retries must be a whole number from 0 to 100",
+      ],
+      [["pull", copy, "--commit-retries", "00"], "--commit-retries must be"],
+      [["pull", copy, "--checkpoint-packs", "0010"], "--checkpoint-packs must be"],
+      [["pull", copy, "--retained-checkpoints", "01"], "--retained-checkpoints must be"],
+      [["pull", copy, "--checkpoint-bytes", "064"], "--checkpoint-bytes must be"],
+    ];
+    for (const [args, message] of refusals) {
+      const result = await quire([...args, ...storeFlags()]);
+      expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(2);
+      expect(result.stderr).toContain(message);
+      expect(result.stderr).toContain("written without leading zeros");
+    }
+    const env = await quire(["pull", copy, ...storeFlags()], { QUIRE_COMMIT_RETRIES: "07" });
+    expect(env.code).toBe(2);
+    expect(env.stderr).toContain("QUIRE_COMMIT_RETRIES must be a whole number from 0 to 100");
+    // Canonical numbers, 0 included where the range has it, are taken.
+    for (const args of [
+      ["log", copy, "-n", "7"],
+      ["pull", copy, "--commit-retries", "0"],
+      ["pull", copy, "--retained-checkpoints", "10"],
+    ]) {
+      const result = await quire([...args, ...storeFlags()]);
+      expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(0);
+    }
+  });
+});
+
 describe("pull and commit", () => {
   it("round-trips a change and prints the diffstat report", async () => {
     const first = await quire(["pull", "notes", ...storeFlags()]);

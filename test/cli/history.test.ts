@@ -597,7 +597,10 @@ describe("history: authors and quire log", () => {
       // A usage error (exit 2) or a failed start: the same fields but those of a run.
       const usageFields = ["code", "reason", "action", "retryable", "message", "files"];
       for (const [args, message] of [
-        [["log", copy, "-n", "0", "--json"], "--max-count must be an integer from 1 to 1000000"],
+        [
+          ["log", copy, "-n", "0", "--json"],
+          "--max-count must be a whole number from 1 to 1000000",
+        ],
         [["show", copy, "x", "--json"], "GEN must be a whole number from 1 to 999999999"],
         [["status", "--json"], "quire status needs a PATH"],
         [["log", copy, "--bogus", "--json"], 'unknown option "--bogus"'],

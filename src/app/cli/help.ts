@@ -51,6 +51,8 @@ Usage:
   quire version                  print the version (also -v, --version)
   quire <command> -h             help for one command
 
+Numbers (N, GEN, <n>, QUIRE_* counts) are whole decimal numbers as quire prints them:
+no sign, no leading zero (007 is a usage error, not 7).
 Exit status: 0 success, 1 a reported error, 2 invalid configuration or usage.
 `;
 
