@@ -41,6 +41,12 @@ export interface SyncReport {
    * MCP result does not carry it (SPEC §2.3); the CLI report lists it.
    */
   readonly incoming?: ReadonlyArray<FileChange>;
+  /**
+   * Commit only: set when the call first completed an earlier commit of this copy whose
+   * process stopped after the notebook accepted its publication, before the copy was
+   * settled — that publication's generation. `files` are the call's own publication's.
+   */
+  readonly interruptedCommit?: { readonly generation: number };
 }
 
 /**

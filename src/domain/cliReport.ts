@@ -39,8 +39,10 @@ const ansi = {
  * Files are sorted by path; `+0`/`-0` are omitted, and a file with no line change (an
  * empty file added or deleted) shows `0`. The summary follows `git diff --shortstat`:
  * singular forms for 1, a zero count omitted unless both are zero, and just
- * `0 files changed` for a no-op. Configured path sets follow as `readOnly: …` and
- * `writable: …` lines. With `color`, `OK` and insertions are green, deletions red.
+ * `0 files changed` for a no-op. A commit that first completed an earlier interrupted
+ * one (`interruptedCommit`) says so on the second line, naming its generation, and its
+ * no-op summary reads `nothing more to publish: 0 files changed`. Configured path sets
+ * follow as `readOnly: …` and `writable: …` lines. With `color`, `OK` and insertions are green, deletions red.
  */
 export const renderCliSuccess = (
   report: SuccessReport,
@@ -50,6 +52,15 @@ export const renderCliSuccess = (
   const paint = painter(options.color);
   const files = [...report.files].sort((a, b) => compareCodeUnits(a.path, b.path));
   const lines = [`${paint(ansi.green, "OK")}  generation ${report.generation}`];
+  // An earlier commit's publication landed before its process stopped; this call settled
+  // the copy on it. Said first, so that "0 files changed" below (this call's own
+  // publication) cannot read as "nothing of yours was published". Its files are not
+  // counted here: the commit does not read them, `quire show` does.
+  const completed = report.interruptedCommit?.generation;
+  if (completed !== undefined)
+    lines.push(
+      `completed an earlier commit of this copy, interrupted after the notebook accepted it: generation ${completed} (quire show PATH ${completed} lists its files)`,
+    );
   for (const file of files) {
     const counts = [
       ...(file.insertions > 0 ? [paint(ansi.green, `+${file.insertions}`)] : []),
@@ -57,12 +68,13 @@ export const renderCliSuccess = (
     ];
     lines.push(`  ${shownName(file.path)}  ${counts.length === 0 ? "0" : counts.join(" ")}`);
   }
+  const summary = summaryLine(
+    files.length,
+    files.reduce((sum, file) => sum + file.insertions, 0),
+    files.reduce((sum, file) => sum + file.deletions, 0),
+  );
   lines.push(
-    summaryLine(
-      files.length,
-      files.reduce((sum, file) => sum + file.insertions, 0),
-      files.reduce((sum, file) => sum + file.deletions, 0),
-    ),
+    completed !== undefined && files.length === 0 ? `nothing more to publish: ${summary}` : summary,
   );
   if (sets.readOnly.length > 0) lines.push(`readOnly: ${sets.readOnly.join(", ")}`);
   if (sets.writable.length > 0) lines.push(`writable: ${sets.writable.join(", ")}`);

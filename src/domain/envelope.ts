@@ -28,6 +28,13 @@ export interface SuccessReport {
   readonly generation: number;
   /** Per-file line counts. */
   readonly files: ReadonlyArray<FileStat>;
+  /**
+   * Commit only: the generation of an earlier commit of the copy, stopped after the
+   * notebook accepted its publication, that this call completed first. The CLI's report
+   * names it; the MCP result keeps SPEC §2.3's shape without it (a client that lost the
+   * earlier answer was told to pull to verify, and its pull or log shows the generation).
+   */
+  readonly interruptedCommit?: { readonly generation: number };
 }
 
 /**

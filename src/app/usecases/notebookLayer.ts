@@ -362,6 +362,9 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             files: value.files,
             // Only when the merge brought something in: most commits bring nothing.
             ...(value.incoming.length === 0 ? {} : { incoming: value.incoming }),
+            ...(value.interruptedCommit === undefined
+              ? {}
+              : { interruptedCommit: value.interruptedCommit }),
           })),
           Effect.withLogSpan("commit"),
           Effect.annotateLogs("module", "notebook"),

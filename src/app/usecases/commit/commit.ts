@@ -84,11 +84,20 @@ const refuseMarkers = (call: CopyCall, base: Tree, local: Tree): Effect.Effect<v
  * Step 1, once the copy's state is there (shared/pulled.ts): a rewrite that was interrupted, or an earlier commit that may have
  * been accepted without its copy being settled, resynchronises the copy first
  * (workingCopy/rewriteIntent.ts); its conflicts fail the commit. Answers the call to
- * go on with.
+ * go on with, and the generation of the earlier commit's publication when it had landed
+ * (the commit's answer says so: otherwise it would report only what it publishes itself,
+ * often nothing, as if the earlier commit had published nothing).
  */
-const recoverFirst = (call: CopyCall, pulled: CopyState): Effect.Effect<CopyCall, DomainError> =>
+const recoverFirst = (
+  call: CopyCall,
+  pulled: CopyState,
+): Effect.Effect<
+  { readonly call: CopyCall; readonly completed: Option.Option<number> },
+  DomainError
+> =>
   Effect.gen(function* () {
     let state = pulled;
+    let completed = Option.none<number>();
     const intent = yield* loadIntent(call, state);
     const unsettled = Option.isSome(intent) && intent.value.publication !== null;
     if (state.recoveryRequired || unsettled) {
@@ -100,13 +109,17 @@ const recoverFirst = (call: CopyCall, pulled: CopyState): Effect.Effect<CopyCall
       if (resynchronised.conflicts.length > 0)
         return yield* Effect.fail(conflictError(resynchronised.conflicts, { _tag: "Commit" }));
       state = resynchronised.state;
+      completed = resynchronised.completed;
     }
     // After a resynchronisation the content source may point into cached packs that
     // settling it pruned, so the commit starts from a fresh one.
     return {
-      ...call,
-      state: Option.some(state),
-      blobs: state === pulled ? call.blobs : makeBlobSource(call.fs, call.copyDir),
+      call: {
+        ...call,
+        state: Option.some(state),
+        blobs: state === pulled ? call.blobs : makeBlobSource(call.fs, call.copyDir),
+      },
+      completed,
     };
   });
 
@@ -172,7 +185,8 @@ const publishWithRetries = (copy: ScannedCopy): Effect.Effect<Committed, DomainE
 /**
  * Commit (SPEC §6.2), in steps:
  * 1. requires a prior pull; resynchronises first a copy whose rewrite (or whose last
- *    commit, after its swap) was interrupted;
+ *    commit, after its swap) was interrupted — the answer then names the generation of
+ *    that commit's publication (`interruptedCommit`) when it had landed;
  * 2. scans; refuses marker blocks and path-set violations before any remote work;
  * 3. per attempt: reads `current` and merges; writes conflicts into the working copy
  *    without publishing; publishes nothing when the merge equals `current`; refuses a
@@ -190,8 +204,13 @@ export const commit = (
   message: string,
   author: Author,
 ): Effect.Effect<Committed, DomainError> =>
-  pulledState(call).pipe(
-    Effect.flatMap((pulled) => recoverFirst(call, pulled)),
-    Effect.flatMap((current) => scanAndCheck(current, author, message)),
-    Effect.flatMap(publishWithRetries),
-  );
+  Effect.gen(function* () {
+    const recovered = yield* recoverFirst(call, yield* pulledState(call));
+    const committed = yield* publishWithRetries(
+      yield* scanAndCheck(recovered.call, author, message),
+    );
+    return Option.match(recovered.completed, {
+      onNone: () => committed,
+      onSome: (generation) => ({ ...committed, interruptedCommit: { generation } }),
+    });
+  });

@@ -31,6 +31,12 @@ export interface Committed {
   readonly files: ReadonlyArray<FileStat>;
   /** What the commit wrote into the working copy from others' publications (merged in). */
   readonly incoming: ReadonlyArray<FileChange>;
+  /**
+   * Set when the call first completed an earlier commit of this copy that had stopped
+   * after `current` accepted its publication (recoverFirst in commit.ts): that
+   * publication's generation. Its files are not in `files`, which are this call's own.
+   */
+  readonly interruptedCommit?: { readonly generation: number };
 }
 
 /**

@@ -14,8 +14,8 @@ import { loadStats, mergeBaseOf, type CopyState } from "../workingCopy/privateSt
 import { emptyView, readRemote, samePublication, type RemoteView } from "../commit/remote.js";
 import {
   interruptedConflicts,
+  landedGeneration,
   loadIntent,
-  publicationLanded,
   recoveryInputs,
   type Intent,
 } from "../workingCopy/rewriteIntent.js";
@@ -42,6 +42,12 @@ export interface Synchronised {
    * demand (only a commit another writer's swap accepted reports it; a pull does not).
    */
   readonly incoming: () => ReadonlyArray<FileChange>;
+  /**
+   * The generation of an earlier commit of this copy whose process stopped after
+   * `current` accepted its publication, before the copy was settled, when this call
+   * found it and settled the copy on it; `None` otherwise.
+   */
+  readonly completed: Option.Option<number>;
 }
 
 /**
@@ -80,9 +86,9 @@ export const synchronise = (
     const intent = Option.isSome(call.state)
       ? yield* loadIntent(call, call.state.value)
       : Option.none<Intent>();
+    const landed = landedGeneration(intent, remote.manifest);
     const recovering =
-      Option.isSome(call.state) &&
-      (call.state.value.recoveryRequired || publicationLanded(intent, remote.manifest));
+      Option.isSome(call.state) && (call.state.value.recoveryRequired || Option.isSome(landed));
     if (Option.isSome(intent))
       yield* Effect.logDebug("an interrupted rewrite or commit was found").pipe(
         Effect.annotateLogs({
@@ -137,6 +143,7 @@ export const synchronise = (
         unresolved,
       ),
       incoming: () => fileChanges(onDisk, merged),
+      completed: landed,
     };
   });
 

@@ -194,10 +194,23 @@ export const scannedContents = (
 export const publicationLanded = (
   intent: Option.Option<Intent>,
   manifest: Option.Option<Manifest>,
-): boolean => {
-  if (Option.isNone(intent) || Option.isNone(manifest)) return false;
+): boolean => Option.isSome(landedGeneration(intent, manifest));
+
+/**
+ * The generation of the commit publication `intent` names when `manifest` names it
+ * ({@link publicationLanded}); `None` otherwise (a rewrite's intent, no intent, or a
+ * commit whose swap did not land).
+ */
+export const landedGeneration = (
+  intent: Option.Option<Intent>,
+  manifest: Option.Option<Manifest>,
+): Option.Option<number> => {
+  if (Option.isNone(intent) || Option.isNone(manifest)) return Option.none();
   const id = intent.value.publication;
-  return id !== null && allDescriptors(manifest.value).some((d) => d.publicationId === id);
+  if (id === null) return Option.none();
+  return Option.fromNullable(
+    allDescriptors(manifest.value).find((d) => d.publicationId === id)?.generation,
+  );
 };
 
 /** What a recovering copy is merged with: the base tree and its (rolled-forward) local tree. */
