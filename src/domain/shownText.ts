@@ -21,12 +21,17 @@ const unsafeInLines = new RegExp(`[^\\P{Cc}\\t\\n]|[\\u2028\\u2029${bidi}]`, "gu
 
 /**
  * What a name may not show: every control character (C0 with tab and newline, DEL, C1),
- * every format character (the bidi controls, zero-width space and joiners, U+FEFF,
- * the soft hyphen, tags…), the line and paragraph separators, and every other character
- * Unicode says to draw as nothing (Hangul fillers, variation selectors…). A name has
- * no use for a tab, and an invisible character would make two names look alike.
+ * every format character (the bidi controls, zero-width space, word joiner, U+FEFF, the
+ * soft hyphen, tags…), the line and paragraph separators, and every other character
+ * Unicode says to draw as nothing (Hangul fillers…). A name has no use for a tab, and an
+ * invisible character would make two names look alike. But for the characters that
+ * shape what is written and are part of how people spell names: the zero-width
+ * non-joiner and joiner (Persian and Indic words, emoji sequences) and the variation
+ * selectors (an emoji's presentation) — shown as U+FFFD, `می‌خواهم.md` or `❤️.md` would
+ * be mangled in every report.
  */
-const unsafeInName = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
+const unsafeInName =
+  /(?![\u200c\u200d\ufe00-\ufe0f\u{e0100}-\u{e01ef}])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
 
 /**
  * `text` (a message, an author, a diff) with every control character but tab (and LF
