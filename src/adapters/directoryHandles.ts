@@ -149,7 +149,7 @@ export const openDirectoryHandles = (
     nodeFs.closeSync(rootDescriptor);
     let now: string | undefined;
     try {
-      now = nodeFs.realpathSync(root);
+      now = nodeFs.realpathSync.native(root);
     } catch {
       now = undefined;
     }

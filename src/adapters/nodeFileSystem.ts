@@ -852,9 +852,12 @@ export interface NodeFileSystemOptions {
   readonly interpose?: (calls: SyncCalls) => SyncCalls;
 }
 
+// The same `realpath` as the port's realPath (the native one: on a case-insensitive file
+// system it spells the path as the disk does), so that a root the caller resolved with
+// it compares equal.
 const checkedPathCalls = {
   lstat: (path: string) => nodeFs.lstatSync(path),
-  realpath: (path: string) => nodeFs.realpathSync(path),
+  realpath: (path: string) => nodeFs.realpathSync.native(path),
 };
 
 const openTreeWith = (options: NodeFileSystemOptions) => (root: string, resolvedAs?: string) =>
