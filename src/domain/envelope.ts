@@ -15,7 +15,7 @@ import type {
 import type { PathSets } from "./pathSets.js";
 import { compareCodeUnits } from "./paths.js";
 import { redact, type RedactOptions } from "./redact.js";
-import { shownName, terminalSafe } from "./shownText.js";
+import { shownName } from "./shownText.js";
 import type { FileStat, LineRange } from "./tree.js";
 
 export type { PathSets } from "./pathSets.js";
@@ -215,13 +215,14 @@ const errorStructured = (
   writable: sets.writable,
 });
 
-// Each element is one line, whatever the names hold: a file's name is shown as
+// Each file line is one line, whatever the names hold: a file's name is shown as
 // shownName shows it (a newline in a name would otherwise make a line of its own, such as
-// a forged `action:`), and the message as terminalSafe shows it. The structured object
-// keeps the exact names for a client that acts on them.
+// a forged `action:`). The message is repeated exactly (SPEC §2.4: a client that reads
+// only the text loses nothing; what it echoes is quoted where it is made, and the CLI
+// shows every line through terminalSafe). The structured object keeps the exact names.
 const candidLines = (structured: ErrorStructured): ReadonlyArray<string> => [
   `${structured.code} · ${structured.reason}`,
-  terminalSafe(structured.message),
+  structured.message,
   ...(structured.detail === undefined ? [] : [`detail: ${structured.detail}`]),
   ...structured.files.map((file) => {
     const ranges = formatRanges(file.ranges);
