@@ -742,18 +742,16 @@ const treeAt = (
   const utf8NamesIfNeeded = (
     hostPath: string,
     listed: ReadonlyArray<{ readonly name: string }>,
-  ): ReadonlySet<string> | undefined => {
-    if (!listed.some(({ name }) => name.includes("\uFFFD"))) return undefined;
-    const valid = new Set<string>();
-    for (const raw of calls.readdirRaw(hostPath)) {
-      try {
-        valid.add(utf8.decode(raw));
-      } catch {
-        // not UTF-8: not a real name
-      }
-    }
-    return valid;
-  };
+  ): ReadonlySet<string> | undefined =>
+    listed.some(({ name }) => name.includes("\uFFFD"))
+      ? new Set(
+          decodedNames(
+            hostPath,
+            listed.map(({ name }) => name),
+            () => undefined, // not UTF-8: not a real name
+          ),
+        )
+      : undefined;
 
   /**
    * Walks the directories `names` of the named directory `directory` (relative to this
