@@ -575,6 +575,8 @@ const inspectLock = async (path: string): Promise<LockState> => {
  * in the microseconds between that rename and the link-back would share the lock.
  */
 const stealLock = async (path: string, staleIno: number): Promise<void> => {
+  // Named as setAsideLockName says: if this process dies before the rm below, a later
+  // reaper (app/sessions.ts) or steal finds it by that name.
   const aside = `${path}.stale-${randomBytes(6).toString("hex")}`;
   try {
     await fsp.rename(path, aside);
@@ -589,6 +591,10 @@ const stealLock = async (path: string, staleIno: number): Promise<void> => {
         if (errnoCode(error) !== "EEXIST") throw error;
       });
     }
+  } catch (error) {
+    // Gone already: another process reaping set-aside locks judged it stale too (it
+    // removes only a file whose holder is gone), so nothing is left to put back.
+    if (errnoCode(error) !== "ENOENT") throw error;
   } finally {
     await fsp.rm(aside, { force: true });
   }

@@ -26,7 +26,7 @@ import { Effect, Either, Option, Schema, type Scope } from "effect";
 import type { DomainError } from "../domain/errors.js";
 import { parseStrictJson } from "../domain/strictJson.js";
 import { encodeText } from "../domain/content.js";
-import type { FileSystemService, FsError } from "../ports/FileSystem.js";
+import { setAsideLockName, type FileSystemService, type FsError } from "../ports/FileSystem.js";
 import { StoreError, type ObjectStoreService } from "../ports/ObjectStore.js";
 import type { Services } from "./usecases/shared/context.js";
 import { makeNotebook } from "./usecases/notebookLayer.js";
@@ -34,6 +34,9 @@ import { copyDirectory } from "./usecases/workingCopy/privateState.js";
 
 /** A session id: the random part of its directory's name. */
 export const sessionIdPattern = /^[0-9a-f]{16}$/;
+
+/** The name of a session's lock file in {@link sessionsDirectory}. */
+const sessionLockName = /^[0-9a-f]{16}\.lock$/;
 
 const SessionRecord = Schema.Struct({
   version: Schema.Literal(1),
@@ -220,12 +223,34 @@ const reapOne = (
     }),
   );
 
+/**
+ * Removes a session lock file that a steal set aside and could not delete (its process
+ * was killed in between; see {@link setAsideLockName}): taking a lock at its path
+ * proves its holder gone, and releasing it removes the file. `false` while its holder
+ * lives (a steal set aside a lock that had just been taken again). Never fails.
+ */
+const reapSetAsideLock = (fs: FileSystemService, path: string): Effect.Effect<boolean> =>
+  Effect.scoped(
+    Effect.acquireRelease(fs.lock(path, 0), (release) => release).pipe(Effect.as(true)),
+  ).pipe(
+    Effect.catchAll((error) =>
+      error.reason === "Busy"
+        ? Effect.succeed(false)
+        : Effect.logWarning("could not remove a set-aside session lock").pipe(
+            Effect.annotateLogs({ file: basename(path), reason: error.reason }),
+            Effect.as(false),
+          ),
+    ),
+  );
+
 /** What {@link reapSessions} did. */
 export interface ReapReport {
   readonly removed: number;
   readonly kept: number;
   readonly live: number;
   readonly failed: number;
+  /** Set-aside lock files of dead holders removed (see {@link reapSetAsideLock}). */
+  readonly setAsideLocks: number;
 }
 
 /**
@@ -255,12 +280,23 @@ export const reapSessions = (
       );
     const records = new Set<string>();
     const locks = new Set<string>();
+    const setAside: Array<string> = [];
     for (const entry of entries) {
+      if (entry.kind !== "file") continue;
+      const lockName = setAsideLockName.exec(entry.relativePath)?.[1];
+      if (lockName !== undefined && sessionLockName.test(lockName)) {
+        setAside.push(entry.relativePath);
+        continue;
+      }
       const match = /^([0-9a-f]{16})\.(json|lock)$/.exec(entry.relativePath);
-      if (entry.kind !== "file" || match?.[1] === undefined || match[1] === ownId) continue;
+      if (match?.[1] === undefined || match[1] === ownId) continue;
       (match[2] === "json" ? records : locks).add(match[1]);
     }
-    const counts = { removed: 0, kept: 0, live: 0, failed: 0 };
+    const counts = { removed: 0, kept: 0, live: 0, failed: 0, setAsideLocks: 0 };
+    for (const name of setAside) {
+      const path = join(sessionsDirectory(options.privateRoot), name);
+      if (yield* Effect.uninterruptible(reapSetAsideLock(fs, path))) counts.setAsideLocks += 1;
+    }
     for (const id of new Set([...records, ...locks])) {
       const outcome = yield* Effect.uninterruptible(
         Effect.either(reapOne(services, id, records.has(id))),

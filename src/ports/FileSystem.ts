@@ -363,6 +363,16 @@ export class FileSystem extends Context.Tag("quire/FileSystem")<FileSystem, File
 export const leftoverTempName = /^\.[^/]*\.quire-[0-9a-f]{12}[0-9a-z]*\.tmp$/;
 
 /**
+ * The name (last path segment) of a lock file that {@link FileSystemService.lock} set
+ * aside to remove it, its holder being gone: the lock's own name and `.stale-` with 12
+ * hex digits, once or more (a steal of a set-aside file sets it aside again). The
+ * adapter deletes it right away; one is left only when its process was killed in
+ * between. Taking a lock at that path (and releasing it) removes it when its holder is
+ * gone, and is refused `Busy` while it lives, like any lock. Group 1 is the lock's name.
+ */
+export const setAsideLockName = /^(.+?)(?:\.stale-[0-9a-f]{12})+$/;
+
+/**
  * The name of a file a guarded replace or remove of a {@link RootedTree} moved out of the
  * way; one found by a scan under the copy's lock was left by a process killed mid-replace.
  * Group 1 is the original name for `.aside`, only its first 200 bytes for `.cut`.

@@ -5,10 +5,15 @@
  * between once made that removal reach through the link, into a person's directory
  * holding the same notes. The tree now refuses a root that no longer leads to itself.
  */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Effect } from "effect";
 import * as ids from "../../src/adapters/idGenerator.js";
 import * as memFs from "../../src/adapters/memFileSystem.js";
+import * as nodeFs from "../../src/adapters/nodeFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import { claimSession, reapSessions } from "../../src/app/sessions.js";
 import type { FileSystemService } from "../../src/ports/FileSystem.js";
@@ -67,5 +72,50 @@ describe("reaping an ended session", () => {
     // What the session left is where it was moved, untouched, and looked at again later.
     expect(vol.readFileSync("/tmp/moved-away/notebook/p.md", "utf8")).toBe("published\n");
     expect(vol.existsSync(`/private/sessions/${id}.json`)).toBe(true);
+  });
+
+  it("removes the session lock files a killed steal set aside, once their holders are gone", async () => {
+    // A start's reaper steals a dead session's lock by renaming it aside and deleting
+    // it; killed in between, it left `<id>.lock.stale-<hex>` that nothing removed.
+    const exited = spawn(process.execPath, ["-e", ""]);
+    const deadPid = await new Promise<number>((resolve) =>
+      exited.on("exit", () => resolve(exited.pid ?? 0)),
+    );
+    const living = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"]);
+    const privateRoot = mkdtempSync(join(tmpdir(), "quire-reap-"));
+    try {
+      const sessions = join(privateRoot, "sessions");
+      mkdirSync(sessions);
+      const owner = (pid: number) =>
+        JSON.stringify({ pid, host: hostname(), token: `t${pid}-${Math.random()}` });
+      const dead = [
+        "0123456789abcdef.lock.stale-0a0b0c0d0e0f",
+        "fedcba9876543210.lock.stale-111111111111.stale-222222222222",
+      ];
+      for (const name of dead) writeFileSync(join(sessions, name), owner(deadPid));
+      // A lock that was taken again just before the steal set it aside: its holder lives.
+      const live = "00000000aaaaaaaa.lock.stale-333333333333";
+      writeFileSync(join(sessions, live), owner(living.pid ?? 0));
+      // Not a session's lock: not the reaper's to judge.
+      const other = "notes.lock.stale-444444444444";
+      writeFileSync(join(sessions, other), owner(deadPid));
+
+      const report = await Effect.runPromise(
+        reapSessions(
+          {
+            store: memoryStore.make(),
+            fs: nodeFs.make(),
+            ids: ids.make(),
+            options: { ...baseOptions, privateRoot },
+          },
+          undefined,
+        ),
+      );
+      expect(report.setAsideLocks).toBe(2);
+      expect(readdirSync(sessions).sort()).toEqual([live, other]);
+    } finally {
+      living.kill("SIGKILL");
+      rmSync(privateRoot, { recursive: true, force: true });
+    }
   });
 });

@@ -170,7 +170,9 @@ const reapEndedSessions = (
         // Info only when it changed something or failed; sessions kept or alive are routine.
         Effect.flatMap((report) =>
           Effect.logWithLevel(
-            report.removed + report.failed > 0 ? LogLevel.Info : LogLevel.Debug,
+            report.removed + report.failed + report.setAsideLocks > 0
+              ? LogLevel.Info
+              : LogLevel.Debug,
             "reaped ended sessions",
           ).pipe(Effect.annotateLogs({ ...report })),
         ),
