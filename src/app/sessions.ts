@@ -26,7 +26,12 @@ import { Effect, Either, Option, Schema, type Scope } from "effect";
 import type { DomainError } from "../domain/errors.js";
 import { parseStrictJson } from "../domain/strictJson.js";
 import { encodeText } from "../domain/content.js";
-import { setAsideLockName, type FileSystemService, type FsError } from "../ports/FileSystem.js";
+import {
+  leftoverTempName,
+  setAsideLockName,
+  type FileSystemService,
+  type FsError,
+} from "../ports/FileSystem.js";
 import { StoreError, type ObjectStoreService } from "../ports/ObjectStore.js";
 import type { Services } from "./usecases/shared/context.js";
 import { makeNotebook } from "./usecases/notebookLayer.js";
@@ -37,6 +42,33 @@ export const sessionIdPattern = /^[0-9a-f]{16}$/;
 
 /** The name of a session's lock file in {@link sessionsDirectory}. */
 const sessionLockName = /^[0-9a-f]{16}\.lock$/;
+
+/** A temporary file of a session record's atomic write (and {@link leftoverTempName}). */
+const recordTempName = /^\.([0-9a-f]{16})\.json\.quire-/;
+
+/**
+ * The lock files in `<privateRoot>/turns/` (first pulls' turns, privateState.ts) and
+ * those a steal set aside there: a process killed during a first pull leaves its turn's
+ * file until the next first pull of that store. Never fails (none when unreadable).
+ */
+const turnLocks = (
+  fs: FileSystemService,
+  privateRoot: string,
+): Effect.Effect<ReadonlyArray<string>> =>
+  fs.walk(join(privateRoot, "turns")).pipe(
+    Effect.map((entries) =>
+      entries
+        .filter(
+          (entry) =>
+            entry.kind === "file" &&
+            turnLockName.test(setAsideLockName.exec(entry.relativePath)?.[1] ?? entry.relativePath),
+        )
+        .map((entry) => join(privateRoot, "turns", entry.relativePath)),
+    ),
+    Effect.orElseSucceed(() => []),
+  );
+
+const turnLockName = /^[0-9a-f]{64}\.lock$/;
 
 const SessionRecord = Schema.Struct({
   version: Schema.Literal(1),
@@ -195,11 +227,16 @@ const reapDead = (
     return "removed";
   });
 
-/** Takes session `id`'s lock if its holder is gone and reaps it; `live` if it is held. */
+/**
+ * Takes session `id`'s lock if its holder is gone and reaps it; `live` if it is held.
+ * `recordTemps` are the temporary files of a record write its process was killed in
+ * (only a lock holder writes the record, so they are removed once the lock is ours).
+ */
 const reapOne = (
   services: Services,
   id: string,
   hasRecord: boolean,
+  recordTemps: ReadonlyArray<string>,
 ): Effect.Effect<Reaped, DomainError | FsError> =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -213,6 +250,8 @@ const reapOne = (
       );
       if (Option.isNone(taken)) return "live";
       yield* Effect.addFinalizer(() => taken.value);
+      for (const name of recordTemps)
+        yield* fs.removeFile(join(sessionsDirectory(options.privateRoot), name));
       // A lock without a record: its process died between the two; nothing else exists.
       if (!hasRecord) return "removed";
       const text = yield* fs.readFile(recordFile(options.privateRoot, id));
@@ -224,19 +263,20 @@ const reapOne = (
   );
 
 /**
- * Removes a session lock file that a steal set aside and could not delete (its process
- * was killed in between; see {@link setAsideLockName}): taking a lock at its path
- * proves its holder gone, and releasing it removes the file. `false` while its holder
- * lives (a steal set aside a lock that had just been taken again). Never fails.
+ * Removes the lock file at `path` if its holder is gone: a session lock that a steal set
+ * aside and could not delete (its process was killed in between; see
+ * {@link setAsideLockName}), or a first-pull turn of a killed process. Taking a lock at
+ * its path proves its holder gone, and releasing it removes the file. `false` while its
+ * holder lives (or the file is already gone). Never fails.
  */
-const reapSetAsideLock = (fs: FileSystemService, path: string): Effect.Effect<boolean> =>
+const reapDeadLock = (fs: FileSystemService, path: string): Effect.Effect<boolean> =>
   Effect.scoped(
     Effect.acquireRelease(fs.lock(path, 0), (release) => release).pipe(Effect.as(true)),
   ).pipe(
     Effect.catchAll((error) =>
       error.reason === "Busy"
         ? Effect.succeed(false)
-        : Effect.logWarning("could not remove a set-aside session lock").pipe(
+        : Effect.logWarning("could not remove a dead process's lock file").pipe(
             Effect.annotateLogs({ file: basename(path), reason: error.reason }),
             Effect.as(false),
           ),
@@ -249,8 +289,8 @@ export interface ReapReport {
   readonly kept: number;
   readonly live: number;
   readonly failed: number;
-  /** Set-aside lock files of dead holders removed (see {@link reapSetAsideLock}). */
-  readonly setAsideLocks: number;
+  /** Lock files of dead holders removed (see {@link reapDeadLock}). */
+  readonly deadLocks: number;
 }
 
 /**
@@ -280,26 +320,33 @@ export const reapSessions = (
       );
     const records = new Set<string>();
     const locks = new Set<string>();
-    const setAside: Array<string> = [];
+    const recordTemps = new Map<string, Array<string>>();
+    const deadLocks: Array<string> = [];
     for (const entry of entries) {
       if (entry.kind !== "file") continue;
-      const lockName = setAsideLockName.exec(entry.relativePath)?.[1];
-      if (lockName !== undefined && sessionLockName.test(lockName)) {
-        setAside.push(entry.relativePath);
+      const name = entry.relativePath;
+      const setAsideOf = setAsideLockName.exec(name)?.[1];
+      if (setAsideOf !== undefined && sessionLockName.test(setAsideOf)) {
+        deadLocks.push(join(sessionsDirectory(options.privateRoot), name));
         continue;
       }
-      const match = /^([0-9a-f]{16})\.(json|lock)$/.exec(entry.relativePath);
+      const temp = recordTempName.exec(name)?.[1];
+      if (temp !== undefined && leftoverTempName.test(name)) {
+        if (temp !== ownId) recordTemps.set(temp, [...(recordTemps.get(temp) ?? []), name]);
+        continue;
+      }
+      const match = /^([0-9a-f]{16})\.(json|lock)$/.exec(name);
       if (match?.[1] === undefined || match[1] === ownId) continue;
       (match[2] === "json" ? records : locks).add(match[1]);
     }
-    const counts = { removed: 0, kept: 0, live: 0, failed: 0, setAsideLocks: 0 };
-    for (const name of setAside) {
-      const path = join(sessionsDirectory(options.privateRoot), name);
-      if (yield* Effect.uninterruptible(reapSetAsideLock(fs, path))) counts.setAsideLocks += 1;
+    deadLocks.push(...(yield* turnLocks(fs, options.privateRoot)));
+    const counts = { removed: 0, kept: 0, live: 0, failed: 0, deadLocks: 0 };
+    for (const path of deadLocks) {
+      if (yield* Effect.uninterruptible(reapDeadLock(fs, path))) counts.deadLocks += 1;
     }
-    for (const id of new Set([...records, ...locks])) {
+    for (const id of new Set([...records, ...locks, ...recordTemps.keys()])) {
       const outcome = yield* Effect.uninterruptible(
-        Effect.either(reapOne(services, id, records.has(id))),
+        Effect.either(reapOne(services, id, records.has(id), recordTemps.get(id) ?? [])),
       );
       if (Either.isRight(outcome)) counts[outcome.right] += 1;
       else {

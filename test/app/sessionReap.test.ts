@@ -74,9 +74,11 @@ describe("reaping an ended session", () => {
     expect(vol.existsSync(`/private/sessions/${id}.json`)).toBe(true);
   });
 
-  it("removes the session lock files a killed steal set aside, once their holders are gone", async () => {
+  it("removes what killed processes left of their locks and records, never a live one's", async () => {
     // A start's reaper steals a dead session's lock by renaming it aside and deleting
     // it; killed in between, it left `<id>.lock.stale-<hex>` that nothing removed.
+    // A process killed while writing its record, or during a first pull, left the
+    // record's temporary file, or the first pulls' turn lock.
     const exited = spawn(process.execPath, ["-e", ""]);
     const deadPid = await new Promise<number>((resolve) =>
       exited.on("exit", () => resolve(exited.pid ?? 0)),
@@ -85,17 +87,32 @@ describe("reaping an ended session", () => {
     const privateRoot = mkdtempSync(join(tmpdir(), "quire-reap-"));
     try {
       const sessions = join(privateRoot, "sessions");
+      const turns = join(privateRoot, "turns");
       mkdirSync(sessions);
+      mkdirSync(turns);
       const owner = (pid: number) =>
         JSON.stringify({ pid, host: hostname(), token: `t${pid}-${Math.random()}` });
+      const turn = (n: string) => `${n.repeat(64)}.lock`;
       const dead = [
-        "0123456789abcdef.lock.stale-0a0b0c0d0e0f",
-        "fedcba9876543210.lock.stale-111111111111.stale-222222222222",
+        join(sessions, "0123456789abcdef.lock.stale-0a0b0c0d0e0f"),
+        join(sessions, "fedcba9876543210.lock.stale-111111111111.stale-222222222222"),
+        join(turns, turn("a")),
+        join(turns, `${turn("b")}.stale-555555555555`),
       ];
-      for (const name of dead) writeFileSync(join(sessions, name), owner(deadPid));
-      // A lock that was taken again just before the steal set it aside: its holder lives.
-      const live = "00000000aaaaaaaa.lock.stale-333333333333";
-      writeFileSync(join(sessions, live), owner(living.pid ?? 0));
+      for (const path of dead) writeFileSync(path, owner(deadPid));
+      // A dead session that was killed while writing its record: the lock and a temp.
+      const killedId = "1111222233334444";
+      writeFileSync(join(sessions, `${killedId}.lock`), owner(deadPid));
+      writeFileSync(join(sessions, `.${killedId}.json.quire-00000000000a1.tmp`), "{");
+      // A live session writing its record right now: its temp is not the reaper's.
+      const liveId = "5555666677778888";
+      writeFileSync(join(sessions, `${liveId}.lock`), owner(living.pid ?? 0));
+      const liveTemp = `.${liveId}.json.quire-00000000000b1.tmp`;
+      writeFileSync(join(sessions, liveTemp), "{");
+      // Locks set aside or held by a live process: kept.
+      const liveAside = "00000000aaaaaaaa.lock.stale-333333333333";
+      writeFileSync(join(sessions, liveAside), owner(living.pid ?? 0));
+      writeFileSync(join(turns, turn("c")), owner(living.pid ?? 0));
       // Not a session's lock: not the reaper's to judge.
       const other = "notes.lock.stale-444444444444";
       writeFileSync(join(sessions, other), owner(deadPid));
@@ -111,8 +128,11 @@ describe("reaping an ended session", () => {
           undefined,
         ),
       );
-      expect(report.setAsideLocks).toBe(2);
-      expect(readdirSync(sessions).sort()).toEqual([live, other]);
+      expect(report).toEqual({ removed: 1, kept: 0, live: 1, failed: 0, deadLocks: 4 });
+      expect(readdirSync(sessions).sort()).toEqual(
+        [liveTemp, liveAside, `${liveId}.lock`, other].sort(),
+      );
+      expect(readdirSync(turns)).toEqual([turn("c")]);
     } finally {
       living.kill("SIGKILL");
       rmSync(privateRoot, { recursive: true, force: true });

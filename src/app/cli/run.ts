@@ -170,9 +170,7 @@ const reapEndedSessions = (
         // Info only when it changed something or failed; sessions kept or alive are routine.
         Effect.flatMap((report) =>
           Effect.logWithLevel(
-            report.removed + report.failed + report.setAsideLocks > 0
-              ? LogLevel.Info
-              : LogLevel.Debug,
+            report.removed + report.failed + report.deadLocks > 0 ? LogLevel.Info : LogLevel.Debug,
             "reaped ended sessions",
           ).pipe(Effect.annotateLogs({ ...report })),
         ),
