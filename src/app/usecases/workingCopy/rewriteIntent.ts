@@ -147,6 +147,15 @@ const decodeIntent = (raw: unknown): Intent | undefined => {
   };
 };
 
+/**
+ * The accepted state a rewrite intent was settling on (A), from the baseline it belongs
+ * to (`state.baseline`, see {@link loadIntent}).
+ */
+export const acceptedTreeOf = (
+  intent: Intent,
+  baseline: ReadonlyMap<string, BlobRef>,
+): ReadonlyMap<string, BlobRef> => apply(baseline, intent.accepted);
+
 /** The intent on disk if it belongs to `state`'s baseline; `None` otherwise (never fails). */
 export const loadIntent = (
   call: CopyCall,

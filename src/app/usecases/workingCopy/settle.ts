@@ -28,6 +28,7 @@ import {
 } from "./privateState.js";
 import { samePublication, type RemoteView } from "../commit/remote.js";
 import { saveIntent, scannedContents } from "./rewriteIntent.js";
+import { forgetFirstPull, recordFirstPull } from "./firstPull.js";
 import { materialise } from "./rewrite.js";
 import { changedPaths, type Scan } from "./workingCopy.js";
 
@@ -270,6 +271,11 @@ const settleNow = (
       const file = Effect.option(writeBaselineFile(call.fs, call.copyDir, next, suffix));
       early = (yield* alongside(guard, file))[1];
     }
+    // A copy never pulled has no state to guard its rewrite with: what it is being given
+    // is recorded instead, so that a process killed during it leaves a copy whose files
+    // can still be told from a person's (firstPull.ts).
+    const firstPull = Option.isNone(call.state) && changed.length > 0;
+    if (firstPull) yield* recordFirstPull(call, idsOf(accepted.tree));
     const schedulePrune = prune === "now" ? undefined : afterAnswer(call, "prune");
     const hook = call.options.failpoint;
     const writer = materialisationTree(call.tree, hook);
@@ -304,6 +310,7 @@ const settleNow = (
             schedulePrune,
           ),
       });
+      if (firstPull) yield* forgetFirstPull(call);
       // The stat cache only saves later scans some reads: written after the answer.
       yield* afterAnswer(
         call,

@@ -1,0 +1,106 @@
+/**
+ * The end of a session whose process was killed in the middle of writing its working
+ * copy (workingCopy/sessionEnd.ts): a first pull or a later pull stopped half way leaves
+ * notes exactly as the notebook published them, and nothing of a person's, so the copy
+ * is removed; any file of a person's (new, edited, or a published note deleted) keeps it.
+ * Killed first pulls once left their session directories in the temporary directory
+ * forever, as if they held unpublished work.
+ */
+import { Effect } from "effect";
+import { describe, expect, it } from "vitest";
+import type { FailpointStage } from "../../src/app/usecases/shared/failpoints.js";
+import { commit, crashes, pull, world, type World } from "../durability/harness.js";
+
+const crashAt = (stage: FailpointStage) => ({
+  failpoint: (reached: FailpointStage) => (reached === stage ? Effect.interrupt : Effect.void),
+});
+
+/** Copy A publishes three notes; copy B's first pull is killed at `stage`. */
+const killedFirstPull = async (stage: FailpointStage): Promise<World> => {
+  const w = world();
+  const a = w.open();
+  await pull(a);
+  for (const name of ["x", "y", "z"]) w.write(`/ws/a/${name}.md`, `${name}\n`);
+  await commit(a);
+  await crashes(w.open(crashAt(stage)).pull({ path: "/ws/b" }));
+  return w;
+};
+
+/** B pulled A's three notes; A then changes x, deletes y, adds w; B's pull of that is killed. */
+const killedLaterPull = async (stage: FailpointStage): Promise<World> => {
+  const w = world();
+  const a = w.open();
+  await pull(a);
+  for (const name of ["x", "y", "z"]) w.write(`/ws/a/${name}.md`, `${name}\n`);
+  await commit(a);
+  await pull(w.open(), "/ws/b");
+  w.write("/ws/a/x.md", "x changed\n");
+  w.remove("/ws/a/y.md");
+  w.write("/ws/a/w.md", "w\n");
+  await commit(a);
+  await crashes(w.open(crashAt(stage)).pull({ path: "/ws/b" }));
+  return w;
+};
+
+const discard = (w: World) => Effect.runPromise(w.open().discardIfPublished("/ws/b"));
+
+describe("a session copy whose process was killed while writing it", () => {
+  for (const stage of ["mid-materialisation", "before-state-record"] as const) {
+    it(`is removed after a first pull killed at ${stage}`, async () => {
+      const w = await killedFirstPull(stage);
+      expect(Object.keys(w.files("/ws/b")).length).toBeGreaterThan(0);
+      expect(await discard(w)).toBe(true);
+      expect(w.files("/ws/b")).toEqual({});
+    });
+
+    it(`is removed after a later pull killed at ${stage}`, async () => {
+      const w = await killedLaterPull(stage);
+      expect(await discard(w)).toBe(true);
+      expect(w.files("/ws/b")).toEqual({});
+    });
+  }
+
+  it("is kept after a killed first pull when a person added or edited a file there", async () => {
+    for (const change of [
+      (w: World) => w.write("/ws/b/mine.md", "mine\n"),
+      (w: World) => w.write("/ws/b/x.md", "x, edited\n"),
+    ]) {
+      const w = await killedFirstPull("mid-materialisation");
+      change(w);
+      expect(await discard(w)).toBe(false);
+      expect(Object.keys(w.files("/ws/b"))).not.toEqual([]);
+    }
+  });
+
+  it("is kept after a killed later pull when the copy held an edit or a deletion of its own", async () => {
+    const edits: ReadonlyArray<(w: World) => void> = [
+      // z is not changed by the pull: an edit of it is the copy's own.
+      (w) => w.write("/ws/b/z.md", "z, edited\n"),
+      // z is in both states: its absence is a deletion nobody published.
+      (w) => w.remove("/ws/b/z.md"),
+      (w) => w.write("/ws/b/mine.md", "mine\n"),
+      // Neither the old nor the new content of x.
+      (w) => w.write("/ws/b/x.md", "x, mine\n"),
+    ];
+    for (const edit of edits) {
+      const w = await killedLaterPull("mid-materialisation");
+      edit(w);
+      expect(await discard(w)).toBe(false);
+    }
+  });
+
+  it("is kept when the killed pull had merged an unpublished edit into the copy", async () => {
+    const w = world();
+    const a = w.open();
+    await pull(a);
+    w.write("/ws/a/x.md", "x\n");
+    await commit(a);
+    await pull(w.open(), "/ws/b");
+    w.write("/ws/b/z.md", "mine\n");
+    w.write("/ws/a/y.md", "y\n");
+    await commit(a);
+    await crashes(w.open(crashAt("before-state-record")).pull({ path: "/ws/b" }));
+    expect(await discard(w)).toBe(false);
+    expect(w.read("/ws/b/z.md")).toBe("mine\n");
+  });
+});
