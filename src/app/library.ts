@@ -35,6 +35,7 @@ import {
   CommitCall,
   DiffCall,
   LogCall,
+  OpenOptions,
   PathCall,
   RestoreCall,
   RevertCall,
@@ -217,11 +218,19 @@ export interface QuireNotebook {
 }
 
 /**
- * Opens a notebook. Rejects only when the store fails the compatibility probe (with
- * an Error whose message starts with `INCOMPATIBLE_STORE`). Each call resolves with the
- * structured result or error object; only a defect (a bug) rejects.
+ * Opens a notebook. Rejects when the options are malformed (an Error whose message
+ * starts with `INVALID_REQUEST/INVALID_ARGUMENT` and names the option: missing, of the
+ * wrong type, out of range or unknown), when the store cannot be opened from its name,
+ * or when it fails the compatibility probe (a message starting with
+ * `INCOMPATIBLE_STORE`). Each call resolves with the structured result or error object;
+ * only a defect (a bug) rejects.
  */
 export const openNotebook = async (options: OpenNotebookOptions): Promise<QuireNotebook> => {
+  // Called from plain JavaScript too: `null`, a number for a root or a misspelt option
+  // is refused here, not thrown from deep inside or silently ignored.
+  const checked = checkCall("openNotebook", OpenOptions, options);
+  if (Either.isLeft(checked))
+    throw new Error(`${checked.left.code}/${checked.left.reason}: ${checked.left.message}`);
   const ids = IdGeneratorAdapter.make();
   const opened =
     typeof options.store === "string"

@@ -41,6 +41,37 @@ export const RestoreCall = Schema.Struct({
 /** `revert(options)`. */
 export const RevertCall = Schema.Struct({ path, generation: Schema.Number });
 
+const whole = (min: number, max: number) =>
+  Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(min, max)));
+
+/**
+ * `openNotebook(options)`: the settings take the ranges the CLI's flags take
+ * (config.ts); the store, file system and path-set objects are checked by the code that
+ * uses them.
+ */
+export const OpenOptions = Schema.Struct({
+  store: Schema.Union(Schema.String, Schema.Object),
+  remote: Schema.optional(
+    Schema.Struct({
+      endpoint: Schema.optional(Schema.String),
+      region: Schema.optional(Schema.String),
+      forcePathStyle: Schema.optional(Schema.Boolean),
+    }),
+  ),
+  workspaceRoot: Schema.String,
+  notebookDirectory: path,
+  privateRoot: Schema.String,
+  fileSystem: Schema.optional(Schema.Object),
+  author: Schema.optional(Schema.Struct({ name: Schema.String, version: Schema.String })),
+  commitRetries: whole(0, 100),
+  checkpointPacks: whole(1, 1_000_000),
+  checkpointBytes: whole(1, 999_999_999),
+  retainedCheckpoints: whole(0, 64),
+  allowMassDelete: Schema.optional(Schema.Boolean),
+  pathSets: Schema.optional(Schema.Object),
+  probe: Schema.optional(Schema.Boolean),
+});
+
 /**
  * `value` as the arguments of the facade's call `name`, or INVALID_REQUEST/
  * INVALID_ARGUMENT naming the first argument that is missing, of the wrong type or not

@@ -377,3 +377,56 @@ describe("the Effect service (Notebook) called with junk from plain JavaScript",
     expect(readFileSync(join(ws, "a.md"), "utf8")).toBe("one\ntwo\n");
   });
 });
+
+describe("openNotebook called badly", () => {
+  const good = () => ({
+    store: `file:${join(root, "store")}`,
+    workspaceRoot: ws,
+    privateRoot: join(root, "private"),
+    probe: false,
+  });
+  const opened = async (options: unknown): Promise<string> => {
+    try {
+      // Plain JavaScript passes anything; a typed caller cannot, hence the Reflect.
+      const nb: unknown = await Reflect.apply(openNotebook, undefined, [options]);
+      return nb === undefined ? "undefined" : "opened";
+    } catch (error) {
+      return error instanceof Error ? error.message : `threw ${String(error)}`;
+    }
+  };
+
+  it("refuses malformed options naming the option, before touching the store", async () => {
+    const refused = (problem: string) =>
+      `INVALID_REQUEST/INVALID_ARGUMENT: Invalid arguments to openNotebook: ${problem}.`;
+    expect(await opened(undefined)).toBe(refused("the value has the wrong type"));
+    expect(await opened(null)).toBe(refused("the value has the wrong type"));
+    expect(await opened({})).toBe(refused("store is missing"));
+    expect(await opened({ ...good(), store: 42 })).toBe(refused("store has the wrong type"));
+    expect(await opened({ ...good(), workspaceRoot: 5 })).toBe(
+      refused("workspaceRoot has the wrong type"),
+    );
+    expect(await opened({ ...good(), commitRetries: -1 })).toBe(
+      refused("commitRetries has an invalid value"),
+    );
+    expect(await opened({ ...good(), checkpointPacks: 0 })).toBe(
+      refused("checkpointPacks has an invalid value"),
+    );
+    expect(await opened({ ...good(), retainedCheckpoints: 1.5 })).toBe(
+      refused("retainedCheckpoints has an invalid value"),
+    );
+    expect(await opened({ ...good(), remote: { region: 1 } })).toMatch(/remote/);
+    // A misspelt option is refused, never silently ignored.
+    expect(await opened({ ...good(), privateroot: "/x" })).toMatch(/privateroot/);
+    expect(await opened(good())).toBe("opened");
+  });
+
+  it("never rejects with anything but a described Error for junk options", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.anything(), async (junk) => {
+        const answer = await opened(junk);
+        expect(answer, fc.stringify(junk)).toMatch(/^INVALID_REQUEST\/INVALID_ARGUMENT: /);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
