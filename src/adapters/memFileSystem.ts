@@ -292,6 +292,18 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
       }),
     );
 
+  /** A lock file whose token no fiber here holds is left by a dead holder: removed. */
+  const removeDeadLock = (path: string) =>
+    run(path, () => {
+      if (!fs.existsSync(path)) return true;
+      const holder = withRegularFile(path, (fd, size) =>
+        Buffer.from(readAt(path, fd, 0, size)).toString("utf8"),
+      );
+      if (heldTokens.has(holder)) return false;
+      fs.unlinkSync(path);
+      return true;
+    });
+
   const treeCalls: SyncCalls = {
     open: (path, flags, mode) => fs.openSync(path, flags, mode),
     close: (descriptor) => fs.closeSync(descriptor),
@@ -359,6 +371,7 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
     removeTree,
     realPath,
     lock,
+    removeDeadLock,
     openTree,
   };
   return { service, vol };

@@ -779,6 +779,22 @@ const lockFile = (
  * Effect `Clock`; the age of an unreadable lock file is judged by wall clock (file
  * mtimes are).
  */
+/**
+ * Removes a lock file left behind if its holder is gone, by the steal's own rename-aside
+ * and inode check: no file is ever created at `path`, so a process stealing the same
+ * file at that moment can never link back a lock of ours.
+ */
+const removeDeadLock = (path: string): Effect.Effect<boolean, FsError> =>
+  Effect.tryPromise({
+    try: async () => {
+      const state = await inspectLock(path);
+      if (state._tag === "Live") return false;
+      if (state._tag === "Stale") await stealLock(path, state.ino);
+      return true;
+    },
+    catch: (error) => mapError(error, path),
+  });
+
 const lock = (path: string, timeoutMs: number) =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function* () {
@@ -910,6 +926,7 @@ export const make = (options: NodeFileSystemOptions = {}): FileSystemService => 
   removeTree,
   realPath,
   lock,
+  removeDeadLock,
   openTree: openTreeWith(options),
 });
 

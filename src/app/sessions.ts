@@ -265,23 +265,20 @@ const reapOne = (
 /**
  * Removes the lock file at `path` if its holder is gone: a session lock that a steal set
  * aside and could not delete (its process was killed in between; see
- * {@link setAsideLockName}), or a first-pull turn of a killed process. Taking a lock at
- * its path proves its holder gone, and releasing it removes the file. `false` while its
- * holder lives (or the file is already gone). Never fails.
+ * {@link setAsideLockName}), or a first-pull turn of a killed process. `false` while its
+ * holder lives (or when it cannot be removed, which is logged). Never fails.
  */
 const reapDeadLock = (fs: FileSystemService, path: string): Effect.Effect<boolean> =>
-  Effect.scoped(
-    Effect.acquireRelease(fs.lock(path, 0), (release) => release).pipe(Effect.as(true)),
-  ).pipe(
-    Effect.catchAll((error) =>
-      error.reason === "Busy"
-        ? Effect.succeed(false)
-        : Effect.logWarning("could not remove a dead process's lock file").pipe(
-            Effect.annotateLogs({ file: basename(path), reason: error.reason }),
-            Effect.as(false),
-          ),
-    ),
-  );
+  fs
+    .removeDeadLock(path)
+    .pipe(
+      Effect.catchAll((error) =>
+        Effect.logWarning("could not remove a dead process's lock file").pipe(
+          Effect.annotateLogs({ file: basename(path), reason: error.reason }),
+          Effect.as(false),
+        ),
+      ),
+    );
 
 /** What {@link reapSessions} did. */
 export interface ReapReport {

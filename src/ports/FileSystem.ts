@@ -337,6 +337,14 @@ export interface FileSystemService {
    */
   readonly lock: (path: string, timeoutMs: number) => Effect.Effect<Effect.Effect<void>, FsError>;
   /**
+   * Removes the lock file at `path` if its holder is gone, judged as {@link lock} judges
+   * it, without ever taking the lock or deleting one a live process holds: for a lock
+   * file left behind (one {@link setAsideLockName} names, or a dead process's). `true`
+   * when it was removed or is gone, `false` while its holder lives. Fails with the
+   * file system's error.
+   */
+  readonly removeDeadLock: (path: string) => Effect.Effect<boolean, FsError>;
+  /**
    * Opens the existing directory `root` (an absolute path the caller trusts: the
    * workspace root) as a {@link RootedTree}, closed when `Scope` closes. `resolvedAs` is
    * the canonical path `root` resolved to when the caller trusted it (`root` itself by
@@ -367,8 +375,8 @@ export const leftoverTempName = /^\.[^/]*\.quire-[0-9a-f]{12}[0-9a-z]*\.tmp$/;
  * aside to remove it, its holder being gone: the lock's own name and `.stale-` with 12
  * hex digits, once or more (a steal of a set-aside file sets it aside again). The
  * adapter deletes it right away; one is left only when its process was killed in
- * between. Taking a lock at that path (and releasing it) removes it when its holder is
- * gone, and is refused `Busy` while it lives, like any lock. Group 1 is the lock's name.
+ * between, and {@link FileSystemService.removeDeadLock} removes it once its holder is
+ * gone. Group 1 is the lock's name.
  */
 export const setAsideLockName = /^(.+?)(?:\.stale-[0-9a-f]{12})+$/;
 

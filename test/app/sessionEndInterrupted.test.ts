@@ -103,4 +103,67 @@ describe("a session copy whose process was killed while writing it", () => {
     expect(await discard(w)).toBe(false);
     expect(w.read("/ws/b/z.md")).toBe("mine\n");
   });
+
+  // A pull whose merge moves a person's note aside (`~local`) removes it before it writes
+  // it under its new name: killed in between, only the intent holds the note.
+  for (const [kind, mine, theirs] of [
+    ["a case collision", "Notes.md", "notes.md"],
+    ["a file where the notebook has a directory", "d", "d/n.md"],
+  ] as const) {
+    it(`is kept when the killed pull was moving a note of the copy's own aside (${kind})`, async () => {
+      const w = world();
+      const a = w.open();
+      await pull(a);
+      w.write("/ws/a/x.md", "x\n");
+      await commit(a);
+      await pull(w.open(), "/ws/b");
+      w.write(`/ws/b/${mine}`, "unpublished\n");
+      w.write(`/ws/a/${theirs}`, "theirs\n");
+      await commit(a);
+      await crashes(w.open(crashAt("mid-materialisation")).pull({ path: "/ws/b" }));
+      expect(Object.values(w.files("/ws/b"))).not.toContain("unpublished\n");
+      expect(await discard(w)).toBe(false);
+      // The next call brings the note back.
+      await Effect.runPromise(Effect.either(w.open().pull({ path: "/ws/b" })));
+      expect(Object.values(w.files("/ws/b"))).toContain("unpublished\n");
+    });
+  }
+
+  it("is removed when killed after the pull's intent, before any file was touched", async () => {
+    const w = await killedLaterPull("mid-materialisation");
+    // As it was before the flag: state without recoveryRequired, every file as the
+    // baseline has it, the pull's intent (publication null) on disk.
+    const stateFile = Object.keys(w.vol.toJSON()).find(
+      (path) => path.endsWith("/state.json") && w.read(path).includes('"recoveryRequired":true'),
+    );
+    if (stateFile === undefined) throw new Error("no copy is recovering");
+    w.write(
+      stateFile,
+      w.read(stateFile).replace('"recoveryRequired":true', '"recoveryRequired":false'),
+    );
+    w.write("/ws/b/x.md", "x\n");
+    w.write("/ws/b/y.md", "y\n");
+    w.remove("/ws/b/w.md");
+    expect(w.exists(stateFile.replace("state.json", "intent.json"))).toBe(true);
+    expect(await discard(w)).toBe(true);
+  });
+
+  it("is removed when a killed replace left the old note set aside, with published content", async () => {
+    for (const alone of [false, true]) {
+      const w = await killedLaterPull("before-state-record");
+      // What a kill between setting the old x aside and unlinking it leaves; alone, the
+      // kill came before the new x was linked in.
+      w.write("/ws/b/.x.md.quire-0123456789ab1.aside", "x\n");
+      if (alone) w.remove("/ws/b/x.md");
+      expect(await discard(w)).toBe(true);
+      expect(w.files("/ws/b")).toEqual({});
+    }
+  });
+
+  it("is kept when a file set aside holds content never published", async () => {
+    const w = await killedLaterPull("before-state-record");
+    w.write("/ws/b/.x.md.quire-0123456789ab1.aside", "x, mine\n");
+    expect(await discard(w)).toBe(false);
+    expect(w.read("/ws/b/.x.md.quire-0123456789ab1.aside")).toBe("x, mine\n");
+  });
 });

@@ -670,6 +670,21 @@ export const runFileSystemContract = (
         ),
       );
 
+      it.live("removeDeadLock leaves a lock this process holds and removes it once released", () =>
+        withFixture((fixture) =>
+          Effect.gen(function* () {
+            const path = `${fixture.root}/lock`;
+            const release = yield* fixture.fs.lock(path, 1_000);
+            expect(yield* fixture.fs.removeDeadLock(path)).toBe(false);
+            expect(Option.isSome(yield* fixture.fs.info(path))).toBe(true);
+            yield* release;
+            expect(yield* fixture.fs.removeDeadLock(path)).toBe(true);
+            const again = yield* fixture.fs.lock(path, 0);
+            yield* again;
+          }),
+        ),
+      );
+
       it.live("locks at different paths are independent", () =>
         withFixture((fixture) =>
           Effect.gen(function* () {
@@ -711,6 +726,29 @@ export const runFileSystemContract = (
               expect(Option.isSome(yield* fixture.fs.info(path))).toBe(true);
               const release = yield* fixture.fs.lock(path, 10_000);
               yield* release;
+            }),
+          ),
+      );
+
+      it.live.runIf(capabilities.crossProcess)(
+        "removeDeadLock removes a killed holder's file, never a live holder's",
+        () =>
+          withFixture((fixture) =>
+            Effect.gen(function* () {
+              const path = `${fixture.root}/lock`;
+              const holder = yield* Effect.promise(() =>
+                required(fixture.spawnLockHolder, "spawnLockHolder")(path),
+              );
+              const whileLive = yield* fixture.fs
+                .removeDeadLock(path)
+                .pipe(Effect.ensuring(Effect.promise(() => holder.kill())));
+              expect(whileLive).toBe(false);
+              expect(Option.isSome(yield* fixture.fs.info(path))).toBe(true);
+              expect(yield* fixture.fs.removeDeadLock(path)).toBe(true);
+              expect(Option.isNone(yield* fixture.fs.info(path))).toBe(true);
+              // Nothing is left beside it either (no set-aside file).
+              const left = yield* fixture.fs.walk(fixture.root);
+              expect(left.map((entry) => entry.relativePath)).toEqual([]);
             }),
           ),
       );

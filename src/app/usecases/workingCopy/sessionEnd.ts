@@ -11,7 +11,8 @@ import type { CopyCall } from "../shared/context.js";
 import { localFailure } from "../shared/failures.js";
 import { loadStats } from "./privateState.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
-import { leftoverTempName } from "../../../ports/FileSystem.js";
+import { contentId, maxFileBytes } from "../../../domain/content.js";
+import { leftoverTempName, setAsideName } from "../../../ports/FileSystem.js";
 import { loadFirstPull } from "./firstPull.js";
 import type { BlobRef } from "./privateState.js";
 import { acceptedTreeOf, loadIntent } from "./rewriteIntent.js";
@@ -32,15 +33,26 @@ interface Published {
 const only = (tree: Tree): ReadonlyMap<string, ReadonlySet<string>> =>
   new Map([...tree].map(([path, id]) => [path, new Set([id])]));
 
+const settledOn = (baseline: ReadonlyMap<string, BlobRef>): Published => ({
+  allowed: only(idsOf(baseline)),
+  required: [...baseline.keys()],
+  tracked: baseline,
+});
+
 /**
  * What the copy's files may hold, from its private state: `None` when that cannot be
- * known without the store (a file held back from a rewrite, a commit not settled).
- * - Settled: exactly the baseline.
- * - A rewrite interrupted (`recoveryRequired`, its intent on disk): each file either as
- *   the baseline had it (not rewritten yet) or as the accepted state it was settling on
- *   has it (rewritten); one both have may not be missing.
- * - Never pulled: nothing, or, if a first pull was interrupted (firstPull.ts), files
- *   as the state it was writing has them, any of them missing.
+ * known without the store (a file held back from a rewrite, a commit not settled) or
+ * when an interrupted rewrite was moving content of the copy's own.
+ * - Settled (or a pull's intent written but no file touched: `recoveryRequired` unset):
+ *   exactly the baseline.
+ * - A pull's rewrite interrupted (`recoveryRequired`, its intent on disk): each file
+ *   either as the baseline had it (not rewritten yet) or as the accepted state it was
+ *   settling on has it (rewritten); one both have may not be missing. Only if every
+ *   content the rewrite replaced or moved was published too: a person's note a merge
+ *   moves aside (`~local`) is removed before its new name is written, and between the
+ *   two only the intent holds it.
+ * - Never pulled: nothing, or, if a first pull into an empty copy was interrupted
+ *   (firstPull.ts), files as the state it was writing has them, any of them missing.
  */
 const publishedContents = (call: CopyCall): Effect.Effect<Option.Option<Published>> =>
   Effect.gen(function* () {
@@ -53,30 +65,36 @@ const publishedContents = (call: CopyCall): Effect.Effect<Option.Option<Publishe
     // A file held back from a rewrite holds an edit the next call still has to merge.
     if (state.held.size > 0) return Option.none();
     const intent = yield* loadIntent(call, state);
-    if (!state.recoveryRequired) {
-      // An intent of this baseline not being recovered is a commit's, maybe accepted.
-      if (Option.isSome(intent)) return Option.none();
-      return Option.some({
-        allowed: only(idsOf(state.baseline)),
-        required: [...state.baseline.keys()],
-        tracked: state.baseline,
-      });
+    if (Option.isNone(intent)) {
+      return state.recoveryRequired ? Option.none() : Option.some(settledOn(state.baseline));
     }
-    // Only a pull's rewrite settles on a state known published; a commit's names a
-    // publication only the store can confirm.
-    if (Option.isNone(intent) || intent.value.publication !== null) return Option.none();
+    // A commit's intent names a publication only the store can confirm.
+    if (intent.value.publication !== null) return Option.none();
+    // A pull's intent, written before the flag: no file was touched yet.
+    if (!state.recoveryRequired) return Option.some(settledOn(state.baseline));
     const accepted = acceptedTreeOf(intent.value, state.baseline);
     const allowed = new Map<string, Set<string>>();
     for (const tree of [state.baseline, accepted])
       for (const [path, ref] of tree)
         allowed.set(path, (allowed.get(path) ?? new Set()).add(ref.id));
+    for (const [path, before] of intent.value.targets)
+      if (before !== null && allowed.get(path)?.has(before.id) !== true) return Option.none();
     const required = [...state.baseline.keys()].filter((path) => accepted.has(path));
     return Option.some({ allowed, required, tracked: new Map([...state.baseline, ...accepted]) });
   });
 
+const nameOf = (path: string): string => path.slice(path.lastIndexOf("/") + 1);
+
 /** A temp file of an atomic write of ours that a killed process never renamed. */
-const isLeftoverTemp = (path: string): boolean =>
-  leftoverTempName.test(path.slice(path.lastIndexOf("/") + 1));
+const isLeftoverTemp = (path: string): boolean => leftoverTempName.test(nameOf(path));
+
+/** The path a file set aside by a guarded replace or remove had (`None`: not one, or cut). */
+const setAsideFrom = (path: string): Option.Option<string> => {
+  const match = setAsideName.exec(nameOf(path));
+  if (match?.[1] === undefined || match[2] !== "aside") return Option.none();
+  const directory = path.slice(0, path.lastIndexOf("/") + 1);
+  return Option.some(`${directory}${match[1]}`);
+};
 
 /**
  * Whether the working copy holds nothing but published notes, so that removing it and
@@ -84,9 +102,11 @@ const isLeftoverTemp = (path: string): boolean =>
  * it (see publishedContents: the baseline; for a rewrite or a first pull that a killed
  * process left half done, the states it was moving between), no published note missing
  * that the copy had, and no other entry of any kind (an ignored `.git`, a symlink, a
- * file set aside, a directory nested too deep to name — ports/FileSystem.ts
- * `nameablePathBytes` — all count as something to keep). Temp files of a killed write of
- * ours are not the copy's content (the scan removes them). A copy that cannot be scanned
+ * directory nested too deep to name — ports/FileSystem.ts `nameablePathBytes` — all
+ * count as something to keep). Temp files of a killed write of ours are not the copy's
+ * content (the scan removes them); a file a killed replace set aside counts as its
+ * original path's, and one holding published content beside a file of that name is
+ * removed (the scan would otherwise refuse the copy). A copy that cannot be scanned
  * cleanly holds something to keep. Fails only when the directory cannot be listed.
  */
 export const holdsOnlyPublished = (call: CopyCall): Effect.Effect<boolean, DomainError> =>
@@ -101,22 +121,54 @@ export const holdsOnlyPublished = (call: CopyCall): Effect.Effect<boolean, Domai
       listing.tooDeep.length > 0
     )
       return false;
-    const files = listing.entries.filter(
-      (entry) => entry.kind !== "directory" && !isLeftoverTemp(entry.relativePath),
-    );
     const known = yield* publishedContents(call);
     if (Option.isNone(known)) return false;
     const { allowed, required, tracked } = known.value;
-    if (files.some((file) => !allowed.has(file.relativePath))) return false;
-    if (files.length === 0) return required.length === 0;
-    const present = new Set(files.map((file) => file.relativePath));
+    const files: Array<string> = [];
+    const setAside: Array<readonly [string, string]> = [];
+    for (const entry of listing.entries) {
+      if (entry.kind === "directory" || isLeftoverTemp(entry.relativePath)) continue;
+      const original = setAsideFrom(entry.relativePath);
+      if (Option.isSome(original) && entry.kind === "file")
+        setAside.push([entry.relativePath, original.value]);
+      else files.push(entry.relativePath);
+    }
+    if (files.some((path) => !allowed.has(path))) return false;
+    const present = new Set(files);
+    for (const [path, original] of setAside) {
+      if (!(yield* isPublishedAt(call, path, allowed.get(original)))) return false;
+      // Beside a file of its name the scan reports it; alone the scan puts it back.
+      if (present.has(original)) yield* dropSetAside(call, path);
+      else present.add(original);
+    }
     if (required.some((path) => !present.has(path))) return false;
+    if (present.size === 0) return true;
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
     const scan = yield* Effect.option(
       scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs, tracked),
     );
-    if (Option.isNone(scan) || scan.value.size !== files.length) return false;
+    if (Option.isNone(scan)) return false;
+    for (const path of present) if (!scan.value.has(path)) return false;
     for (const [path, file] of scan.value)
       if (allowed.get(path)?.has(file.id) !== true) return false;
     return true;
   });
+
+/** Whether the file at `path` holds one of `contents` (read whole; never fails). */
+const isPublishedAt = (
+  call: CopyCall,
+  path: string,
+  contents: ReadonlySet<string> | undefined,
+): Effect.Effect<boolean> =>
+  contents === undefined
+    ? Effect.succeed(false)
+    : call.tree.readFile(path, maxFileBytes).pipe(
+        Effect.map(({ bytes }) => contents.has(contentId(bytes))),
+        Effect.orElseSucceed(() => false),
+      );
+
+/** Removes a set-aside file holding published content. LOCAL_IO when it cannot. */
+const dropSetAside = (call: CopyCall, path: string): Effect.Effect<void, DomainError> =>
+  call.tree
+    .removeLeftover(path)
+    .pipe(Effect.mapError((error) => localFailure(error, "removing a file set aside")));

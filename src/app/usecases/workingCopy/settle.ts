@@ -274,7 +274,9 @@ const settleNow = (
     // A copy never pulled has no state to guard its rewrite with: what it is being given
     // is recorded instead, so that a process killed during it leaves a copy whose files
     // can still be told from a person's (firstPull.ts).
-    const firstPull = Option.isNone(call.state) && changed.length > 0;
+    // Only into an empty copy: a person's files there, which a merge may move aside, are
+    // in no record a killed first pull leaves, so such a copy is always kept.
+    const firstPull = Option.isNone(call.state) && changed.length > 0 && scan.size === 0;
     if (firstPull) yield* recordFirstPull(call, idsOf(accepted.tree));
     const schedulePrune = prune === "now" ? undefined : afterAnswer(call, "prune");
     const hook = call.options.failpoint;
