@@ -773,13 +773,6 @@ const lockFile = (
   });
 
 /**
- * Everything but the waits is uninterruptible, so an interrupted waiter can never
- * leave a lock file behind that nobody will release. Fibers of this process take turns
- * first (see `turns`), then the lock file decides between processes. Time comes from the
- * Effect `Clock`; the age of an unreadable lock file is judged by wall clock (file
- * mtimes are).
- */
-/**
  * Removes a lock file left behind if its holder is gone, by the steal's own rename-aside
  * and inode check: no file is ever created at `path`, so a process stealing the same
  * file at that moment can never link back a lock of ours.
@@ -795,6 +788,13 @@ const removeDeadLock = (path: string): Effect.Effect<boolean, FsError> =>
     catch: (error) => mapError(error, path),
   });
 
+/**
+ * Everything but the waits is uninterruptible, so an interrupted waiter can never
+ * leave a lock file behind that nobody will release. Fibers of this process take turns
+ * first (see `turns`), then the lock file decides between processes. Time comes from the
+ * Effect `Clock`; the age of an unreadable lock file is judged by wall clock (file
+ * mtimes are).
+ */
 const lock = (path: string, timeoutMs: number) =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function* () {

@@ -9,6 +9,7 @@
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import type { FailpointStage } from "../../src/app/usecases/shared/failpoints.js";
+import { copyDirectory } from "../../src/app/usecases/workingCopy/privateState.js";
 import { commit, crashes, pull, world, type World } from "../durability/harness.js";
 
 const crashAt = (stage: FailpointStage) => ({
@@ -165,5 +166,46 @@ describe("a session copy whose process was killed while writing it", () => {
     w.write("/ws/b/.x.md.quire-0123456789ab1.aside", "x, mine\n");
     expect(await discard(w)).toBe(false);
     expect(w.read("/ws/b/.x.md.quire-0123456789ab1.aside")).toBe("x, mine\n");
+  });
+
+  describe("and whose removal of a published copy was itself killed", () => {
+    /** B pulled three published notes and is settled on them. */
+    const settled = async () => {
+      const w = world();
+      const a = w.open();
+      await pull(a);
+      for (const name of ["x", "y", "z"]) w.write(`/ws/a/${name}.md`, `${name}\n`);
+      await commit(a);
+      await pull(w.open(), "/ws/b");
+      return { w, copyDir: copyDirectory("/private", "/ws/b", w.store.identity) };
+    };
+
+    it("is removed when the removal had begun: the notes it removed are no edit", async () => {
+      const { w, copyDir } = await settled();
+      // What a removal killed part way leaves: its mark, some notes gone.
+      w.write(`${copyDir}/removing`, "");
+      w.remove("/ws/b/y.md");
+      expect(await discard(w)).toBe(true);
+      expect(w.files("/ws/b")).toEqual({});
+      expect(w.exists(copyDir)).toBe(false);
+    });
+
+    it("still keeps a note edited since, and without the mark a missing note is a deletion", async () => {
+      const { w, copyDir } = await settled();
+      w.remove("/ws/b/y.md");
+      expect(await discard(w)).toBe(false);
+      w.write(`${copyDir}/removing`, "");
+      w.write("/ws/b/x.md", "x, edited\n");
+      expect(await discard(w)).toBe(false);
+      expect(w.read("/ws/b/x.md")).toBe("x, edited\n");
+    });
+
+    it("is removed when its private directory was being removed, the state record first", async () => {
+      const { w, copyDir } = await settled();
+      for (const name of ["x", "y", "z"]) w.remove(`/ws/b/${name}.md`);
+      w.remove(`${copyDir}/state.json`);
+      expect(await discard(w)).toBe(true);
+      expect(w.exists(copyDir)).toBe(false);
+    });
   });
 });

@@ -13,7 +13,7 @@ import { tidyAfterAnswer, tidyUpsDone } from "./shared/afterAnswer.js";
 import { makeBlobSource } from "./workingCopy/blobs.js";
 import { commit, validateMessage } from "./commit/commit.js";
 import { checkedRequests } from "./shared/requestShapes.js";
-import { holdsOnlyPublished } from "./workingCopy/sessionEnd.js";
+import { holdsOnlyPublished, removePublished } from "./workingCopy/sessionEnd.js";
 import type { CopyCall, Services } from "./shared/context.js";
 import { localFailure } from "./shared/failures.js";
 import {
@@ -23,6 +23,7 @@ import {
   ensureCopyDirectory,
   loadState,
   lockFile,
+  removeCopyDirectory,
   makePrivateStateMemo,
 } from "./workingCopy/privateState.js";
 import { refuseEnclosingCopy, refuseNestedCopies } from "./workingCopy/nesting.js";
@@ -418,12 +419,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
               holdsOnlyPublished(call).pipe(
                 Effect.flatMap((published) =>
                   published
-                    ? call.tree.removeAll().pipe(
-                        Effect.mapError((error) =>
-                          localFailure(error, "removing the working copy"),
-                        ),
-                        Effect.as(Option.some(call.copyDir)),
-                      )
+                    ? removePublished(call).pipe(Effect.as(Option.some(call.copyDir)))
                     : Effect.succeedNone,
                 ),
               ),
@@ -431,9 +427,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           );
           // After the lock is released: the lock file lives in the private directory.
           if (Option.isNone(removed)) return false;
-          yield* fs
-            .removeTree(removed.value)
-            .pipe(Effect.mapError((error) => localFailure(error, "removing private state")));
+          yield* removeCopyDirectory(fs, removed.value);
           return true;
         }).pipe(Effect.scoped, Effect.annotateLogs("module", "notebook")),
     };

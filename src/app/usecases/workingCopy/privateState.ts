@@ -105,6 +105,21 @@ export const ensureTurnsDirectory = (
   privateRoot: string,
 ): Effect.Effect<void, DomainError> => makePrivateDirectory(fs, join(privateRoot, "turns"));
 
+/**
+ * Removes a copy's private directory, its state record first: a process stopped part
+ * way then leaves a copy that reads as never pulled, never a record naming a baseline
+ * file already removed (which would fail every later call on it with STATE_INVALID).
+ * LOCAL_IO when a removal fails.
+ */
+export const removeCopyDirectory = (
+  fs: FileSystemService,
+  copyDir: string,
+): Effect.Effect<void, DomainError> =>
+  fs.removeFile(join(copyDir, "state.json")).pipe(
+    Effect.zipRight(fs.removeTree(copyDir)),
+    Effect.mapError((error) => localFailure(error, "removing private state")),
+  );
+
 /** The lock file of a working copy's private state. */
 export const lockFile = (copyDir: string): string => join(copyDir, "lock");
 
