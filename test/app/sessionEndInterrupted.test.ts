@@ -16,24 +16,28 @@ const crashAt = (stage: FailpointStage) => ({
   failpoint: (reached: FailpointStage) => (reached === stage ? Effect.interrupt : Effect.void),
 });
 
-/** Copy A publishes three notes; copy B's first pull is killed at `stage`. */
-const killedFirstPull = async (stage: FailpointStage): Promise<World> => {
+/** A world where copy A published `notes` (name → text); `a` commits more. */
+const publishing = async (notes: Readonly<Record<string, string>>) => {
   const w = world();
   const a = w.open();
   await pull(a);
-  for (const name of ["x", "y", "z"]) w.write(`/ws/a/${name}.md`, `${name}\n`);
+  for (const [name, text] of Object.entries(notes)) w.write(`/ws/a/${name}`, text);
   await commit(a);
+  return { w, a };
+};
+
+const threeNotes = { "x.md": "x\n", "y.md": "y\n", "z.md": "z\n" };
+
+/** Copy A publishes three notes; copy B's first pull is killed at `stage`. */
+const killedFirstPull = async (stage: FailpointStage): Promise<World> => {
+  const { w } = await publishing(threeNotes);
   await crashes(w.open(crashAt(stage)).pull({ path: "/ws/b" }));
   return w;
 };
 
 /** B pulled A's three notes; A then changes x, deletes y, adds w; B's pull of that is killed. */
 const killedLaterPull = async (stage: FailpointStage): Promise<World> => {
-  const w = world();
-  const a = w.open();
-  await pull(a);
-  for (const name of ["x", "y", "z"]) w.write(`/ws/a/${name}.md`, `${name}\n`);
-  await commit(a);
+  const { w, a } = await publishing(threeNotes);
   await pull(w.open(), "/ws/b");
   w.write("/ws/a/x.md", "x changed\n");
   w.remove("/ws/a/y.md");
@@ -91,11 +95,7 @@ describe("a session copy whose process was killed while writing it", () => {
   });
 
   it("is kept when the killed pull had merged an unpublished edit into the copy", async () => {
-    const w = world();
-    const a = w.open();
-    await pull(a);
-    w.write("/ws/a/x.md", "x\n");
-    await commit(a);
+    const { w, a } = await publishing({ "x.md": "x\n" });
     await pull(w.open(), "/ws/b");
     w.write("/ws/b/z.md", "mine\n");
     w.write("/ws/a/y.md", "y\n");
@@ -112,11 +112,7 @@ describe("a session copy whose process was killed while writing it", () => {
     ["a file where the notebook has a directory", "d", "d/n.md"],
   ] as const) {
     it(`is kept when the killed pull was moving a note of the copy's own aside (${kind})`, async () => {
-      const w = world();
-      const a = w.open();
-      await pull(a);
-      w.write("/ws/a/x.md", "x\n");
-      await commit(a);
+      const { w, a } = await publishing({ "x.md": "x\n" });
       await pull(w.open(), "/ws/b");
       w.write(`/ws/b/${mine}`, "unpublished\n");
       w.write(`/ws/a/${theirs}`, "theirs\n");
@@ -171,11 +167,7 @@ describe("a session copy whose process was killed while writing it", () => {
   describe("and whose removal of a published copy was itself killed", () => {
     /** B pulled three published notes and is settled on them. */
     const settled = async () => {
-      const w = world();
-      const a = w.open();
-      await pull(a);
-      for (const name of ["x", "y", "z"]) w.write(`/ws/a/${name}.md`, `${name}\n`);
-      await commit(a);
+      const { w } = await publishing(threeNotes);
       await pull(w.open(), "/ws/b");
       return { w, copyDir: copyDirectory("/private", "/ws/b", w.store.identity) };
     };

@@ -685,6 +685,14 @@ export const runFileSystemContract = (
         ),
       );
 
+      /** `<root>/lock`, held by another process (required with `crossProcess`). */
+      const heldElsewhere = (fixture: FileSystemFixture) => {
+        const path = `${fixture.root}/lock`;
+        return Effect.promise(() =>
+          required(fixture.spawnLockHolder, "spawnLockHolder")(path),
+        ).pipe(Effect.map((holder) => ({ path, holder })));
+      };
+
       it.live("locks at different paths are independent", () =>
         withFixture((fixture) =>
           Effect.gen(function* () {
@@ -701,10 +709,7 @@ export const runFileSystemContract = (
         () =>
           withFixture((fixture) =>
             Effect.gen(function* () {
-              const path = `${fixture.root}/lock`;
-              const holder = yield* Effect.promise(() =>
-                required(fixture.spawnLockHolder, "spawnLockHolder")(path),
-              );
+              const { path, holder } = yield* heldElsewhere(fixture);
               const busy = yield* Effect.flip(fixture.fs.lock(path, 300)).pipe(
                 Effect.ensuring(Effect.promise(() => holder.kill())),
               );
@@ -718,10 +723,7 @@ export const runFileSystemContract = (
         () =>
           withFixture((fixture) =>
             Effect.gen(function* () {
-              const path = `${fixture.root}/lock`;
-              const holder = yield* Effect.promise(() =>
-                required(fixture.spawnLockHolder, "spawnLockHolder")(path),
-              );
+              const { path, holder } = yield* heldElsewhere(fixture);
               yield* Effect.promise(() => holder.kill());
               expect(Option.isSome(yield* fixture.fs.info(path))).toBe(true);
               const release = yield* fixture.fs.lock(path, 10_000);
@@ -735,10 +737,7 @@ export const runFileSystemContract = (
         () =>
           withFixture((fixture) =>
             Effect.gen(function* () {
-              const path = `${fixture.root}/lock`;
-              const holder = yield* Effect.promise(() =>
-                required(fixture.spawnLockHolder, "spawnLockHolder")(path),
-              );
+              const { path, holder } = yield* heldElsewhere(fixture);
               const whileLive = yield* fixture.fs
                 .removeDeadLock(path)
                 .pipe(Effect.ensuring(Effect.promise(() => holder.kill())));
