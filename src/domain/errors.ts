@@ -580,6 +580,25 @@ export const domainError = (input: DomainErrorInput): DomainError => {
   });
 };
 
+/**
+ * `error` with `note` added at the end of its message (after a full stop if it has
+ * none), everything else as it was: for a call that must also say what it did before
+ * it failed.
+ */
+export const withNote = (error: DomainError, note: string): DomainError =>
+  new DomainError({
+    code: error.code,
+    reason: error.reason,
+    action: error.action,
+    retryable: error.retryable,
+    message: `${error.message}${/[.!?]$/.test(error.message) ? "" : "."} ${note}`,
+    files: error.files,
+    ...(error.detail === undefined ? {} : { detail: error.detail }),
+    ...(error.recovery === undefined ? {} : { recovery: error.recovery }),
+    ...(error.changed === undefined ? {} : { changed: error.changed }),
+    ...(error.held === undefined ? {} : { held: error.held }),
+  });
+
 /** Whether `reason` is one of `code`'s reasons (for decoding untrusted tokens). */
 export const isReasonOf = <C extends ErrorCode>(code: C, reason: string): reason is ReasonOf<C> =>
   Object.prototype.hasOwnProperty.call(errorTable[code], reason);

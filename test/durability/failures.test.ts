@@ -600,6 +600,24 @@ describe("crash and failure at each local stage", () => {
     expect(w.files("/ws/b")).toEqual(final);
   });
 
+  it("crash after the CAS, then a commit of more edits that fails: its error says the earlier one is published", async () => {
+    const { w } = await busyWorld();
+    await crashCommit(w, "after-cas");
+    w.write("/ws/a/x.md", "one\ntwo\nthree\n");
+    w.faults.inject({ ops: ["put"], key: /^packs\//, fault: { _tag: "FailBefore" } });
+    const error = await commitFails(w.open());
+    expect([error.code, error.reason]).toEqual(["STORAGE_FAILURE", "STORE_UNAVAILABLE"]);
+    expect(error.message).toMatch(
+      /^The store could not be used.*[.] An earlier commit of this working copy, interrupted after the notebook accepted it, is published as generation 3, and the working copy was settled on it; only this call's own changes are concerned by the error\.$/s,
+    );
+    // The copy was settled on it: the next commit publishes only the new edit.
+    w.faults.clear();
+    expect(await commit(w.open())).toMatchObject({
+      generation: 4,
+      files: [{ path: "x.md", insertions: 1, deletions: 0 }],
+    });
+  });
+
   it("crash between the rewrite intent and the recovery flag of a commit: recovered against its publication", async () => {
     const { w } = await busyWorld();
     // The first state.json write of the call is the one setting recoveryRequired.

@@ -1,7 +1,7 @@
 /** The commit use case (SPEC §6.2): publish a working copy's edits with one compare-and-swap. */
 import { Effect, Option } from "effect";
 import { textFault, textFaultMessage } from "../../../domain/content.js";
-import { domainError, type DomainError } from "../../../domain/errors.js";
+import { domainError, withNote, type DomainError } from "../../../domain/errors.js";
 import { diffTrees } from "../../../domain/treeDiff.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
 import { utf8Length } from "../../../domain/paths.js";
@@ -182,6 +182,10 @@ const publishWithRetries = (copy: ScannedCopy): Effect.Effect<Committed, DomainE
     return yield* Effect.fail(busyError(round.setback));
   });
 
+/** What a failed commit adds when it first completed an earlier, interrupted one. */
+const earlierCommitLanded = (generation: number): string =>
+  `An earlier commit of this working copy, interrupted after the notebook accepted it, is published as generation ${generation}, and the working copy was settled on it; only this call's own changes are concerned by the error.`;
+
 /**
  * Commit (SPEC §6.2), in steps:
  * 1. requires a prior pull; resynchronises first a copy whose rewrite (or whose last
@@ -206,8 +210,16 @@ export const commit = (
 ): Effect.Effect<Committed, DomainError> =>
   Effect.gen(function* () {
     const recovered = yield* recoverFirst(call, yield* pulledState(call));
-    const committed = yield* publishWithRetries(
-      yield* scanAndCheck(recovered.call, author, message),
+    const committed = yield* scanAndCheck(recovered.call, author, message).pipe(
+      Effect.flatMap(publishWithRetries),
+      // Whatever this commit's own outcome, the earlier one is published: a failure must
+      // not read as "nothing of yours was published".
+      Effect.mapError((error) =>
+        Option.match(recovered.completed, {
+          onNone: () => error,
+          onSome: (generation) => withNote(error, earlierCommitLanded(generation)),
+        }),
+      ),
     );
     return Option.match(recovered.completed, {
       onNone: () => committed,
