@@ -6,11 +6,13 @@
  * Killed first pulls once left their session directories in the temporary directory
  * forever, as if they held unpublished work.
  */
-import { Effect } from "effect";
+import { Effect, Either } from "effect";
 import { describe, expect, it } from "vitest";
 import type { FailpointStage } from "../../src/app/usecases/shared/failpoints.js";
 import { copyDirectory } from "../../src/app/usecases/workingCopy/privateState.js";
-import { commit, crashes, pull, world, type World } from "../durability/harness.js";
+import { FsError, type FileSystemService, type RootedTree } from "../../src/ports/FileSystem.js";
+import { openOn } from "./memNotebook.js";
+import { author, commit, crashes, pull, world, type World } from "../durability/harness.js";
 
 const crashAt = (stage: FailpointStage) => ({
   failpoint: (reached: FailpointStage) => (reached === stage ? Effect.interrupt : Effect.void),
@@ -164,40 +166,71 @@ describe("a session copy whose process was killed while writing it", () => {
     expect(w.read("/ws/b/.x.md.quire-0123456789ab1.aside")).toBe("x, mine\n");
   });
 
-  describe("and whose removal of a published copy was itself killed", () => {
+  describe("and whose removal of a published copy was itself stopped part way", () => {
     /** B pulled three published notes and is settled on them. */
     const settled = async () => {
-      const { w } = await publishing(threeNotes);
+      const { w, a } = await publishing(threeNotes);
       await pull(w.open(), "/ws/b");
-      return { w, copyDir: copyDirectory("/private", "/ws/b", w.store.identity) };
+      return { w, a, copyDir: copyDirectory("/private", "/ws/b", w.store.identity) };
     };
 
-    it("is removed when the removal had begun: the notes it removed are no edit", async () => {
+    /** A notebook on `w` whose removal of a working copy removes y.md, then fails. */
+    const failingRemoval = (w: World) => {
+      const stopped = (tree: RootedTree): RootedTree => ({
+        ...tree,
+        subtree: (directory) => tree.subtree(directory).pipe(Effect.map(stopped)),
+        removeAll: () =>
+          Effect.sync(() => w.remove("/ws/b/y.md")).pipe(
+            Effect.zipRight(
+              Effect.fail(new FsError({ reason: "Other", path: "z.md", message: "EACCES" })),
+            ),
+          ),
+      });
+      const fs: FileSystemService = {
+        ...w.fs,
+        openTree: (root, resolvedAs) => w.fs.openTree(root, resolvedAs).pipe(Effect.map(stopped)),
+      };
+      return openOn(w.store, fs);
+    };
+
+    it("is removed by a later judgement: the notes it removed are no edit", async () => {
       const { w, copyDir } = await settled();
-      // What a removal killed part way leaves: its mark, some notes gone.
-      w.write(`${copyDir}/removing`, "");
-      w.remove("/ws/b/y.md");
+      const stopped = await Effect.runPromise(
+        Effect.either(failingRemoval(w).discardIfPublished("/ws/b")),
+      );
+      expect(Either.isLeft(stopped)).toBe(true);
+      expect(w.files("/ws/b")).toEqual({ "x.md": "x\n", "z.md": "z\n" });
       expect(await discard(w)).toBe(true);
       expect(w.files("/ws/b")).toEqual({});
       expect(w.exists(copyDir)).toBe(false);
     });
 
-    it("still keeps a note edited since, and without the mark a missing note is a deletion", async () => {
-      const { w, copyDir } = await settled();
+    it("reads as never pulled: a pull brings the removed notes back, and nothing is unpublished", async () => {
+      const { w, a } = await settled();
+      await Effect.runPromise(Effect.either(failingRemoval(w).discardIfPublished("/ws/b")));
+      const b = w.open();
+      // A commit asks for a pull first, rather than publishing the removed notes' absence.
+      const refused = await Effect.runPromise(
+        Effect.either(b.commit({ path: "/ws/b", message: "m", author })),
+      );
+      expect(Either.isLeft(refused) && refused.left.reason).toBe("NOT_PULLED");
+      await pull(b, "/ws/b");
+      expect(w.files("/ws/b")).toEqual(threeNotes);
+      w.write("/ws/b/x.md", "x edited\n");
+      await commit(b, "/ws/b");
+      await pull(a);
+      expect(w.files("/ws/a")).toEqual({ ...threeNotes, "x.md": "x edited\n" });
+      // A deletion made since is the copy's own again: the copy is kept.
       w.remove("/ws/b/y.md");
       expect(await discard(w)).toBe(false);
-      w.write(`${copyDir}/removing`, "");
+    });
+
+    it("still keeps a note edited since the removal stopped", async () => {
+      const { w } = await settled();
+      await Effect.runPromise(Effect.either(failingRemoval(w).discardIfPublished("/ws/b")));
       w.write("/ws/b/x.md", "x, edited\n");
       expect(await discard(w)).toBe(false);
       expect(w.read("/ws/b/x.md")).toBe("x, edited\n");
-    });
-
-    it("is removed when its private directory was being removed, the state record first", async () => {
-      const { w, copyDir } = await settled();
-      for (const name of ["x", "y", "z"]) w.remove(`/ws/b/${name}.md`);
-      w.remove(`${copyDir}/state.json`);
-      expect(await discard(w)).toBe(true);
-      expect(w.exists(copyDir)).toBe(false);
     });
   });
 });

@@ -5,16 +5,15 @@
  * temp directory; deleting one that holds the agent's unpublished notes would lose
  * them. A session copy is therefore removed only when everything in it is published.
  */
-import { join } from "node:path";
 import { Effect, Option } from "effect";
 import type { DomainError } from "../../../domain/errors.js";
 import type { CopyCall } from "../shared/context.js";
 import { localFailure } from "../shared/failures.js";
-import { loadStats } from "./privateState.js";
+import { forgetState, loadStats } from "./privateState.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
 import { contentId, maxFileBytes } from "../../../domain/content.js";
 import { leftoverTempName, setAsideName } from "../../../ports/FileSystem.js";
-import { loadFirstPull } from "./firstPull.js";
+import { loadFirstPull, recordFirstPull } from "./firstPull.js";
 import type { BlobRef } from "./privateState.js";
 import { acceptedTreeOf, loadIntent } from "./rewriteIntent.js";
 import { scanWorkingCopy } from "./workingCopy.js";
@@ -124,9 +123,7 @@ export const holdsOnlyPublished = (call: CopyCall): Effect.Effect<boolean, Domai
       return false;
     const known = yield* publishedContents(call);
     if (Option.isNone(known)) return false;
-    const { allowed, tracked } = known.value;
-    // A removal already judged and begun (removePublished): what it removed is no edit.
-    const required = (yield* removalBegun(call)) ? [] : known.value.required;
+    const { allowed, required, tracked } = known.value;
     const files: Array<string> = [];
     const setAside: Array<readonly [string, string]> = [];
     for (const entry of listing.entries) {
@@ -176,30 +173,21 @@ const dropSetAside = (call: CopyCall, path: string): Effect.Effect<void, DomainE
     .removeLeftover(path)
     .pipe(Effect.mapError((error) => localFailure(error, "removing a file set aside")));
 
-const removalMark = (copyDir: string): string => join(copyDir, "removing");
-
-/** Whether a removal of this copy ({@link removePublished}) began and was stopped. */
-const removalBegun = (call: CopyCall): Effect.Effect<boolean> =>
-  call.fs.info(removalMark(call.copyDir)).pipe(
-    Effect.map(Option.isSome),
-    Effect.orElseSucceed(() => false),
-  );
-
 /**
- * Removes everything in a working copy that {@link holdsOnlyPublished} found published,
- * having first marked in its private directory that the removal began: a process killed
- * part way through leaves published notes missing, which would otherwise read as
- * deletions nobody published and keep the copy forever. The files left are judged
- * again, as before. LOCAL_IO when the mark or a removal fails.
+ * Removes everything in a working copy that {@link holdsOnlyPublished} found published.
+ * First its state goes, leaving a first-pull record of the baseline in its place
+ * (firstPull.ts): a removal stopped part way (a kill, a failure) then leaves a copy that
+ * reads as never pulled — whose notes missing are nobody's deletions, whose next pull
+ * brings them back and whose commit asks for that pull first — and whose remaining files
+ * are judged again against what was published. LOCAL_IO when a step fails.
  */
 export const removePublished = (call: CopyCall): Effect.Effect<void, DomainError> =>
-  call.fs
-    .writeFileAtomic(removalMark(call.copyDir), new Uint8Array(), { mode: 0o600, durable: false })
-    .pipe(
-      Effect.mapError((error) => localFailure(error, "writing private state")),
-      Effect.zipRight(
-        call.tree
-          .removeAll()
-          .pipe(Effect.mapError((error) => localFailure(error, "removing the working copy"))),
-      ),
-    );
+  Effect.gen(function* () {
+    if (Option.isSome(call.state)) {
+      yield* recordFirstPull(call, idsOf(call.state.value.baseline));
+      yield* forgetState(call.fs, call.copyDir, call.memo);
+    }
+    yield* call.tree
+      .removeAll()
+      .pipe(Effect.mapError((error) => localFailure(error, "removing the working copy")));
+  });

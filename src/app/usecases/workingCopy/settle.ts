@@ -312,7 +312,9 @@ const settleNow = (
             schedulePrune,
           ),
       });
-      if (firstPull) yield* forgetFirstPull(call);
+      // Also a record left by an earlier first pull, or by a removal stopped part way
+      // (sessionEnd.ts): once the copy has state, it is judged by its state.
+      if (Option.isNone(call.state)) yield* forgetFirstPull(call);
       // The stat cache only saves later scans some reads: written after the answer.
       yield* afterAnswer(
         call,
