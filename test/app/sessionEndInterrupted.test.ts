@@ -67,6 +67,21 @@ describe("a session copy whose process was killed while writing it", () => {
     });
   }
 
+  it("takes the notebook's later changes cleanly when pulled again after a killed first pull", async () => {
+    const w = await killedFirstPull("mid-materialisation");
+    const a = w.open();
+    w.write("/ws/a/x.md", "x\nmore\n");
+    w.write("/ws/a/y.md", "y\nmore\n");
+    w.write("/ws/a/z.md", "z\nmore\n");
+    await commit(a);
+    await pull(w.open(), "/ws/b");
+    expect(w.files("/ws/b")).toEqual({
+      "x.md": "x\nmore\n",
+      "y.md": "y\nmore\n",
+      "z.md": "z\nmore\n",
+    });
+  });
+
   it("is kept after a killed first pull when a person added or edited a file there", async () => {
     for (const change of [
       (w: World) => w.write("/ws/b/mine.md", "mine\n"),
@@ -223,6 +238,15 @@ describe("a session copy whose process was killed while writing it", () => {
       // A deletion made since is the copy's own again: the copy is kept.
       w.remove("/ws/b/y.md");
       expect(await discard(w)).toBe(false);
+    });
+
+    it("takes the notebook's later changes cleanly on its next pull", async () => {
+      const { w, a } = await settled();
+      await Effect.runPromise(Effect.either(failingRemoval(w).discardIfPublished("/ws/b")));
+      w.write("/ws/a/x.md", "x\nmore\n");
+      await commit(a);
+      await pull(w.open(), "/ws/b");
+      expect(w.files("/ws/b")).toEqual({ ...threeNotes, "x.md": "x\nmore\n" });
     });
 
     it("still keeps a note edited since the removal stopped", async () => {

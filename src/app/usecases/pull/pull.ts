@@ -2,7 +2,7 @@
 import { Effect, Option } from "effect";
 import { conflictMessage, type ConflictCall } from "../../../domain/conflictMessage.js";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
-import { idsOf, type FileStat } from "../../../domain/tree.js";
+import { idsOf, type FileStat, type Tree } from "../../../domain/tree.js";
 import type { Manifest } from "../../../domain/manifest.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
 import { fileChanges, type FileChange } from "../../../domain/treeDiff.js";
@@ -10,6 +10,7 @@ import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "./mergeRun.js";
 import { keepingLocal, unresolvedBlocks } from "./unresolvedBlocks.js";
 import { deferUntilAwaited } from "../workingCopy/pendingWrites.js";
+import { loadFirstPull } from "../workingCopy/firstPull.js";
 import { loadStats, mergeBaseOf, type CopyState } from "../workingCopy/privateState.js";
 import { emptyView, readRemote, samePublication, type RemoteView } from "../commit/remote.js";
 import {
@@ -28,6 +29,24 @@ export const knownView = (state: Option.Option<CopyState>): RemoteView =>
     onNone: () => emptyView,
     onSome: (s) => ({ generation: s.generation, head: s.head, tree: s.baseline }),
   });
+
+/**
+ * The merge base of a copy never pulled: nothing, but for the files an earlier first
+ * pull stopped part way (or a session's removal stopped part way) left exactly as it
+ * recorded them (firstPull.ts). Those are published notes, not additions of the copy's
+ * own, so the notebook's later changes to them apply cleanly rather than meeting them
+ * as conflicting additions. Never fails.
+ */
+const interruptedFirstPullBase = (call: CopyCall, onDisk: Tree): Effect.Effect<Tree> =>
+  loadFirstPull(call).pipe(
+    Effect.map(
+      Option.match({
+        onNone: (): Tree => new Map(),
+        onSome: (recorded) =>
+          new Map([...onDisk].filter(([path, id]) => recorded.get(path) === id)),
+      }),
+    ),
+  );
 
 /** The outcome of synchronising a working copy with the accepted state. */
 export interface Synchronised {
@@ -100,6 +119,9 @@ export const synchronise = (
       recovering && Option.isSome(call.state)
         ? yield* recoveryInputs(call, call.state.value, intent, onDisk)
         : { base: mergeBase, local: onDisk };
+    const baseIds = Option.isNone(call.state)
+      ? yield* interruptedFirstPullBase(call, onDisk)
+      : idsOf(base);
     // Nobody published since the baseline, and no file is held: the merge is the working
     // copy itself.
     const unchanged =
@@ -110,13 +132,11 @@ export const synchronise = (
     // Not while recovering: its local tree is rolled forward past the scan and its base
     // is the interrupted rewrite's, so such a file is merged as it always was.
     const unresolved =
-      unchanged || recovering
-        ? []
-        : yield* unresolvedBlocks(call.blobs, idsOf(base), local, remoteIds);
+      unchanged || recovering ? [] : yield* unresolvedBlocks(call.blobs, baseIds, local, remoteIds);
     const kept = unresolved.map((issue) => issue.path);
     const { merged, conflicts } = unchanged
       ? { merged: local, conflicts: [] }
-      : yield* runMerge(idsOf(base), local, keepingLocal(remoteIds, local, kept), call.blobs);
+      : yield* runMerge(baseIds, local, keepingLocal(remoteIds, local, kept), call.blobs);
     // Line counts read the old contents, so they are taken before the rewrite.
     const files = yield* diffStats(call.blobs, changedPaths(scan, merged), onDisk, merged);
     const settled = yield* settle(
