@@ -12,11 +12,10 @@ import { localFailure } from "../shared/failures.js";
 import { forgetState, loadStats } from "./privateState.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
 import { contentId, maxFileBytes } from "../../../domain/content.js";
-import { leftoverTempName, setAsideName } from "../../../ports/FileSystem.js";
 import { loadFirstPull, recordFirstPull } from "./firstPull.js";
 import type { BlobRef } from "./privateState.js";
 import { acceptedTreeOf, loadIntent } from "./rewriteIntent.js";
-import { scanWorkingCopy } from "./workingCopy.js";
+import { isLeftoverTemp, scanWorkingCopy, setAsideOriginal } from "./workingCopy.js";
 
 /**
  * What a copy's files may hold for removing it to lose nothing: per path, the published
@@ -83,19 +82,6 @@ const publishedContents = (call: CopyCall): Effect.Effect<Option.Option<Publishe
     return Option.some({ allowed, required, tracked: new Map([...state.baseline, ...accepted]) });
   });
 
-const nameOf = (path: string): string => path.slice(path.lastIndexOf("/") + 1);
-
-/** A temp file of an atomic write of ours that a killed process never renamed. */
-const isLeftoverTemp = (path: string): boolean => leftoverTempName.test(nameOf(path));
-
-/** The path a file set aside by a guarded replace or remove had (`None`: not one, or cut). */
-const setAsideFrom = (path: string): Option.Option<string> => {
-  const match = setAsideName.exec(nameOf(path));
-  if (match?.[1] === undefined || match[2] !== "aside") return Option.none();
-  const directory = path.slice(0, path.lastIndexOf("/") + 1);
-  return Option.some(`${directory}${match[1]}`);
-};
-
 /**
  * Whether the working copy holds nothing but published notes, so that removing it and
  * its private state loses nothing: every file a note exactly as the notebook published
@@ -128,9 +114,9 @@ export const holdsOnlyPublished = (call: CopyCall): Effect.Effect<boolean, Domai
     const setAside: Array<readonly [string, string]> = [];
     for (const entry of listing.entries) {
       if (entry.kind === "directory" || isLeftoverTemp(entry.relativePath)) continue;
-      const original = setAsideFrom(entry.relativePath);
-      if (Option.isSome(original) && entry.kind === "file")
-        setAside.push([entry.relativePath, original.value]);
+      const original = setAsideOriginal(entry.relativePath);
+      if (original !== undefined && entry.kind === "file")
+        setAside.push([entry.relativePath, original]);
       else files.push(entry.relativePath);
     }
     if (files.some((path) => !allowed.has(path))) return false;
@@ -185,7 +171,7 @@ export const removePublished = (call: CopyCall): Effect.Effect<void, DomainError
   Effect.gen(function* () {
     if (Option.isSome(call.state)) {
       yield* recordFirstPull(call, idsOf(call.state.value.baseline));
-      yield* forgetState(call.fs, call.copyDir, call.memo);
+      yield* forgetState(call.fs, call.copyDir);
     }
     yield* call.tree
       .removeAll()

@@ -153,13 +153,10 @@ const restoreSetAside = (
     let present: Set<string> | undefined;
     let restored = false;
     for (const entry of entries) {
-      if (!entry.relativePath.includes(ours)) continue;
-      const match = setAsideName.exec(nameOf(entry.relativePath));
-      if (match === null || match[2] !== "aside" || match[1] === undefined) continue;
+      const original = setAsideOriginal(entry.relativePath);
+      if (original === undefined) continue;
       if (entry.kind !== "file" && entry.kind !== "directory") continue;
       present ??= new Set(entries.map((e) => e.relativePath));
-      const directory = parentOf(entry.relativePath);
-      const original = directory === "" ? match[1] : `${directory}/${match[1]}`;
       if (present.has(original)) continue;
       const back = yield* tree
         .restoreName(entry.relativePath, original)
@@ -180,6 +177,22 @@ const restoreSetAside = (
  * a scan of 10,000 notes otherwise spends more on them than on anything but `lstat`.
  */
 const ours = ".quire-";
+
+/**
+ * The path a file set aside by a guarded replace or remove of ours had, when its name
+ * tells it (`.aside`; a `.cut` name keeps only part of it); `undefined` for any other.
+ */
+export const setAsideOriginal = (path: string): string | undefined => {
+  if (!path.includes(ours)) return undefined;
+  const match = setAsideName.exec(nameOf(path));
+  if (match === null || match[2] !== "aside" || match[1] === undefined) return undefined;
+  const directory = parentOf(path);
+  return directory === "" ? match[1] : `${directory}/${match[1]}`;
+};
+
+/** Whether `path` names a temp file of an atomic write of ours (ports/FileSystem.ts). */
+export const isLeftoverTemp = (path: string): boolean =>
+  path.includes(ours) && leftoverTempName.test(nameOf(path));
 
 /** Whether `path` is (or lies below) a set-aside entry of ours that could not be put back. */
 const belowSetAside = (path: string): boolean =>
@@ -293,7 +306,7 @@ const surveyOnce = (
         continue;
       }
       if (entry.kind === "directory") continue;
-      if (entry.relativePath.includes(ours) && leftoverTempName.test(nameOf(entry.relativePath))) {
+      if (isLeftoverTemp(entry.relativePath)) {
         // A temp file of an atomic write that a killed process never renamed: the scan
         // runs under the copy's lock, so no write of ours is in flight; tidy it away.
         if (entry.kind === "file") litter.push(entry.relativePath);
