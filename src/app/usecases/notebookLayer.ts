@@ -23,7 +23,6 @@ import {
   ensureCopyDirectory,
   loadState,
   lockFile,
-  removeCopyDirectory,
   makePrivateStateMemo,
 } from "./workingCopy/privateState.js";
 import { refuseEnclosingCopy, refuseNestedCopies } from "./workingCopy/nesting.js";
@@ -427,7 +426,11 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           );
           // After the lock is released: the lock file lives in the private directory.
           if (Option.isNone(removed)) return false;
-          yield* removeCopyDirectory(fs, removed.value);
+          // Its state record went first (removePublished): a stop part way through this
+          // leaves a copy that reads as never pulled.
+          yield* fs
+            .removeTree(removed.value)
+            .pipe(Effect.mapError((error) => localFailure(error, "removing private state")));
           return true;
         }).pipe(Effect.scoped, Effect.annotateLogs("module", "notebook")),
     };

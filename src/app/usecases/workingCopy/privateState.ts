@@ -106,33 +106,16 @@ export const ensureTurnsDirectory = (
 ): Effect.Effect<void, DomainError> => makePrivateDirectory(fs, join(privateRoot, "turns"));
 
 /**
- * Removes a copy's state record: the copy then reads as never pulled. LOCAL_IO when it
- * cannot be removed.
+ * Removes a copy's state record: the copy then reads as never pulled ({@link loadState}
+ * reads the record before its memo). LOCAL_IO when it cannot be removed.
  */
 export const forgetState = (
   fs: FileSystemService,
   copyDir: string,
-  memo: PrivateStateMemo,
 ): Effect.Effect<void, DomainError> =>
-  fs.removeFile(join(copyDir, "state.json")).pipe(
-    Effect.tap(() => Effect.sync(() => memo.states.delete(copyDir))),
-    Effect.mapError((error) => localFailure(error, "removing private state")),
-  );
-
-/**
- * Removes a copy's private directory, its state record first: a process stopped part
- * way then leaves a copy that reads as never pulled, never a record naming a baseline
- * file already removed (which would fail every later call on it with STATE_INVALID).
- * LOCAL_IO when a removal fails.
- */
-export const removeCopyDirectory = (
-  fs: FileSystemService,
-  copyDir: string,
-): Effect.Effect<void, DomainError> =>
-  fs.removeFile(join(copyDir, "state.json")).pipe(
-    Effect.zipRight(fs.removeTree(copyDir)),
-    Effect.mapError((error) => localFailure(error, "removing private state")),
-  );
+  fs
+    .removeFile(join(copyDir, "state.json"))
+    .pipe(Effect.mapError((error) => localFailure(error, "removing private state")));
 
 /** The lock file of a working copy's private state. */
 export const lockFile = (copyDir: string): string => join(copyDir, "lock");
