@@ -240,6 +240,10 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
 
   const realPath = (path: string) => run(path, () => asString(fs.realpathSync(path)));
 
+  /** The token a lock file holds (the fiber that took it). */
+  const holderOf = (path: string): string =>
+    withRegularFile(path, (fd, size) => Buffer.from(readAt(path, fd, 0, size)).toString("utf8"));
+
   /** One exclusive create; a lock file whose token no fiber here holds is stale. */
   const attemptLock = (path: string, token: string) =>
     run(path, () => {
@@ -255,10 +259,7 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
       } catch (error) {
         if (errnoCode(error) !== "EEXIST") throw error;
       }
-      const holder = withRegularFile(path, (fd, size) =>
-        Buffer.from(readAt(path, fd, 0, size)).toString("utf8"),
-      );
-      if (!heldTokens.has(holder)) fs.unlinkSync(path);
+      if (!heldTokens.has(holderOf(path))) fs.unlinkSync(path);
       return false;
     });
 
@@ -296,10 +297,7 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
   const removeDeadLock = (path: string) =>
     run(path, () => {
       if (!fs.existsSync(path)) return true;
-      const holder = withRegularFile(path, (fd, size) =>
-        Buffer.from(readAt(path, fd, 0, size)).toString("utf8"),
-      );
-      if (heldTokens.has(holder)) return false;
+      if (heldTokens.has(holderOf(path))) return false;
       fs.unlinkSync(path);
       return true;
     });
