@@ -85,6 +85,27 @@ export const isNotebookPath = (raw: string): boolean => {
 export const caseFoldKey = (path: string): string => path.split("/").map(foldSegment).join("/");
 
 /**
+ * Calls `visit(spelling, folded)` for each directory above `path` ("a/b/c" → "a", "a/b"),
+ * `folded` being `caseFoldKey(path)`: each directory's folded form is a slice of it, so a
+ * deep path costs no fold per directory. Pure.
+ */
+export const forEachDirectory = (
+  path: string,
+  folded: string,
+  visit: (spelling: string, folded: string) => void,
+): void => {
+  // Folding keeps every "/" (no character lower-cases to or from it), so the k-th
+  // slash of the path and of its folded form delimit the same directory.
+  let slash = path.indexOf("/");
+  let foldedSlash = folded.indexOf("/");
+  while (slash !== -1 && foldedSlash !== -1) {
+    visit(path.slice(0, slash), folded.slice(0, foldedSlash));
+    slash = path.indexOf("/", slash + 1);
+    foldedSlash = folded.indexOf("/", foldedSlash + 1);
+  }
+};
+
+/**
  * Groups the paths that collide under {@link caseFoldKey}: two different paths whose
  * keys are equal, and also a path whose directory (or the path itself) folds equal to a
  * different spelling of another path's directory (`A/x.md` vs `a/y.md`, `a` vs `A/b`),

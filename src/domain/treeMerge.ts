@@ -1,6 +1,12 @@
 /** Three-way merge of notebook trees (SPEC §6.3), before any file content is read. */
 import { Either } from "effect";
-import { caseFoldKey, maxPathBytes, maxSegmentBytes, normalizeNotebookPath } from "./paths.js";
+import {
+  caseFoldKey,
+  forEachDirectory,
+  maxPathBytes,
+  maxSegmentBytes,
+  normalizeNotebookPath,
+} from "./paths.js";
 import type { Tree } from "./tree.js";
 
 /** What the merged tree holds at one path. */
@@ -75,23 +81,6 @@ const mergePath = (
     return resolved(local ?? remote ?? "");
   }
   return { _tag: "NeedsTextMerge", base, local, remote };
-};
-
-/** Calls `visit(spelling, folded)` for each directory above `path` ("a/b/c" → "a", "a/b"). */
-const forEachDirectory = (
-  path: string,
-  folded: string,
-  visit: (spelling: string, folded: string) => void,
-): void => {
-  // Folding keeps every "/" (no character lower-cases to or from it), so the k-th
-  // slash of the path and of its folded form delimit the same directory.
-  let slash = path.indexOf("/");
-  let foldedSlash = folded.indexOf("/");
-  while (slash !== -1 && foldedSlash !== -1) {
-    visit(path.slice(0, slash), folded.slice(0, foldedSlash));
-    slash = path.indexOf("/", slash + 1);
-    foldedSlash = folded.indexOf("/", foldedSlash + 1);
-  }
 };
 
 const depth = (path: string): number => {

@@ -9,7 +9,7 @@
 import { Effect, Option } from "effect";
 import { contentId, decodeText, encodeText, maxFileBytes } from "../../../domain/content.js";
 import type { DomainError } from "../../../domain/errors.js";
-import { compareCodeUnits } from "../../../domain/paths.js";
+import { caseFoldKey, compareCodeUnits, forEachDirectory } from "../../../domain/paths.js";
 import {
   attributesPath,
   mergePolicyOf,
@@ -177,9 +177,52 @@ const mergeNewer = (
 };
 
 /**
+ * The writes that may go before the removals (`early`: new names that no removed path
+ * stands in the way of, compared case-folded: not a removed name, not below one, not a
+ * directory above one, not below a directory above one spelt differently, which must be
+ * emptied and removed first) and the rest (`late`), each in the given order. Without
+ * removals, every write is late, as it always was.
+ */
+export const writesAroundRemovals = (
+  writes: ReadonlyArray<string>,
+  removals: ReadonlyArray<string>,
+  before: { readonly has: (path: string) => boolean },
+): { readonly early: ReadonlyArray<string>; readonly late: ReadonlyArray<string> } => {
+  if (removals.length === 0) return { early: [], late: writes };
+  const removed = new Set<string>();
+  // Folded directory above a removal → its spellings.
+  const aboveRemoved = new Map<string, Set<string>>();
+  for (const path of removals) {
+    const folded = caseFoldKey(path);
+    removed.add(folded);
+    forEachDirectory(path, folded, (spelling, directory) => {
+      const spellings = aboveRemoved.get(directory) ?? new Set<string>();
+      spellings.add(spelling);
+      aboveRemoved.set(directory, spellings);
+    });
+  }
+  const inTheWay = (path: string): boolean => {
+    const folded = caseFoldKey(path);
+    if (removed.has(folded) || aboveRemoved.has(folded)) return true;
+    let blocking = false;
+    forEachDirectory(path, folded, (spelling, directory) => {
+      const spellings = aboveRemoved.get(directory);
+      if (removed.has(directory) || (spellings !== undefined && !spellings.has(spelling)))
+        blocking = true;
+    });
+    return blocking;
+  };
+  const early: string[] = [];
+  const late: string[] = [];
+  for (const path of writes) (before.has(path) || inTheWay(path) ? late : early).push(path);
+  return { early, late };
+};
+
+/**
  * Rewrites the working copy open as `tree` from `before` (its scan) to `target` (path →
- * id): removes files first, then empty directories they leave, then writes each changed
- * file atomically (mode 0644, parents 0755). Only `changed` is touched, each file only if
+ * id): writes new names nothing removed stands in the way of (a note moved aside), then
+ * removes files, then empty directories they leave, then writes each other changed file,
+ * each atomically (mode 0644, parents 0755). Only `changed` is touched, each file only if
  * it still is what the scan saw (see the module comment). Fails only when the file system
  * fails otherwise (ENGINE_FAILED/LOCAL_IO).
  */
@@ -367,6 +410,12 @@ export const materialise = (
 
     const removals = changed.filter((path) => before.has(path) && !target.has(path));
     const writes = changed.filter((path) => target.has(path));
+    // A note moved aside (`~local`: a case collision, a file where the notebook has a
+    // directory) is a removal of its old name and a write of its new one. The write goes
+    // first, so that a process killed in between leaves the note under both names rather
+    // than under none: a first pull has no intent to bring it back from. So does every
+    // other new name that nothing removed stands in the way of.
+    const { early, late: rest } = writesAroundRemovals(writes, removals, before);
     const stamps = new Map<string, StatStamp>();
     for (const [path, file] of before)
       if (target.get(path) === file.id) stamps.set(path, file.stamp);
@@ -376,40 +425,29 @@ export const materialise = (
       else if (Option.isSome(settled.stamp)) stamps.set(path, settled.stamp.value);
     };
 
-    yield* forEachPooled(
-      removals,
-      (path) => settlePath(path, undefined).pipe(Effect.map((settled) => record(path, settled))),
-      noteIo,
-    );
-    const emptied = new Set<string>();
-    for (const path of removals) {
-      for (let parent = parentOf(path); parent !== undefined; parent = parentOf(parent))
-        emptied.add(parent);
-    }
-    for (const directory of deepestFirst(emptied))
-      yield* tree.removeEmptyDirectory(directory).pipe(io("removing an empty directory"));
-
     // A directory that cannot be made (a file or symlink saved where it must go, or a
     // directory moved away meanwhile) holds every write below it.
-    const parents = new Set<string>();
-    for (const path of writes) {
-      const parent = parentOf(path);
-      if (parent !== undefined) parents.add(parent);
-    }
     const blocked = new Set<string>();
-    for (const parent of [...parents].sort(compareCodeUnits)) {
-      const made = yield* Effect.either(tree.makeDirectories(parent, 0o755));
-      if (made._tag === "Right") continue;
-      if (made.left.reason !== "NotADirectory" && made.left.reason !== "Moved")
-        return yield* Effect.fail(workingCopyFailure(made.left, "creating a directory"));
-      blocked.add(parent);
-    }
     const isBlocked = (path: string): boolean => {
       for (let parent = parentOf(path); parent !== undefined; parent = parentOf(parent))
         if (blocked.has(parent)) return true;
       return false;
     };
-
+    const makeParents = (paths: ReadonlyArray<string>): Effect.Effect<void, DomainError> =>
+      Effect.gen(function* () {
+        const parents = new Set<string>();
+        for (const path of paths) {
+          const parent = parentOf(path);
+          if (parent !== undefined) parents.add(parent);
+        }
+        for (const parent of [...parents].sort(compareCodeUnits)) {
+          const made = yield* Effect.either(tree.makeDirectories(parent, 0o755));
+          if (made._tag === "Right") continue;
+          if (made.left.reason !== "NotADirectory" && made.left.reason !== "Moved")
+            return yield* Effect.fail(workingCopyFailure(made.left, "creating a directory"));
+          blocked.add(parent);
+        }
+      });
     // One short pipeline per file, without a generator on the common path: a pull of
     // 10,000 files spent a fifth of this loop's CPU in the per-file effect machinery.
     const writeOne = (path: string): Effect.Effect<void, DomainError> => {
@@ -421,7 +459,26 @@ export const materialise = (
         Effect.map((settled) => record(path, settled)),
       );
     };
-    yield* forEachPooled(writes, writeOne, noteIo);
+    const writeAll = (paths: ReadonlyArray<string>): Effect.Effect<void, DomainError> =>
+      paths.length === 0
+        ? Effect.void
+        : makeParents(paths).pipe(Effect.zipRight(forEachPooled(paths, writeOne, noteIo)));
+
+    yield* writeAll(early);
+    yield* forEachPooled(
+      removals,
+      (path) => settlePath(path, undefined).pipe(Effect.map((settled) => record(path, settled))),
+      noteIo,
+    );
+    const emptied = new Set<string>();
+    for (const path of removals) {
+      for (let parent = parentOf(path); parent !== undefined; parent = parentOf(parent))
+        emptied.add(parent);
+    }
+    // One an early write filled is not empty, and stays.
+    for (const directory of deepestFirst(emptied))
+      yield* tree.removeEmptyDirectory(directory).pipe(io("removing an empty directory"));
+    yield* writeAll(rest);
 
     // A process that had a replaced or removed file open (an append preempted between
     // its open and its write) may have written into it after its last check: merged in

@@ -1,0 +1,132 @@
+/**
+ * A pull that moves a person's note aside (`~local`: the notebook has a folder of that
+ * name, or a name equal under case folding) writes the note under its new name before it
+ * removes the old one: a process killed at any moment of the rewrite leaves the note
+ * under one name or both, never under none. A first pull (a directory never pulled
+ * that already holds a person's notes) has no rewrite intent to bring a note back from,
+ * so the order is all that keeps it.
+ */
+import { Effect } from "effect";
+import { describe, expect, it } from "vitest";
+import { writesAroundRemovals } from "../../src/app/usecases/workingCopy/rewrite.js";
+import type { FileSystemService, RootedTree } from "../../src/ports/FileSystem.js";
+import { openOn } from "./memNotebook.js";
+import { commit, pull, world, type World } from "../durability/harness.js";
+
+const mine = {
+  d: "my note d\n",
+  "Notes.md": "my Notes\n",
+  "dir/Plan.md": "my plan\n",
+};
+
+/** A file system whose trees at or below `root` are killed once `allowed` files were written or removed. */
+const killedAfter = (fs: FileSystemService, root: string, allowed: number) => {
+  let done = 0;
+  let killed = false;
+  const counting = (tree: RootedTree): RootedTree => {
+    const mine = tree.root === root || tree.root.startsWith(`${root}/`);
+    const step = <A, E>(op: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.suspend(() => {
+        if (!mine) return op;
+        if (done >= allowed) {
+          killed = true;
+          return Effect.interrupt;
+        }
+        done++;
+        return op;
+      });
+    return {
+      ...tree,
+      subtree: (directory) => tree.subtree(directory).pipe(Effect.map(counting)),
+      replaceFile: (path, bytes, expected, mode) =>
+        step(tree.replaceFile(path, bytes, expected, mode)),
+      removeFile: (path, expected) => step(tree.removeFile(path, expected)),
+    };
+  };
+  const service: FileSystemService = {
+    ...fs,
+    openTree: (at, resolvedAs) =>
+      fs.openTree(at, resolvedAs).pipe(Effect.map(counting)),
+  };
+  return { service, wasKilled: () => killed };
+};
+
+/**
+ * A publishes notes in the way of B's; B holds its person's notes, never pulled before
+ * (`first`) or pulled before they were written.
+ */
+const setUp = async (pulled: "first" | "later"): Promise<World> => {
+  const w = world();
+  const a = w.open();
+  await pull(a);
+  if (pulled === "later") await pull(w.open(), "/ws/b");
+  w.write("/ws/a/d/n.md", "theirs\n");
+  w.write("/ws/a/notes.md", "their notes\n");
+  w.write("/ws/a/Dir/other.md", "theirs too\n");
+  for (let n = 0; n < 5; n++) w.write(`/ws/a/x${n}.md`, `x${n}\n`);
+  await commit(a);
+  for (const [name, text] of Object.entries(mine)) w.write(`/ws/b/${name}`, text);
+  return w;
+};
+
+const heldSomewhere = (w: World): void => {
+  const texts = Object.values(w.files("/ws/b"));
+  for (const text of Object.values(mine)) expect(texts).toContain(text);
+};
+
+describe("a note moved aside by a pull killed part way", () => {
+  for (const pulled of ["first", "later"] as const)
+    it(`is never lost, whichever file the ${pulled} pull was killed after`, async () => {
+      let kills = 0;
+      for (let allowed = 0; ; allowed++) {
+        const w = await setUp(pulled);
+        const killing = killedAfter(w.fs, "/ws/b", allowed);
+        await Effect.runPromiseExit(openOn(w.store, killing.service).pull({ path: "/ws/b" }));
+        if (!killing.wasKilled()) break;
+        kills++;
+        // On disk at once: a first pull has nothing else to bring it back from.
+        heldSomewhere(w);
+        // The next pull, with nothing killing it, still keeps every note of the person's.
+        await Effect.runPromise(Effect.either(w.open().pull({ path: "/ws/b" })));
+        heldSomewhere(w);
+        expect(w.read("/ws/b/d/n.md")).toBe("theirs\n");
+      }
+      // Every file the rewrite writes or removes was a moment to be killed at.
+      expect(kills).toBeGreaterThanOrEqual(11);
+    });
+});
+
+describe("writesAroundRemovals", () => {
+  const none = { has: () => false };
+
+  it("puts a note's new name before the removal of its old one", () => {
+    expect(writesAroundRemovals(["d~local", "d/n.md"], ["d"], none)).toEqual({
+      early: ["d~local"],
+      late: ["d/n.md"],
+    });
+  });
+
+  it("keeps late every write a removal stands in the way of, compared case-folded", () => {
+    const writes = [
+      "notes.md", // the removed name, spelt otherwise
+      "a/b", // below a removed file
+      "dir", // a directory above a removal
+      "DIR/other.md", // below a directory above a removal, spelt otherwise
+      "dir/new.md", // below it, spelt the same: free
+      "Notes.md~local",
+      "fresh.md",
+    ];
+    expect(writesAroundRemovals(writes, ["Notes.md", "A", "dir/Plan.md"], none)).toEqual({
+      early: ["dir/new.md", "Notes.md~local", "fresh.md"],
+      late: ["notes.md", "a/b", "dir", "DIR/other.md"],
+    });
+  });
+
+  it("leaves every write late without removals, and a replaced file late always", () => {
+    expect(writesAroundRemovals(["x", "y"], [], none)).toEqual({ early: [], late: ["x", "y"] });
+    expect(writesAroundRemovals(["x", "y"], ["z"], { has: (path) => path === "x" })).toEqual({
+      early: ["y"],
+      late: ["x"],
+    });
+  });
+});
