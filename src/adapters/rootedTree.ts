@@ -1019,7 +1019,18 @@ const treeAt = (
   const removeEmptyDirectory = (directory: string) =>
     run(full(directory), () => {
       const target = full(directory);
-      if (target === "") return;
+      if (target === "") {
+        // The tree's own root: removed by its host path, and only
+        // while empty (rmdir). Its handles are let go once it is gone.
+        let gone = true;
+        tolerate(["ENOENT", "ENOTEMPTY", "EEXIST", "ENOTDIR", "EBUSY", "EINVAL"], () => {
+          gone = false;
+          calls.rmdir(root);
+          gone = true;
+        });
+        if (gone) dirs.close();
+        return;
+      }
       const [parent, name] = split(target);
       if (!reachable(parent) || !inPlace(parent)) return;
       const entry = dirs.entry(parent, name);
@@ -1044,48 +1055,6 @@ const treeAt = (
       return treeAt(calls, dirs, root, full(directory), replaced);
     });
 
-  const removeAll = () =>
-    walk().pipe(
-      Effect.flatMap(({ entries, tooDeep, tooDeepDirectories }) =>
-        run(prefix, () => {
-          // What the walk cannot name cannot be removed by name: refused before anything
-          // is removed, rather than leaving half a tree.
-          if (tooDeepDirectories > 0 || tooDeep.length > 0)
-            throw fail(
-              "NameTooLong",
-              display(prefix),
-              `${display(prefix)} holds directories nested deeper than ${nameablePathBytes} bytes of path; remove them by hand`,
-            );
-          const directories: string[] = [];
-          for (const entry of entries) {
-            if (entry.kind === "directory") {
-              directories.push(entry.relativePath);
-              continue;
-            }
-            const [directory, name] = split(full(entry.relativePath));
-            if (reachable(directory) && inPlace(directory))
-              tolerate(["ENOENT"], () => calls.unlink(dirs.entry(directory, name)));
-          }
-          directories.sort((a, b) => b.split("/").length - a.split("/").length);
-          for (const directory of directories) {
-            const [parent, name] = split(full(directory));
-            if (reachable(parent) && inPlace(parent))
-              tolerate(["ENOENT", "ENOTDIR"], () => calls.rmdir(dirs.entry(parent, name)));
-            dirs.forget(full(directory));
-          }
-          if (prefix === "") {
-            dirs.close();
-            tolerate(["ENOENT", "ENOTDIR"], () => calls.rmdir(root));
-          } else {
-            const [parent, name] = split(prefix);
-            if (reachable(parent) && inPlace(parent))
-              tolerate(["ENOENT", "ENOTDIR"], () => calls.rmdir(dirs.entry(parent, name)));
-            dirs.forget(prefix);
-          }
-        }),
-      ),
-    );
-
   return {
     root: display(prefix),
     walk,
@@ -1100,6 +1069,5 @@ const treeAt = (
     makeDirectories,
     removeEmptyDirectory,
     subtree,
-    removeAll,
   };
 };

@@ -125,11 +125,13 @@ export interface NotebookService {
   }) => Effect.Effect<RestoredFiles & { readonly path: string }, DomainError>;
   /**
    * Removes the working copy at `path` (default: the notebook directory) and its private
-   * state if it holds nothing unpublished (see `holdsOnlyPublished` in
-   * usecases/workingCopy/sessionEnd.ts): `true` when removed, `false` when kept untouched (also for
-   * a directory that does not exist). For `serve`'s own session directory at shutdown.
-   * Fails only when the copy cannot be inspected or removing it failed part-way (then
-   * only published notes were lost from the directory).
+   * state if it holds nothing unpublished (see `publishedOnly` in
+   * usecases/workingCopy/sessionEnd.ts): `true` when removed, `false` when kept (also for
+   * a directory that does not exist). A note saved or a file added while it is removed
+   * stays, with what it needs to be judged again; only published notes are removed then.
+   * For `serve`'s own session directory at shutdown. Fails only when the copy cannot be
+   * inspected or removing it failed part-way (then only published notes were lost from
+   * the directory).
    */
   readonly discardIfPublished: (path?: string) => Effect.Effect<boolean, DomainError>;
   /**

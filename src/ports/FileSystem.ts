@@ -256,17 +256,13 @@ export interface RootedTree {
    * component exists and is not a real directory (a file, a symlink).
    */
   readonly makeDirectories: (directory: string, mode: number) => Effect.Effect<void, FsError>;
-  /** Removes `directory` only if it is an empty real directory; anything else is left and succeeds. */
+  /**
+   * Removes `directory` only if it is an empty real directory; anything else is left and
+   * succeeds. `""` is the tree's own root: once it is removed, the tree is done with.
+   */
   readonly removeEmptyDirectory: (directory: string) => Effect.Effect<void, FsError>;
   /** Opens `directory` (relative) as a tree of its own, sharing this tree's handles and scope. */
   readonly subtree: (directory: string) => Effect.Effect<RootedTree, FsError>;
-  /**
-   * Removes everything below the root and the root directory itself, never following a
-   * symlink (links are removed, not their targets). Fails `NameTooLong`, before removing
-   * anything, when the tree holds a directory whose path is longer than
-   * {@link nameablePathBytes} (which the walk does not name).
-   */
-  readonly removeAll: () => Effect.Effect<void, FsError>;
 }
 
 /** The operations of a host file system. */

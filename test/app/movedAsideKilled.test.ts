@@ -45,8 +45,7 @@ const killedAfter = (fs: FileSystemService, root: string, allowed: number) => {
   };
   const service: FileSystemService = {
     ...fs,
-    openTree: (at, resolvedAs) =>
-      fs.openTree(at, resolvedAs).pipe(Effect.map(counting)),
+    openTree: (at, resolvedAs) => fs.openTree(at, resolvedAs).pipe(Effect.map(counting)),
   };
   return { service, wasKilled: () => killed };
 };

@@ -190,17 +190,16 @@ describe("a session copy whose process was killed while writing it", () => {
       return { w, a, copyDir: copyDirectory("/private", "/ws/b", w.store.identity) };
     };
 
-    /** A notebook on `w` whose removal of a working copy removes y.md, then fails. */
+    /** A notebook on `w` whose removal of a working copy fails on z.md. */
     const failingRemoval = (w: World) => {
       const stopped = (tree: RootedTree): RootedTree => ({
         ...tree,
         subtree: (directory) => tree.subtree(directory).pipe(Effect.map(stopped)),
-        removeAll: () =>
-          Effect.sync(() => w.remove("/ws/b/y.md")).pipe(
-            Effect.zipRight(
-              Effect.fail(new FsError({ reason: "Other", path: "z.md", message: "EACCES" })),
-            ),
-          ),
+        // x.md and y.md go; the removal of z.md fails (EACCES).
+        removeFile: (path, expected) =>
+          path !== "z.md"
+            ? tree.removeFile(path, expected)
+            : Effect.fail(new FsError({ reason: "Other", path, message: "EACCES" })),
       });
       const fs: FileSystemService = {
         ...w.fs,
@@ -215,7 +214,7 @@ describe("a session copy whose process was killed while writing it", () => {
         Effect.either(failingRemoval(w).discardIfPublished("/ws/b")),
       );
       expect(Either.isLeft(stopped)).toBe(true);
-      expect(w.files("/ws/b")).toEqual({ "x.md": "x\n", "z.md": "z\n" });
+      expect(w.files("/ws/b")).toEqual({ "z.md": "z\n" });
       expect(await discard(w)).toBe(true);
       expect(w.files("/ws/b")).toEqual({});
       expect(w.exists(copyDir)).toBe(false);
@@ -257,5 +256,71 @@ describe("a session copy whose process was killed while writing it", () => {
       expect(await discard(w)).toBe(false);
       expect(w.read("/ws/b/x.md")).toBe("x, edited\n");
     });
+  });
+});
+
+describe("a session copy a person writes into while it is removed", () => {
+  /**
+   * A notebook on `w` whose removal of a working copy meets `save` first: run once, at
+   * the first file it removes, after the judgement.
+   */
+  const savingDuringRemoval = (w: World, save: () => void) => {
+    let saved = false;
+    const once = Effect.sync(() => {
+      if (!saved) save();
+      saved = true;
+    });
+    const hooked = (tree: RootedTree): RootedTree => ({
+      ...tree,
+      subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+      removeFile: (path, expected) => once.pipe(Effect.zipRight(tree.removeFile(path, expected))),
+    });
+    const fs: FileSystemService = {
+      ...w.fs,
+      openTree: (root, resolvedAs) => w.fs.openTree(root, resolvedAs).pipe(Effect.map(hooked)),
+    };
+    return openOn(w.store, fs);
+  };
+
+  const settledCopy = async () => {
+    const { w } = await publishing(threeNotes);
+    await pull(w.open(), "/ws/b");
+    return { w, copyDir: copyDirectory("/private", "/ws/b", w.store.identity) };
+  };
+
+  it("keeps a note saved after it was judged published, and the record to judge it again", async () => {
+    const { w, copyDir } = await settledCopy();
+    const removed = await Effect.runPromise(
+      savingDuringRemoval(w, () => w.write("/ws/b/y.md", "y, saved just now\n")).discardIfPublished(
+        "/ws/b",
+      ),
+    );
+    expect(removed).toBe(false);
+    expect(w.files("/ws/b")).toEqual({ "y.md": "y, saved just now\n" });
+    expect(w.exists(copyDir)).toBe(true);
+    // Judged again later: still kept, and a pull merges the note with the notebook's.
+    expect(await discard(w)).toBe(false);
+    await Effect.runPromise(Effect.either(w.open().pull({ path: "/ws/b" })));
+    expect(Object.values(w.files("/ws/b")).join("")).toContain("y, saved just now\n");
+  });
+
+  it("keeps a note added after the judgement, and the directories it is in", async () => {
+    const { w } = await settledCopy();
+    const removed = await Effect.runPromise(
+      savingDuringRemoval(w, () => w.write("/ws/b/sub/new.md", "new\n")).discardIfPublished(
+        "/ws/b",
+      ),
+    );
+    expect(removed).toBe(false);
+    expect(w.files("/ws/b")).toEqual({ "sub/new.md": "new\n" });
+  });
+
+  it("is removed whole when nobody writes into it", async () => {
+    const { w, copyDir } = await settledCopy();
+    w.write("/ws/b/d/e/x2.md", "x\n");
+    w.remove("/ws/b/d/e/x2.md");
+    expect(await discard(w)).toBe(true);
+    expect(w.exists("/ws/b")).toBe(false);
+    expect(w.exists(copyDir)).toBe(false);
   });
 });

@@ -449,6 +449,28 @@ export const runRootedTreeContract = (name: string, make: () => Promise<TreeFixt
       ),
     );
 
+    it.effect("removes its own root only while it is empty, a subtree's too", () =>
+      withTree((f, tree) =>
+        Effect.gen(function* () {
+          f.host.mkdir(`${f.base}/tree/copy`);
+          f.host.write(`${f.base}/tree/copy/a.md`, "a");
+          const copy = yield* tree.subtree("copy");
+          yield* copy.removeEmptyDirectory("");
+          expect(f.host.read(`${f.base}/tree/copy/a.md`)).toBe("a");
+          f.host.rename(`${f.base}/tree/copy/a.md`, `${f.base}/outside/a.md`);
+          yield* copy.removeEmptyDirectory("");
+          expect(f.host.exists(`${f.base}/tree/copy`)).toBe(false);
+          f.host.write(`${f.base}/tree/b.md`, "b");
+          yield* tree.removeEmptyDirectory("");
+          expect(f.host.read(`${f.base}/tree/b.md`)).toBe("b");
+          f.host.rename(`${f.base}/tree/b.md`, `${f.base}/outside/b.md`);
+          yield* tree.removeEmptyDirectory("");
+          expect(f.host.exists(`${f.base}/tree`)).toBe(false);
+          expect(f.host.exists(`${f.base}/outside`)).toBe(true);
+        }),
+      ),
+    );
+
     it.effect("puts a set-aside file back only under a free name", () =>
       withTree((f, tree) =>
         Effect.gen(function* () {
@@ -553,35 +575,6 @@ export const runRootedTreeContract = (name: string, make: () => Promise<TreeFixt
           expect([...listed].sort()).toEqual(
             chain.map((_, level) => chain.slice(0, level + 1).join("/")).slice(0, 20),
           );
-        }),
-      ),
-    );
-
-    it.effect(
-      "refuses to remove a tree holding directories too deep to name, removing nothing",
-      () =>
-        withTree((f, tree) =>
-          Effect.gen(function* () {
-            f.host.write(`${f.base}/tree/a.md`, "a");
-            f.host.makeChain(`${f.base}/tree`, chain);
-            expect((yield* Effect.flip(tree.removeAll())).reason).toBe("NameTooLong");
-            expect(f.host.read(`${f.base}/tree/a.md`)).toBe("a");
-            expect(f.host.exists(`${f.base}/tree/${segment}`)).toBe(true);
-          }),
-        ),
-    );
-
-    it.effect("removes a whole tree and its root, never what a link points at", () =>
-      withTree((f, tree) =>
-        Effect.gen(function* () {
-          f.host.mkdir(`${f.base}/tree/copy/d`);
-          f.host.write(`${f.base}/tree/copy/d/a.md`, "a");
-          f.host.write(`${f.base}/outside/keep.md`, "keep");
-          f.host.symlink(`${f.base}/outside`, `${f.base}/tree/copy/link`);
-          const copy = yield* tree.subtree("copy");
-          yield* copy.removeAll();
-          expect(f.host.exists(`${f.base}/tree/copy`)).toBe(false);
-          expect(f.host.read(`${f.base}/outside/keep.md`)).toBe("keep");
         }),
       ),
     );

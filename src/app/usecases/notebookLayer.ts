@@ -13,7 +13,7 @@ import { tidyAfterAnswer, tidyUpsDone } from "./shared/afterAnswer.js";
 import { makeBlobSource } from "./workingCopy/blobs.js";
 import { commit, validateMessage } from "./commit/commit.js";
 import { checkedRequests } from "./shared/requestShapes.js";
-import { holdsOnlyPublished, removePublished } from "./workingCopy/sessionEnd.js";
+import { publishedOnly, removePublished } from "./workingCopy/sessionEnd.js";
 import type { CopyCall, Services } from "./shared/context.js";
 import { localFailure } from "./shared/failures.js";
 import {
@@ -415,11 +415,17 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           const { value: removed } = yield* withCopy(
             opened.value,
             (call) =>
-              holdsOnlyPublished(call).pipe(
-                Effect.flatMap((published) =>
-                  published
-                    ? removePublished(call).pipe(Effect.as(Option.some(call.copyDir)))
-                    : Effect.succeedNone,
+              publishedOnly(call).pipe(
+                Effect.flatMap(
+                  Option.match({
+                    onNone: () => Effect.succeedNone,
+                    onSome: (removal) =>
+                      removePublished(call, removal).pipe(
+                        Effect.map((gone) =>
+                          gone ? Option.some(call.copyDir) : Option.none<string>(),
+                        ),
+                      ),
+                  }),
                 ),
               ),
             true,

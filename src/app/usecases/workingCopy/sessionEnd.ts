@@ -15,7 +15,10 @@ import { contentId, maxFileBytes } from "../../../domain/content.js";
 import { loadFirstPull, recordFirstPull } from "./firstPull.js";
 import type { BlobRef } from "./privateState.js";
 import { acceptedTreeOf, loadIntent } from "./rewriteIntent.js";
-import { isLeftoverTemp, scanWorkingCopy, setAsideOriginal } from "./workingCopy.js";
+import { isLeftoverTemp, scanWorkingCopy, setAsideOriginal, type Scan } from "./workingCopy.js";
+import { materialise } from "./rewrite.js";
+import { compareCodeUnits } from "../../../domain/paths.js";
+import type { FsError } from "../../../ports/FileSystem.js";
 
 /**
  * What a copy's files may hold for removing it to lose nothing: per path, the published
@@ -82,6 +85,15 @@ const publishedContents = (call: CopyCall): Effect.Effect<Option.Option<Publishe
     return Option.some({ allowed, required, tracked: new Map([...state.baseline, ...accepted]) });
   });
 
+/** What {@link publishedOnly} found a copy holding only published notes to be made of. */
+export interface Removal {
+  /** Every note, as the scan judged it: removed only while it still is what it was. */
+  readonly files: Scan;
+  /** Temp files of quire's own killed writes. */
+  readonly leftovers: ReadonlyArray<string>;
+  readonly directories: ReadonlyArray<string>;
+}
+
 /**
  * Whether the working copy holds nothing but published notes, so that removing it and
  * its private state loses nothing: every file a note exactly as the notebook published
@@ -93,9 +105,11 @@ const publishedContents = (call: CopyCall): Effect.Effect<Option.Option<Publishe
  * content (the scan removes them); a file a killed replace set aside counts as its
  * original path's, and one holding published content beside a file of that name is
  * removed (the scan would otherwise refuse the copy). A copy that cannot be scanned
- * cleanly holds something to keep. Fails only when the directory cannot be listed.
+ * cleanly holds something to keep. Some: what removePublished removes (the scan's files
+ * as they were judged, quire's own temp files, the directories); None: keep the copy.
+ * Fails only when the directory cannot be listed.
  */
-export const holdsOnlyPublished = (call: CopyCall): Effect.Effect<boolean, DomainError> =>
+export const publishedOnly = (call: CopyCall): Effect.Effect<Option.Option<Removal>, DomainError> =>
   Effect.gen(function* () {
     const listing = yield* call.tree
       .walk()
@@ -106,39 +120,47 @@ export const holdsOnlyPublished = (call: CopyCall): Effect.Effect<boolean, Domai
       listing.tooDeepDirectories > 0 ||
       listing.tooDeep.length > 0
     )
-      return false;
+      return keep;
     const known = yield* publishedContents(call);
-    if (Option.isNone(known)) return false;
+    if (Option.isNone(known)) return keep;
     const { allowed, required, tracked } = known.value;
     const files: Array<string> = [];
     const setAside: Array<readonly [string, string]> = [];
+    const leftovers: Array<string> = [];
+    const directories: Array<string> = [];
     for (const entry of listing.entries) {
+      if (entry.kind === "directory") directories.push(entry.relativePath);
+      else if (isLeftoverTemp(entry.relativePath)) leftovers.push(entry.relativePath);
       if (entry.kind === "directory" || isLeftoverTemp(entry.relativePath)) continue;
       const original = setAsideOriginal(entry.relativePath);
       if (original !== undefined && entry.kind === "file")
         setAside.push([entry.relativePath, original]);
       else files.push(entry.relativePath);
     }
-    if (files.some((path) => !allowed.has(path))) return false;
+    if (files.some((path) => !allowed.has(path))) return keep;
     const present = new Set(files);
     for (const [path, original] of setAside) {
-      if (!(yield* isPublishedAt(call, path, allowed.get(original)))) return false;
+      if (!(yield* isPublishedAt(call, path, allowed.get(original)))) return keep;
       // Beside a file of its name the scan reports it; alone the scan puts it back.
       if (present.has(original)) yield* dropSetAside(call, path);
       else present.add(original);
     }
-    if (required.some((path) => !present.has(path))) return false;
-    if (present.size === 0) return true;
+    if (required.some((path) => !present.has(path))) return keep;
+    const removal = (files: Scan): Option.Option<Removal> =>
+      Option.some({ files, leftovers, directories });
+    if (present.size === 0) return removal(new Map());
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
     const scan = yield* Effect.option(
       scanWorkingCopy(call.tree, stats.stamps, stats.recordedAtMs, call.blobs, tracked),
     );
-    if (Option.isNone(scan)) return false;
-    for (const path of present) if (!scan.value.has(path)) return false;
+    if (Option.isNone(scan)) return keep;
+    for (const path of present) if (!scan.value.has(path)) return keep;
     for (const [path, file] of scan.value)
-      if (allowed.get(path)?.has(file.id) !== true) return false;
-    return true;
+      if (allowed.get(path)?.has(file.id) !== true) return keep;
+    return removal(scan.value);
   });
+
+const keep = Option.none<Removal>();
 
 /** Whether the file at `path` holds one of `contents` (read whole; never fails). */
 const isPublishedAt = (
@@ -160,20 +182,44 @@ const dropSetAside = (call: CopyCall, path: string): Effect.Effect<void, DomainE
     .pipe(Effect.mapError((error) => localFailure(error, "removing a file set aside")));
 
 /**
- * Removes everything in a working copy that {@link holdsOnlyPublished} found published.
+ * Removes what {@link publishedOnly} found in a working copy, and the copy's directory.
  * First its state goes, leaving a first-pull record of the baseline in its place
  * (firstPull.ts): a removal stopped part way (a kill, a failure) then leaves a copy that
  * reads as never pulled — whose notes missing are nobody's deletions, whose next pull
  * brings them back and whose commit asks for that pull first — and whose remaining files
- * are judged again against what was published. LOCAL_IO when a step fails.
+ * are judged again against what was published.
+ *
+ * Each note is removed only while it still is what the judgement read (the rewrite's
+ * guarded removal: a note saved meanwhile is left as it was saved, and so is one written
+ * into it a little late), directories only while empty: whatever a person or a process
+ * put there since the judgement stays. `true` when the copy is gone; `false` when
+ * something was left (the private directory must then stay: its record still says
+ * what was published). LOCAL_IO when a step fails.
  */
-export const removePublished = (call: CopyCall): Effect.Effect<void, DomainError> =>
+export const removePublished = (
+  call: CopyCall,
+  removal: Removal,
+): Effect.Effect<boolean, DomainError> =>
   Effect.gen(function* () {
     if (Option.isSome(call.state)) {
       yield* recordFirstPull(call, idsOf(call.state.value.baseline));
       yield* forgetState(call.fs, call.copyDir);
     }
-    yield* call.tree
-      .removeAll()
-      .pipe(Effect.mapError((error) => localFailure(error, "removing the working copy")));
+    const notes = [...removal.files.keys()].sort(compareCodeUnits);
+    const done = yield* materialise(call.tree, removal.files, new Map(), notes, call.blobs);
+    const io = (doing: string) => Effect.mapError((error: FsError) => localFailure(error, doing));
+    for (const path of removal.leftovers)
+      yield* call.tree.removeLeftover(path).pipe(io("removing a temp file"));
+    const directories = [...removal.directories].sort(
+      (a, b) => b.split("/").length - a.split("/").length || compareCodeUnits(a, b),
+    );
+    for (const directory of directories)
+      yield* call.tree.removeEmptyDirectory(directory).pipe(io("removing the working copy"));
+    if (done.held.length > 0) return false;
+    // Anything there now came after the judgement: someone's, kept.
+    const left = yield* call.tree.walk().pipe(io("listing the working copy"));
+    if (left.entries.length > 0 || left.tooDeepDirectories > 0 || left.tooDeep.length > 0)
+      return false;
+    yield* call.tree.removeEmptyDirectory("").pipe(io("removing the working copy"));
+    return true;
   });
