@@ -17,6 +17,7 @@ const mine = {
   d: "my note d\n",
   "Notes.md": "my Notes\n",
   "dir/Plan.md": "my plan\n",
+  "Shared/same.md": "my same\n",
 };
 
 /** A file system whose trees at or below `root` are killed once `allowed` files were written or removed. */
@@ -62,6 +63,7 @@ const setUp = async (pulled: "first" | "later"): Promise<World> => {
   w.write("/ws/a/d/n.md", "theirs\n");
   w.write("/ws/a/notes.md", "their notes\n");
   w.write("/ws/a/Dir/other.md", "theirs too\n");
+  w.write("/ws/a/shared/same.md", "their same\n");
   for (let n = 0; n < 5; n++) w.write(`/ws/a/x${n}.md`, `x${n}\n`);
   await commit(a);
   for (const [name, text] of Object.entries(mine)) w.write(`/ws/b/${name}`, text);
@@ -96,16 +98,36 @@ describe("a note moved aside by a pull killed part way", () => {
 });
 
 describe("writesAroundRemovals", () => {
-  const none = { has: () => false };
+  /**
+   * The removals' scanned files (content `was <path>`) and the target: each write holds
+   * the content of the removal `moves` names for it, or new content.
+   */
+  const order = (
+    writes: ReadonlyArray<string>,
+    removals: ReadonlyArray<string>,
+    moves: Readonly<Record<string, string>>,
+    replaced: ReadonlyArray<string> = [],
+  ) => {
+    const before = new Map(
+      [...removals, ...replaced].map((path) => [path, { id: `was ${path}` }] as const),
+    );
+    const target = new Map(
+      writes.map((path) => {
+        const from = moves[path];
+        return [path, from === undefined ? `new ${path}` : `was ${from}`] as const;
+      }),
+    );
+    return writesAroundRemovals(writes, removals, before, target);
+  };
 
   it("puts a note's new name before the removal of its old one", () => {
-    expect(writesAroundRemovals(["d~local", "d/n.md"], ["d"], none)).toEqual({
+    expect(order(["d~local", "d/n.md"], ["d"], { "d~local": "d" })).toEqual({
       early: ["d~local"],
       late: ["d/n.md"],
     });
   });
 
-  it("keeps late every write a removal stands in the way of, compared case-folded", () => {
+  it("keeps late every move a removal stands in the way of, compared case-folded", () => {
     const writes = [
       "notes.md", // the removed name, spelt otherwise
       "a/b", // below a removed file
@@ -113,19 +135,19 @@ describe("writesAroundRemovals", () => {
       "DIR/other.md", // below a directory above a removal, spelt otherwise
       "dir/new.md", // below it, spelt the same: free
       "Notes.md~local",
-      "fresh.md",
     ];
-    expect(writesAroundRemovals(writes, ["Notes.md", "A", "dir/Plan.md"], none)).toEqual({
-      early: ["dir/new.md", "Notes.md~local", "fresh.md"],
+    const moves = Object.fromEntries(writes.map((path) => [path, "Notes.md"]));
+    expect(order(writes, ["Notes.md", "A", "dir/Plan.md"], moves)).toEqual({
+      early: ["dir/new.md", "Notes.md~local"],
       late: ["notes.md", "a/b", "dir", "DIR/other.md"],
     });
   });
 
-  it("leaves every write late without removals, and a replaced file late always", () => {
-    expect(writesAroundRemovals(["x", "y"], [], none)).toEqual({ early: [], late: ["x", "y"] });
-    expect(writesAroundRemovals(["x", "y"], ["z"], { has: (path) => path === "x" })).toEqual({
-      early: ["y"],
-      late: ["x"],
+  it("keeps late new content, a replaced file, and every write without removals", () => {
+    expect(order(["fresh.md", "x"], ["z"], { x: "z" }, ["x"])).toEqual({
+      early: [],
+      late: ["fresh.md", "x"],
     });
+    expect(order(["x", "y"], [], { x: "z" })).toEqual({ early: [], late: ["x", "y"] });
   });
 });

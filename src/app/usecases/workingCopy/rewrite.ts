@@ -177,18 +177,25 @@ const mergeNewer = (
 };
 
 /**
- * The writes that may go before the removals (`early`: new names that no removed path
- * stands in the way of, compared case-folded: not a removed name, not below one, not a
- * directory above one, not below a directory above one spelt differently, which must be
- * emptied and removed first) and the rest (`late`), each in the given order. Without
- * removals, every write is late, as it always was.
+ * The writes that go before the removals (`early`: a note moving to a new name, that is
+ * a new path whose content is that of a removed file, where no removed path stands in
+ * the way, compared case-folded: not a removed name, not below one, not a directory
+ * above one, not below a directory above one spelt differently, which must be emptied
+ * and removed first) and the rest (`late`), each in the given order. Every other write
+ * stays after the removals, which free the space and the names it may need.
  */
 export const writesAroundRemovals = (
   writes: ReadonlyArray<string>,
   removals: ReadonlyArray<string>,
-  before: { readonly has: (path: string) => boolean },
+  before: ReadonlyMap<string, { readonly id: string }>,
+  target: Tree,
 ): { readonly early: ReadonlyArray<string>; readonly late: ReadonlyArray<string> } => {
   if (removals.length === 0) return { early: [], late: writes };
+  const moving = new Set<string>();
+  for (const path of removals) {
+    const id = before.get(path)?.id;
+    if (id !== undefined) moving.add(id);
+  }
   const removed = new Set<string>();
   // Folded directory above a removal → its spellings.
   const aboveRemoved = new Map<string, Set<string>>();
@@ -214,15 +221,19 @@ export const writesAroundRemovals = (
   };
   const early: string[] = [];
   const late: string[] = [];
-  for (const path of writes) (before.has(path) || inTheWay(path) ? late : early).push(path);
+  for (const path of writes) {
+    const id = target.get(path);
+    const moved = !before.has(path) && id !== undefined && moving.has(id);
+    (moved && !inTheWay(path) ? early : late).push(path);
+  }
   return { early, late };
 };
 
 /**
  * Rewrites the working copy open as `tree` from `before` (its scan) to `target` (path →
- * id): writes new names nothing removed stands in the way of (a note moved aside), then
- * removes files, then empty directories they leave, then writes each other changed file,
- * each atomically (mode 0644, parents 0755). Only `changed` is touched, each file only if
+ * id): writes each note moving to a new name (moved aside) there, then removes files,
+ * then empty directories they leave, then writes each other changed file, each
+ * atomically (mode 0644, parents 0755). Only `changed` is touched, each file only if
  * it still is what the scan saw (see the module comment). Fails only when the file system
  * fails otherwise (ENGINE_FAILED/LOCAL_IO).
  */
@@ -413,9 +424,8 @@ export const materialise = (
     // A note moved aside (`~local`: a case collision, a file where the notebook has a
     // directory) is a removal of its old name and a write of its new one. The write goes
     // first, so that a process killed in between leaves the note under both names rather
-    // than under none: a first pull has no intent to bring it back from. So does every
-    // other new name that nothing removed stands in the way of.
-    const { early, late: rest } = writesAroundRemovals(writes, removals, before);
+    // than under none: a first pull has no intent to bring it back from.
+    const { early, late: rest } = writesAroundRemovals(writes, removals, before, target);
     const stamps = new Map<string, StatStamp>();
     for (const [path, file] of before)
       if (target.get(path) === file.id) stamps.set(path, file.stamp);
