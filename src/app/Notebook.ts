@@ -42,9 +42,10 @@ export interface SyncReport {
    */
   readonly incoming?: ReadonlyArray<FileChange>;
   /**
-   * Commit only: set when the call first completed an earlier commit of this copy whose
-   * process stopped after the notebook accepted its publication, before the copy was
-   * settled — that publication's generation. `files` are the call's own publication's.
+   * Set when the call (a commit, or a pull of a copy already pulled) first completed an
+   * earlier commit of this copy whose process stopped after the notebook accepted its
+   * publication, before the copy was settled — that publication's generation. A
+   * commit's `files` are its own publication's; a pull's, what it changed on disk.
    */
   readonly interruptedCommit?: { readonly generation: number };
 }

@@ -39,15 +39,16 @@ const ansi = {
  * Files are sorted by path; `+0`/`-0` are omitted, and a file with no line change (an
  * empty file added or deleted) shows `0`. The summary follows `git diff --shortstat`:
  * singular forms for 1, a zero count omitted unless both are zero, and just
- * `0 files changed` for a no-op. A commit that first completed an earlier interrupted
- * one (`interruptedCommit`) says so on the second line, naming its generation, and its
- * no-op summary reads `nothing more to publish: 0 files changed`. Configured path sets
+ * `0 files changed` for a no-op. A call that first completed an earlier interrupted
+ * commit (`interruptedCommit`) says so on the second line, naming its generation; a
+ * commit's no-op summary then reads `nothing more to publish: 0 files changed`. Configured path sets
  * follow as `readOnly: …` and `writable: …` lines. With `color`, `OK` and insertions are green, deletions red.
  */
 export const renderCliSuccess = (
   report: SuccessReport,
   sets: PathSets,
   options: CliRenderOptions,
+  command: "pull" | "commit" = "commit",
 ): string => {
   const paint = painter(options.color);
   const files = [...report.files].sort((a, b) => compareCodeUnits(a.path, b.path));
@@ -74,7 +75,9 @@ export const renderCliSuccess = (
     files.reduce((sum, file) => sum + file.deletions, 0),
   );
   lines.push(
-    completed !== undefined && files.length === 0 ? `nothing more to publish: ${summary}` : summary,
+    completed !== undefined && files.length === 0 && command === "commit"
+      ? `nothing more to publish: ${summary}`
+      : summary,
   );
   if (sets.readOnly.length > 0) lines.push(`readOnly: ${sets.readOnly.join(", ")}`);
   if (sets.writable.length > 0) lines.push(`writable: ${sets.writable.join(", ")}`);

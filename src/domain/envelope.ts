@@ -29,7 +29,7 @@ export interface SuccessReport {
   /** Per-file line counts. */
   readonly files: ReadonlyArray<FileStat>;
   /**
-   * Commit only: the generation of an earlier commit of the copy, stopped after the
+   * Commit or pull: the generation of an earlier commit of the copy, stopped after the
    * notebook accepted its publication, that this call completed first. The CLI's report
    * names it; the MCP result keeps SPEC §2.3's shape without it (a client that lost the
    * earlier answer was told to pull to verify, and its pull or log shows the generation).

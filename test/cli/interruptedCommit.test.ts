@@ -1,8 +1,8 @@
 /**
  * A commit whose process stopped after `current` accepted its publication, before the
  * working copy was settled (the `after-cas` failpoint, as a crash): the next commit
- * through a real `quire` process or a real `quire serve` settles the copy first. The
- * CLI's answer must say so — that an earlier commit's publication had landed, with its
+ * through a real `quire` process or a real `quire serve` settles the copy first, and so
+ * does a pull. The CLI's answer must say so — that an earlier commit's publication had landed, with its
  * generation — rather than only "0 files changed", which reads as "nothing of yours was
  * published"; the MCP result keeps SPEC §2.3's shape, its generation the landed one.
  */
@@ -109,6 +109,23 @@ describe("a commit that finds an earlier commit of its copy interrupted after it
         "",
       ].join("\n"),
     );
+  });
+
+  it("quire pull says it completed that commit too, and names its generation", async () => {
+    const { world, a } = await interrupted();
+    const pulled = await pull(world, a);
+    expect(pulled.code, pulled.stderr).toBe(0);
+    expect(pulled.stdout).toBe(
+      [
+        "OK  generation 2",
+        "completed an earlier commit of this copy, interrupted after the notebook accepted it: generation 2 (quire show PATH 2 lists its files)",
+        "0 files changed",
+        "",
+      ].join("\n"),
+    );
+    expect(read(a, "x.md")).toBe("one\ntwo\n");
+    const again = await pull(world, a);
+    expect(again.stdout).toBe("OK  generation 2\n0 files changed\n");
   });
 
   it("notes_commit through quire serve settles it and keeps SPEC §2.3's result shape", async () => {

@@ -70,7 +70,7 @@ const runWithId = (
       yield* Effect.logDebug(`${command} completed`).pipe(
         Effect.annotateLogs({ code: "OK", durationMs, generation: result.right.generation }),
       );
-      terminal.out(renderCliSuccess(result.right, sets, { color: terminal.outColor }));
+      terminal.out(renderCliSuccess(result.right, sets, { color: terminal.outColor }, command));
       terminal.out(renderIncoming(result.right.incoming ?? [], { color: terminal.outColor }));
       return exitCodes.ok;
     }

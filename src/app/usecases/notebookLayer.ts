@@ -341,6 +341,9 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             path,
             generation: value.generation,
             files: value.files,
+            ...(Option.isSome(value.completed)
+              ? { interruptedCommit: { generation: value.completed.value } }
+              : {}),
           })),
           Effect.withLogSpan("pull"),
           Effect.annotateLogs("module", "notebook"),

@@ -207,10 +207,21 @@ export const conflictError = (
     files: conflicts,
   });
 
-/** Pull (SPEC §6.1): OK with the on-disk delta, or CONTENT_CONFLICT with every conflicted path and range. */
+/**
+ * Pull (SPEC §6.1): OK with the on-disk delta, or CONTENT_CONFLICT with every conflicted
+ * path and range. `completed`: the generation of an earlier commit of this copy, stopped
+ * after the notebook accepted it, that the pull settled the copy on first.
+ */
 export const pull = (
   call: CopyCall,
-): Effect.Effect<{ generation: number; files: ReadonlyArray<FileStat> }, DomainError> =>
+): Effect.Effect<
+  {
+    readonly generation: number;
+    readonly files: ReadonlyArray<FileStat>;
+    readonly completed: Option.Option<number>;
+  },
+  DomainError
+> =>
   synchronise(call, "afterAnswer").pipe(
     Effect.flatMap((done) =>
       done.conflicts.length > 0
