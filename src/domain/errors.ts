@@ -581,6 +581,14 @@ export const domainError = (input: DomainErrorInput): DomainError => {
 };
 
 /**
+ * The note a failed commit or pull adds when it first settled the copy on an earlier
+ * commit of its own whose publication had landed (its process stopped before the copy
+ * was settled): the error must not read as "nothing of yours was published".
+ */
+export const earlierCommitLanded = (generation: number): string =>
+  `An earlier commit of this working copy, interrupted after the notebook accepted it, is published as generation ${generation}, and the working copy was settled on it; only this call's own changes are concerned by the error.`;
+
+/**
  * `error` with `note` added at the end of its message (after a full stop if it has
  * none), everything else as it was: for a call that must also say what it did before
  * it failed.

@@ -324,3 +324,59 @@ describe("a session copy a person writes into while it is removed", () => {
     expect(w.exists(copyDir)).toBe(false);
   });
 });
+
+describe("a session copy whose note is written into a little late while it is removed", () => {
+  it("keeps what was written, in the folder the removal had emptied", async () => {
+    const { w } = await publishing({ "sub/a.md": "a\n", "b.md": "b\n" });
+    await pull(w.open(), "/ws/b");
+    // An append that opened sub/a.md before its removal writes after it.
+    const hooked = (tree: RootedTree): RootedTree => ({
+      ...tree,
+      subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+      removeFile: (path, expected) => {
+        if (path !== "sub/a.md") return tree.removeFile(path, expected);
+        const fd = w.vol.openSync(`${tree.root}/${path}`, "r+");
+        return tree.removeFile(path, expected).pipe(
+          Effect.tap(() =>
+            Effect.sync(() => {
+              const late = Buffer.from("appended late\n");
+              w.vol.writeSync(fd, late, 0, late.length, 2);
+              w.vol.closeSync(fd);
+            }),
+          ),
+        );
+      },
+    });
+    const fs: FileSystemService = {
+      ...w.fs,
+      openTree: (root, resolvedAs) => w.fs.openTree(root, resolvedAs).pipe(Effect.map(hooked)),
+    };
+    const removed = await Effect.runPromise(openOn(w.store, fs).discardIfPublished("/ws/b"));
+    expect(removed).toBe(false);
+    expect(w.files("/ws/b")).toEqual({ "sub/a.md": "a\nappended late\n" });
+  });
+});
+
+describe("a session copy a file is saved into just before its directory goes", () => {
+  it("is kept, with its private state", async () => {
+    const { w } = await publishing(threeNotes);
+    await pull(w.open(), "/ws/b");
+    const copyDir = copyDirectory("/private", "/ws/b", w.store.identity);
+    const hooked = (tree: RootedTree): RootedTree => ({
+      ...tree,
+      subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+      removeEmptyDirectory: (directory) =>
+        Effect.sync(() => {
+          if (directory === "") w.write("/ws/b/late.md", "saved at the last moment\n");
+        }).pipe(Effect.zipRight(tree.removeEmptyDirectory(directory))),
+    });
+    const fs: FileSystemService = {
+      ...w.fs,
+      openTree: (root, resolvedAs) => w.fs.openTree(root, resolvedAs).pipe(Effect.map(hooked)),
+    };
+    expect(await Effect.runPromise(openOn(w.store, fs).discardIfPublished("/ws/b"))).toBe(false);
+    expect(w.files("/ws/b")).toEqual({ "late.md": "saved at the last moment\n" });
+    expect(w.exists(copyDir)).toBe(true);
+    expect(await discard(w)).toBe(false);
+  });
+});

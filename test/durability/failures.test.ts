@@ -600,6 +600,22 @@ describe("crash and failure at each local stage", () => {
     expect(w.files("/ws/b")).toEqual(final);
   });
 
+  it("crash after the CAS, then a pull that meets a conflict: its error says the earlier commit is published", async () => {
+    const { w } = await busyWorld();
+    await crashCommit(w, "after-cas");
+    const b = w.open();
+    await pull(b, "/ws/b");
+    w.write("/ws/b/x.md", "one\ntwo, by b\n");
+    await commit(b, "/ws/b");
+    w.write("/ws/a/x.md", "one\ntwo, by a\n");
+    const error = await fails(w.open().pull({ path: "/ws/a" }));
+    expect([error.code, error.reason]).toEqual(["CONTENT_CONFLICT", "MERGE_CONFLICT"]);
+    expect(error.files.map((file) => file.path)).toEqual(["x.md"]);
+    expect(error.message).toContain(
+      "An earlier commit of this working copy, interrupted after the notebook accepted it, is published as generation 3, and the working copy was settled on it",
+    );
+  });
+
   it("crash after the CAS, then a commit of more edits that fails: its error says the earlier one is published", async () => {
     const { w } = await busyWorld();
     await crashCommit(w, "after-cas");

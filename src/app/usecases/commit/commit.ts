@@ -1,7 +1,12 @@
 /** The commit use case (SPEC §6.2): publish a working copy's edits with one compare-and-swap. */
 import { Effect, Option } from "effect";
 import { textFault, textFaultMessage } from "../../../domain/content.js";
-import { domainError, withNote, type DomainError } from "../../../domain/errors.js";
+import {
+  domainError,
+  earlierCommitLanded,
+  withNote,
+  type DomainError,
+} from "../../../domain/errors.js";
 import { diffTrees } from "../../../domain/treeDiff.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
 import { utf8Length } from "../../../domain/paths.js";
@@ -183,9 +188,6 @@ const publishWithRetries = (copy: ScannedCopy): Effect.Effect<Committed, DomainE
   });
 
 /** What a failed commit adds when it first completed an earlier, interrupted one. */
-const earlierCommitLanded = (generation: number): string =>
-  `An earlier commit of this working copy, interrupted after the notebook accepted it, is published as generation ${generation}, and the working copy was settled on it; only this call's own changes are concerned by the error.`;
-
 /**
  * Commit (SPEC §6.2), in steps:
  * 1. requires a prior pull; resynchronises first a copy whose rewrite (or whose last

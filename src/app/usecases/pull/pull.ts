@@ -1,7 +1,13 @@
 /** The pull use case (SPEC §6.1): bring the accepted notebook into a working copy. */
 import { Effect, Option } from "effect";
 import { conflictMessage, type ConflictCall } from "../../../domain/conflictMessage.js";
-import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
+import {
+  domainError,
+  earlierCommitLanded,
+  withNote,
+  type DomainError,
+  type FileIssue,
+} from "../../../domain/errors.js";
 import { idsOf, type FileStat, type Tree } from "../../../domain/tree.js";
 import type { Manifest } from "../../../domain/manifest.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
@@ -225,7 +231,16 @@ export const pull = (
   synchronise(call, "afterAnswer").pipe(
     Effect.flatMap((done) =>
       done.conflicts.length > 0
-        ? Effect.fail(conflictError(done.conflicts, { _tag: "Pull" }))
+        ? Effect.fail(
+            Option.match(done.completed, {
+              onNone: () => conflictError(done.conflicts, { _tag: "Pull" }),
+              onSome: (generation) =>
+                withNote(
+                  conflictError(done.conflicts, { _tag: "Pull" }),
+                  earlierCommitLanded(generation),
+                ),
+            }),
+          )
         : Effect.succeed(done),
     ),
   );

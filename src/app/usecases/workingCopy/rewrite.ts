@@ -196,6 +196,12 @@ export const writesAroundRemovals = (
     const id = before.get(path)?.id;
     if (id !== undefined) moving.add(id);
   }
+  const moved = writes.filter((path) => {
+    const id = target.get(path);
+    return !before.has(path) && id !== undefined && moving.has(id);
+  });
+  // Nothing moves (most rewrites): no name is folded.
+  if (moved.length === 0) return { early: [], late: writes };
   const removed = new Set<string>();
   // Folded directory above a removal → its spellings.
   const aboveRemoved = new Map<string, Set<string>>();
@@ -221,11 +227,8 @@ export const writesAroundRemovals = (
   };
   const early: string[] = [];
   const late: string[] = [];
-  for (const path of writes) {
-    const id = target.get(path);
-    const moved = !before.has(path) && id !== undefined && moving.has(id);
-    (moved && !inTheWay(path) ? early : late).push(path);
-  }
+  const goFirst = new Set(moved.filter((path) => !inTheWay(path)));
+  for (const path of writes) (goFirst.has(path) ? early : late).push(path);
   return { early, late };
 };
 
@@ -268,6 +271,53 @@ export const materialise = (
       return file === undefined
         ? Effect.succeed(undefined)
         : blobs.load(file.id).pipe(Effect.orElseSucceed(() => undefined));
+    };
+
+    /**
+     * Writes `bytes` beside `path` under a new name (`<path>.displaced`, `-2`, …), created
+     * only where nothing is, with the directories it needs (the rewrite may have removed
+     * them): for content that can no longer go to `path` itself. Never fails; logged.
+     */
+    const putBeside = (path: string, bytes: Uint8Array): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        const parent = parentOf(path);
+        if (parent !== undefined) yield* Effect.either(tree.makeDirectories(parent, 0o755));
+        for (let n = 1; n <= 20; n++) {
+          const beside = `${path}.displaced${n === 1 ? "" : `-${n}`}`;
+          const made = yield* Effect.either(
+            tree.replaceFile(beside, bytes, { _tag: "Absent" }, 0o644),
+          );
+          if (made._tag === "Right" && made.right._tag === "Done") {
+            yield* Effect.logWarning(
+              "a note displaced during the call was put beside it: its name kept changing",
+            ).pipe(Effect.annotateLogs({ file: path, keptAs: beside }));
+            return;
+          }
+        }
+        yield* Effect.logError(
+          "a note displaced during the call could not be put back anywhere",
+        ).pipe(Effect.annotateLogs({ file: path, bytes: bytes.length }));
+      });
+
+    /**
+     * After putting `bytes` back at `path` as a person left them: whatever of them, or of
+     * the file it replaced, that write did not leave at the name goes beside it.
+     */
+    const keepWhatWasNotPut = (
+      path: string,
+      bytes: Uint8Array,
+      outcome: GuardedOutcome,
+    ): Effect.Effect<void> => {
+      switch (outcome._tag) {
+        case "Done":
+          return Effect.void;
+        case "Changed":
+          return putBeside(path, bytes);
+        case "Overtaken":
+          return putBeside(path, outcome.bytes);
+        case "Displaced":
+          return putBeside(path, bytes).pipe(Effect.zipRight(putBeside(path, outcome.bytes)));
+      }
     };
 
     /**
@@ -322,23 +372,9 @@ export const materialise = (
           }
           if (displaced === undefined) return held;
           // Its name keeps changing (or holds a directory now): the displaced note goes
-          // beside it under a new name, created only where nothing is, for the person to
-          // see and the next commit to publish — never lost.
-          for (let n = 1; n <= 20; n++) {
-            const beside = `${path}.displaced${n === 1 ? "" : `-${n}`}`;
-            const made = yield* Effect.either(
-              tree.replaceFile(beside, displaced, { _tag: "Absent" }, 0o644),
-            );
-            if (made._tag === "Right" && made.right._tag === "Done") {
-              yield* Effect.logWarning(
-                "a note displaced during the call was put beside it: its name kept changing",
-              ).pipe(Effect.annotateLogs({ file: path, keptAs: beside }));
-              return held;
-            }
-          }
-          yield* Effect.logError(
-            "a note displaced during the call could not be put back anywhere",
-          ).pipe(Effect.annotateLogs({ file: path, bytes: displaced.length }));
+          // beside it under a new name, for the person to see and the next commit to
+          // publish — never lost.
+          yield* putBeside(path, displaced);
           return held;
         });
         // A directory standing where the note goes is cleared once, if it is empty.
@@ -371,7 +407,10 @@ export const materialise = (
             });
             if (merged === undefined) {
               // Put the edit back as the person left it.
-              yield* tree.replaceFile(path, newer, mine, 0o644).pipe(io("writing a file"));
+              const outcome = yield* tree
+                .replaceFile(path, newer, mine, 0o644)
+                .pipe(io("writing a file"));
+              yield* keepWhatWasNotPut(path, newer, outcome);
               return held;
             }
             expected = mine;
@@ -475,13 +514,32 @@ export const materialise = (
         : makeParents(paths).pipe(Effect.zipRight(forEachPooled(paths, writeOne, noteIo)));
 
     yield* writeAll(early);
+    // A note whose new name could not be written (taken meanwhile, or its folder) keeps
+    // its old one: its content is nowhere else.
+    const unmoved = new Set<string>();
+    if (heldPaths.length > 0) {
+      const held = new Set(heldPaths);
+      for (const path of early) {
+        const id = target.get(path);
+        if (held.has(path) && id !== undefined) unmoved.add(id);
+      }
+    }
+    const removing =
+      unmoved.size === 0
+        ? removals
+        : removals.filter((path) => {
+            const id = before.get(path)?.id;
+            if (id === undefined || !unmoved.has(id)) return true;
+            heldPaths.push(path);
+            return false;
+          });
     yield* forEachPooled(
-      removals,
+      removing,
       (path) => settlePath(path, undefined).pipe(Effect.map((settled) => record(path, settled))),
       noteIo,
     );
     const emptied = new Set<string>();
-    for (const path of removals) {
+    for (const path of removing) {
       for (let parent = parentOf(path); parent !== undefined; parent = parentOf(parent))
         emptied.add(parent);
     }
@@ -495,8 +553,16 @@ export const materialise = (
     // as an overtaking edit is, onto whatever the name holds now.
     const bringBack = (path: string, late: Uint8Array): Effect.Effect<Settled, DomainError> =>
       Effect.gen(function* () {
+        // Its directory may have gone with the rewrite's removals (a note removed from a
+        // folder it emptied): made again, or the write below could not put it back.
+        const parent = parentOf(path);
+        if (parent !== undefined) yield* Effect.either(tree.makeDirectories(parent, 0o755));
         const found = yield* reread(tree, path);
-        if (found === null) return held;
+        if (found === null) {
+          // A directory (or something that is no note) has the name now.
+          yield* putBeside(path, late);
+          return held;
+        }
         const here: Expectation =
           found === undefined
             ? { _tag: "Absent" }
@@ -509,7 +575,10 @@ export const materialise = (
         );
         if (merged === undefined) {
           // As the person left it, to be merged by the next call (as after `Overtaken`).
-          yield* tree.replaceFile(path, late, here, 0o644).pipe(io("writing a file"));
+          const outcome = yield* tree
+            .replaceFile(path, late, here, 0o644)
+            .pipe(io("writing a file"));
+          yield* keepWhatWasNotPut(path, late, outcome);
           return held;
         }
         const id = target.get(path);

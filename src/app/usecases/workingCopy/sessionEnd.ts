@@ -51,8 +51,8 @@ const settledOn = (baseline: ReadonlyMap<string, BlobRef>): Published => ({
  *   either as the baseline had it (not rewritten yet) or as the accepted state it was
  *   settling on has it (rewritten); one both have may not be missing. Only if every
  *   content the rewrite replaced or moved was published too: a person's note a merge
- *   moves aside (`~local`) is removed before its new name is written, and between the
- *   two only the intent holds it.
+ *   moves aside (`~local`) is written under its new name before its old one is removed:
+ *   killed in between, the copy holds it twice, and neither is published.
  * - Never pulled: nothing, or, if a first pull into an empty copy was interrupted
  *   (firstPull.ts), files as the state it was writing has them, any of them missing.
  */
@@ -218,8 +218,16 @@ export const removePublished = (
     if (done.held.length > 0) return false;
     // Anything there now came after the judgement: someone's, kept.
     const left = yield* call.tree.walk().pipe(io("listing the working copy"));
-    if (left.entries.length > 0 || left.tooDeepDirectories > 0 || left.tooDeep.length > 0)
+    if (
+      left.entries.length > 0 ||
+      left.undecodable.length > 0 ||
+      left.tooDeepDirectories > 0 ||
+      left.tooDeep.length > 0
+    )
       return false;
     yield* call.tree.removeEmptyDirectory("").pipe(io("removing the working copy"));
-    return true;
+    // Still there: something was saved in it after that listing, or its path leads
+    // elsewhere now (a symlink swapped in). Kept, with its record.
+    const still = yield* call.fs.info(call.dir).pipe(io("checking the working copy"));
+    return Option.isNone(still);
   });
