@@ -248,10 +248,17 @@ describe("compare-and-swap of current", () => {
     const error = await commitFails(nb);
     expect(error.reason).toBe("PUBLICATION_UNKNOWN");
     expect(w.read("/ws/a/x.md")).toBe("one\ntwo\n");
-    // It did land: the next pull adopts it (identical on both sides), the next commit is a no-op.
+    // It did land: the next pull adopts it (identical on both sides), the next commit is a
+    // no-op,
     expect((await manifestOf(w.store))?.generation).toBe(2);
     w.faults.clear();
-    expect(await pull(w.open())).toEqual({ path: "/ws/a", generation: 2, files: [] });
+    // and says that it completed that commit.
+    expect(await pull(w.open())).toEqual({
+      path: "/ws/a",
+      generation: 2,
+      files: [],
+      interruptedCommit: { generation: 2 },
+    });
     expect((await commit(w.open())).files).toEqual([]);
   });
 
