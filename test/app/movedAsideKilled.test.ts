@@ -100,20 +100,14 @@ describe("a note moved aside by a pull killed part way", () => {
 describe("a note whose new name is taken while the pull moves it there", () => {
   it("keeps its old name, and the newcomer keeps the new one", async () => {
     const w = await setUp("first");
-    const hooked = (tree: RootedTree): RootedTree => ({
-      ...tree,
-      subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+    const notebook = w.openHooked((tree) => ({
       replaceFile: (path, bytes, expected, mode) =>
         Effect.sync(() => {
           if (path === "d~local" && !w.exists("/ws/b/d~local"))
             w.write("/ws/b/d~local", "newcomer\n");
         }).pipe(Effect.zipRight(tree.replaceFile(path, bytes, expected, mode))),
-    });
-    const fs: FileSystemService = {
-      ...w.fs,
-      openTree: (root, resolvedAs) => w.fs.openTree(root, resolvedAs).pipe(Effect.map(hooked)),
-    };
-    await Effect.runPromise(Effect.either(openOn(w.store, fs).pull({ path: "/ws/b" })));
+    }));
+    await Effect.runPromise(Effect.either(notebook.pull({ path: "/ws/b" })));
     expect(w.read("/ws/b/d")).toBe("my note d\n");
     expect(w.read("/ws/b/d~local")).toBe("newcomer\n");
     heldSomewhere(w);

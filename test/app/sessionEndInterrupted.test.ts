@@ -10,8 +10,7 @@ import { Effect, Either } from "effect";
 import { describe, expect, it } from "vitest";
 import type { FailpointStage } from "../../src/app/usecases/shared/failpoints.js";
 import { copyDirectory } from "../../src/app/usecases/workingCopy/privateState.js";
-import { FsError, type FileSystemService, type RootedTree } from "../../src/ports/FileSystem.js";
-import { openOn } from "./memNotebook.js";
+import { FsError } from "../../src/ports/FileSystem.js";
 import { author, commit, crashes, pull, world, type World } from "../durability/harness.js";
 
 const crashAt = (stage: FailpointStage) => ({
@@ -192,20 +191,13 @@ describe("a session copy whose process was killed while writing it", () => {
 
     /** A notebook on `w` whose removal of a working copy fails on z.md. */
     const failingRemoval = (w: World) => {
-      const stopped = (tree: RootedTree): RootedTree => ({
-        ...tree,
-        subtree: (directory) => tree.subtree(directory).pipe(Effect.map(stopped)),
+      return w.openHooked((tree) => ({
         // x.md and y.md go; the removal of z.md fails (EACCES).
         removeFile: (path, expected) =>
           path !== "z.md"
             ? tree.removeFile(path, expected)
             : Effect.fail(new FsError({ reason: "Other", path, message: "EACCES" })),
-      });
-      const fs: FileSystemService = {
-        ...w.fs,
-        openTree: (root, resolvedAs) => w.fs.openTree(root, resolvedAs).pipe(Effect.map(stopped)),
-      };
-      return openOn(w.store, fs);
+      }));
     };
 
     it("is removed by a later judgement: the notes it removed are no edit", async () => {
@@ -270,16 +262,9 @@ describe("a session copy a person writes into while it is removed", () => {
       if (!saved) save();
       saved = true;
     });
-    const hooked = (tree: RootedTree): RootedTree => ({
-      ...tree,
-      subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+    return w.openHooked((tree) => ({
       removeFile: (path, expected) => once.pipe(Effect.zipRight(tree.removeFile(path, expected))),
-    });
-    const fs: FileSystemService = {
-      ...w.fs,
-      openTree: (root, resolvedAs) => w.fs.openTree(root, resolvedAs).pipe(Effect.map(hooked)),
-    };
-    return openOn(w.store, fs);
+    }));
   };
 
   const settledCopy = async () => {
@@ -330,9 +315,7 @@ describe("a session copy whose note is written into a little late while it is re
     const { w } = await publishing({ "sub/a.md": "a\n", "b.md": "b\n" });
     await pull(w.open(), "/ws/b");
     // An append that opened sub/a.md before its removal writes after it.
-    const hooked = (tree: RootedTree): RootedTree => ({
-      ...tree,
-      subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+    const notebook = w.openHooked((tree) => ({
       removeFile: (path, expected) => {
         if (path !== "sub/a.md") return tree.removeFile(path, expected);
         const fd = w.vol.openSync(`${tree.root}/${path}`, "r+");
@@ -346,12 +329,8 @@ describe("a session copy whose note is written into a little late while it is re
           ),
         );
       },
-    });
-    const fs: FileSystemService = {
-      ...w.fs,
-      openTree: (root, resolvedAs) => w.fs.openTree(root, resolvedAs).pipe(Effect.map(hooked)),
-    };
-    const removed = await Effect.runPromise(openOn(w.store, fs).discardIfPublished("/ws/b"));
+    }));
+    const removed = await Effect.runPromise(notebook.discardIfPublished("/ws/b"));
     expect(removed).toBe(false);
     expect(w.files("/ws/b")).toEqual({ "sub/a.md": "a\nappended late\n" });
   });
@@ -362,19 +341,13 @@ describe("a session copy a file is saved into just before its directory goes", (
     const { w } = await publishing(threeNotes);
     await pull(w.open(), "/ws/b");
     const copyDir = copyDirectory("/private", "/ws/b", w.store.identity);
-    const hooked = (tree: RootedTree): RootedTree => ({
-      ...tree,
-      subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+    const notebook = w.openHooked((tree) => ({
       removeEmptyDirectory: (directory) =>
         Effect.sync(() => {
           if (directory === "") w.write("/ws/b/late.md", "saved at the last moment\n");
         }).pipe(Effect.zipRight(tree.removeEmptyDirectory(directory))),
-    });
-    const fs: FileSystemService = {
-      ...w.fs,
-      openTree: (root, resolvedAs) => w.fs.openTree(root, resolvedAs).pipe(Effect.map(hooked)),
-    };
-    expect(await Effect.runPromise(openOn(w.store, fs).discardIfPublished("/ws/b"))).toBe(false);
+    }));
+    expect(await Effect.runPromise(notebook.discardIfPublished("/ws/b"))).toBe(false);
     expect(w.files("/ws/b")).toEqual({ "late.md": "saved at the last moment\n" });
     expect(w.exists(copyDir)).toBe(true);
     expect(await discard(w)).toBe(false);

@@ -25,6 +25,7 @@ import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOpti
 import type { DomainError } from "../../src/domain/errors.js";
 import { allDescriptors, decodeManifest, type Manifest } from "../../src/domain/manifest.js";
 import { ObjectStore, type ObjectStoreService } from "../../src/ports/ObjectStore.js";
+import type { FileSystemService, RootedTree } from "../../src/ports/FileSystem.js";
 import { stagingPrefix } from "../../src/domain/staging.js";
 import { baseOptions, openOn } from "../app/memNotebook.js";
 import { freshPrefix, s3TestEnv, storeOptions } from "../s3/env.js";
@@ -69,6 +70,26 @@ export const world = (inner: ObjectStoreService = defaultStore()) => {
   const faults = faulty.make(inner);
   const open = (overrides: Partial<NotebookOptions> = {}): NotebookService =>
     openOn(faults.store, fs, overrides);
+  /**
+   * A notebook on this world whose working-copy trees (and their subtrees) answer
+   * `hook(tree)`'s methods instead of their own: a person or a process at work in the
+   * directory while quire calls them.
+   */
+  const openHooked = (
+    hook: (tree: RootedTree) => Partial<RootedTree>,
+    overrides: Partial<NotebookOptions> = {},
+  ): NotebookService => {
+    const hooked = (tree: RootedTree): RootedTree => ({
+      ...tree,
+      subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+      ...hook(tree),
+    });
+    const hookedFs: FileSystemService = {
+      ...fs,
+      openTree: (root, resolvedAs) => fs.openTree(root, resolvedAs).pipe(Effect.map(hooked)),
+    };
+    return openOn(faults.store, hookedFs, overrides);
+  };
   const read = (path: string): string => vol.readFileSync(path, "utf8").toString();
   const exists = (path: string): boolean => vol.existsSync(path);
   const write = (path: string, text: string) => {
@@ -89,7 +110,20 @@ export const world = (inner: ObjectStoreService = defaultStore()) => {
     if (exists(dir)) visit("");
     return out;
   };
-  return { fs, vol, inner, faults, store: faults.store, open, read, exists, write, remove, files };
+  return {
+    fs,
+    vol,
+    inner,
+    faults,
+    store: faults.store,
+    open,
+    openHooked,
+    read,
+    exists,
+    write,
+    remove,
+    files,
+  };
 };
 
 export type World = ReturnType<typeof world>;
