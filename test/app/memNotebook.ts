@@ -51,6 +51,25 @@ export const memNotebook = (
 };
 
 /**
+ * `fs` whose trees (and their subtrees) answer `hook(tree)`'s methods instead of their
+ * own: a person or a process at work in the directory while quire calls them.
+ */
+export const hookedFileSystem = (
+  fs: FileSystemService,
+  hook: (tree: RootedTree) => Partial<RootedTree>,
+): FileSystemService => {
+  const hooked = (tree: RootedTree): RootedTree => ({
+    ...tree,
+    subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
+    ...hook(tree),
+  });
+  return {
+    ...fs,
+    openTree: (root, resolvedAs) => fs.openTree(root, resolvedAs).pipe(Effect.map(hooked)),
+  };
+};
+
+/**
  * A notebook on a fresh memfs volume and memory store whose working-copy trees (and
  * their subtrees) are `hook`ed: `hook(tree)` answers the tree's methods to replace, each
  * standing for a person working in the directory as quire calls them.
@@ -58,15 +77,7 @@ export const memNotebook = (
 export const hookedNotebook = (hook: (tree: RootedTree) => Partial<RootedTree>) => {
   const { service, vol } = memFs.make({ "/ws/.keep": "" });
   vol.unlinkSync("/ws/.keep");
-  const hooked = (tree: RootedTree): RootedTree => ({
-    ...tree,
-    subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
-    ...hook(tree),
-  });
-  const fs: FileSystemService = {
-    ...service,
-    openTree: (root) => service.openTree(root).pipe(Effect.map(hooked)),
-  };
+  const fs = hookedFileSystem(service, hook);
   const notebook = Effect.runSync(
     makeNotebook({ store: memoryStore.make(), fs, ids: ids.make(), options: baseOptions }),
   );

@@ -25,9 +25,9 @@ import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOpti
 import type { DomainError } from "../../src/domain/errors.js";
 import { allDescriptors, decodeManifest, type Manifest } from "../../src/domain/manifest.js";
 import { ObjectStore, type ObjectStoreService } from "../../src/ports/ObjectStore.js";
-import type { FileSystemService, RootedTree } from "../../src/ports/FileSystem.js";
+import type { RootedTree } from "../../src/ports/FileSystem.js";
 import { stagingPrefix } from "../../src/domain/staging.js";
-import { baseOptions, openOn } from "../app/memNotebook.js";
+import { baseOptions, hookedFileSystem, openOn } from "../app/memNotebook.js";
 import { freshPrefix, s3TestEnv, storeOptions } from "../s3/env.js";
 
 export const author = { name: "test", version: "1" };
@@ -78,18 +78,7 @@ export const world = (inner: ObjectStoreService = defaultStore()) => {
   const openHooked = (
     hook: (tree: RootedTree) => Partial<RootedTree>,
     overrides: Partial<NotebookOptions> = {},
-  ): NotebookService => {
-    const hooked = (tree: RootedTree): RootedTree => ({
-      ...tree,
-      subtree: (directory) => tree.subtree(directory).pipe(Effect.map(hooked)),
-      ...hook(tree),
-    });
-    const hookedFs: FileSystemService = {
-      ...fs,
-      openTree: (root, resolvedAs) => fs.openTree(root, resolvedAs).pipe(Effect.map(hooked)),
-    };
-    return openOn(faults.store, hookedFs, overrides);
-  };
+  ): NotebookService => openOn(faults.store, hookedFileSystem(fs, hook), overrides);
   const read = (path: string): string => vol.readFileSync(path, "utf8").toString();
   const exists = (path: string): boolean => vol.existsSync(path);
   const write = (path: string, text: string) => {
