@@ -1020,8 +1020,8 @@ const treeAt = (
     run(full(directory), () => {
       const target = full(directory);
       if (target === "") {
-        // The tree's own root: removed by its host path, and only
-        // while empty (rmdir). Its handles are let go once it is gone.
+        // The tree's own root: removed by its host path, and only while empty (rmdir).
+        // Its handles are let go once it is gone.
         let gone = true;
         tolerate(["ENOENT", "ENOTEMPTY", "EEXIST", "ENOTDIR", "EBUSY", "EINVAL"], () => {
           gone = false;

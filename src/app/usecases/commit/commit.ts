@@ -187,7 +187,6 @@ const publishWithRetries = (copy: ScannedCopy): Effect.Effect<Committed, DomainE
     return yield* Effect.fail(busyError(round.setback));
   });
 
-/** What a failed commit adds when it first completed an earlier, interrupted one. */
 /**
  * Commit (SPEC §6.2), in steps:
  * 1. requires a prior pull; resynchronises first a copy whose rewrite (or whose last

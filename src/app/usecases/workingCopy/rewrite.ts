@@ -89,7 +89,7 @@ type Settled =
 const held: Settled = { _tag: "Held" };
 
 /** Directories ordered so that every one comes before its parent (for removing them). */
-const deepestFirst = (directories: Iterable<string>): ReadonlyArray<string> =>
+export const deepestFirst = (directories: Iterable<string>): ReadonlyArray<string> =>
   [...directories].sort(
     (a, b) => b.split("/").length - a.split("/").length || compareCodeUnits(a, b),
   );

@@ -16,7 +16,7 @@ import { loadFirstPull, recordFirstPull } from "./firstPull.js";
 import type { BlobRef } from "./privateState.js";
 import { acceptedTreeOf, loadIntent } from "./rewriteIntent.js";
 import { isLeftoverTemp, scanWorkingCopy, setAsideOriginal, type Scan } from "./workingCopy.js";
-import { materialise } from "./rewrite.js";
+import { deepestFirst, materialise } from "./rewrite.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
 import type { FsError } from "../../../ports/FileSystem.js";
 
@@ -210,10 +210,7 @@ export const removePublished = (
     const io = (doing: string) => Effect.mapError((error: FsError) => localFailure(error, doing));
     for (const path of removal.leftovers)
       yield* call.tree.removeLeftover(path).pipe(io("removing a temp file"));
-    const directories = [...removal.directories].sort(
-      (a, b) => b.split("/").length - a.split("/").length || compareCodeUnits(a, b),
-    );
-    for (const directory of directories)
+    for (const directory of deepestFirst(removal.directories))
       yield* call.tree.removeEmptyDirectory(directory).pipe(io("removing the working copy"));
     if (done.held.length > 0) return false;
     // Anything there now came after the judgement: someone's, kept.
