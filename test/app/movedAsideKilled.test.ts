@@ -9,8 +9,8 @@
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import { writesAroundRemovals } from "../../src/app/usecases/workingCopy/rewrite.js";
-import type { FileSystemService, RootedTree } from "../../src/ports/FileSystem.js";
-import { openOn } from "./memNotebook.js";
+import type { FileSystemService } from "../../src/ports/FileSystem.js";
+import { hookedFileSystem, openOn } from "./memNotebook.js";
 import { commit, pull, world, type World } from "../durability/harness.js";
 
 const mine = {
@@ -24,11 +24,11 @@ const mine = {
 const killedAfter = (fs: FileSystemService, root: string, allowed: number) => {
   let done = 0;
   let killed = false;
-  const counting = (tree: RootedTree): RootedTree => {
-    const mine = tree.root === root || tree.root.startsWith(`${root}/`);
+  const service = hookedFileSystem(fs, (tree) => {
+    const inCopy = tree.root === root || tree.root.startsWith(`${root}/`);
     const step = <A, E>(op: Effect.Effect<A, E>): Effect.Effect<A, E> =>
       Effect.suspend(() => {
-        if (!mine) return op;
+        if (!inCopy) return op;
         if (done >= allowed) {
           killed = true;
           return Effect.interrupt;
@@ -37,17 +37,11 @@ const killedAfter = (fs: FileSystemService, root: string, allowed: number) => {
         return op;
       });
     return {
-      ...tree,
-      subtree: (directory) => tree.subtree(directory).pipe(Effect.map(counting)),
       replaceFile: (path, bytes, expected, mode) =>
         step(tree.replaceFile(path, bytes, expected, mode)),
       removeFile: (path, expected) => step(tree.removeFile(path, expected)),
     };
-  };
-  const service: FileSystemService = {
-    ...fs,
-    openTree: (at, resolvedAs) => fs.openTree(at, resolvedAs).pipe(Effect.map(counting)),
-  };
+  });
   return { service, wasKilled: () => killed };
 };
 

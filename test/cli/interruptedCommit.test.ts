@@ -76,18 +76,17 @@ const interrupted = async () => {
   return { world, a };
 };
 
+/** The line naming the completed commit, generation 2, in the CLI's report. */
+const completedTwo =
+  "completed an earlier commit of this copy, interrupted after the notebook accepted it: generation 2 (quire show PATH 2 lists its files)";
+
 describe("a commit that finds an earlier commit of its copy interrupted after its publication", () => {
   it("quire commit says it completed that commit and names its generation, not just 0 files changed", async () => {
     const { world, a } = await interrupted();
     const again = await commit(world, a, "two, again");
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toBe(
-      [
-        "OK  generation 2",
-        "completed an earlier commit of this copy, interrupted after the notebook accepted it: generation 2 (quire show PATH 2 lists its files)",
-        "nothing more to publish: 0 files changed",
-        "",
-      ].join("\n"),
+      ["OK  generation 2", completedTwo, "nothing more to publish: 0 files changed", ""].join("\n"),
     );
     expect(read(a, "x.md")).toBe("one\ntwo\n");
     // Settled: the next commit has nothing to complete and says the usual.
@@ -101,13 +100,9 @@ describe("a commit that finds an earlier commit of its copy interrupted after it
     const again = await commit(world, a, "three");
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toBe(
-      [
-        "OK  generation 3",
-        "completed an earlier commit of this copy, interrupted after the notebook accepted it: generation 2 (quire show PATH 2 lists its files)",
-        "  x.md  +1",
-        "1 file changed, 1 insertion(+)",
-        "",
-      ].join("\n"),
+      ["OK  generation 3", completedTwo, "  x.md  +1", "1 file changed, 1 insertion(+)", ""].join(
+        "\n",
+      ),
     );
   });
 
@@ -116,12 +111,7 @@ describe("a commit that finds an earlier commit of its copy interrupted after it
     const pulled = await pull(world, a);
     expect(pulled.code, pulled.stderr).toBe(0);
     expect(pulled.stdout).toBe(
-      [
-        "OK  generation 2",
-        "completed an earlier commit of this copy, interrupted after the notebook accepted it: generation 2 (quire show PATH 2 lists its files)",
-        "0 files changed",
-        "",
-      ].join("\n"),
+      ["OK  generation 2", completedTwo, "0 files changed", ""].join("\n"),
     );
     expect(read(a, "x.md")).toBe("one\ntwo\n");
     const again = await pull(world, a);
