@@ -388,6 +388,17 @@ describe("what a killed replace left behind is tidied by the next call", () => {
     expect(read(a, "sub/kept.md")).toBe("kept, new\n");
   });
 
+  it("a set-aside file beside its name holding the note's published version is removed; the commit goes on", async () => {
+    const { w, a } = await seeded();
+    // The old version of a replace that finished: quire keeps it, so it can go.
+    write(a, "sub/.kept.md.quire-0123456789ab3.aside", "kept, new\n");
+    write(a, "sub/kept.md", "kept, newer\n");
+    const committed = await commit(w, a, "after the kill");
+    expect(committed.code, committed.stderr).toBe(0);
+    expect(listing(path.join(a, "sub"))).toEqual(["alone.md", "kept.md"]);
+    expect(read(a, "sub/kept.md")).toBe("kept, newer\n");
+  });
+
   it("a person's files named loosely like quire's own are notes like any other, never removed", async () => {
     const { w, a } = await seeded();
     const theirs = [

@@ -16,7 +16,7 @@ import { makeBlobSource } from "../workingCopy/blobs.js";
 import { backoff, busyError, placeWaitBudgetMs } from "./contention.js";
 import type { CopyCall } from "../shared/context.js";
 import { pulledState } from "../shared/pulled.js";
-import { clearIntent, loadIntent } from "../workingCopy/rewriteIntent.js";
+import { clearIntent, loadIntent, ownVersionsOf } from "../workingCopy/rewriteIntent.js";
 import { loadStats, mergeBaseOf, type CopyState } from "../workingCopy/privateState.js";
 import { enforcePathSets } from "./pathSetGuard.js";
 import { refuseInvalidAttributes } from "./attributesGuard.js";
@@ -149,6 +149,7 @@ const scanAndCheck = (
       stats.recordedAtMs,
       call.blobs,
       mergeBase,
+      ownVersionsOf(call),
     );
     const baseIds = idsOf(mergeBase);
     const local = scanTree(scan);

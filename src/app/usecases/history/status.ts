@@ -15,7 +15,7 @@ import { idsOf, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
 import { filesWithBlocks } from "../shared/markerBlocks.js";
 import { pulledState } from "../shared/pulled.js";
-import { loadIntent, publicationLanded } from "../workingCopy/rewriteIntent.js";
+import { loadIntent, ownVersionsOf, publicationLanded } from "../workingCopy/rewriteIntent.js";
 import { notContinuing, readManifest } from "../commit/remote.js";
 import { type CopyState, loadStats, mergeBaseOf } from "../workingCopy/privateState.js";
 import { type Scan, surveyWorkingCopy } from "../workingCopy/workingCopy.js";
@@ -77,6 +77,7 @@ export const unpublished = (call: CopyCall): Effect.Effect<Unpublished, DomainEr
       stats.recordedAtMs,
       call.blobs,
       mergeBase,
+      ownVersionsOf(call),
     );
     const base = idsOf(mergeBase);
     const local = idsOf(files);

@@ -23,6 +23,7 @@ import {
   interruptedConflicts,
   landedGeneration,
   loadIntent,
+  ownVersionsOf,
   recoveryInputs,
   type Intent,
 } from "../workingCopy/rewriteIntent.js";
@@ -103,6 +104,7 @@ export const synchronise = (
       stats.recordedAtMs,
       call.blobs,
       mergeBase,
+      ownVersionsOf(call),
     );
     const remote = yield* readRemote(call, known, startFrom);
     // A copy whose rewrite (or whose commit, after its swap) was interrupted is rolled

@@ -30,6 +30,7 @@ import { workingCopyFailure } from "../shared/failures.js";
 import { forEachPooled } from "../shared/pooled.js";
 import type { StatStamp } from "./privateState.js";
 import { noteIo, type Scan, type ScannedFile } from "./workingCopy.js";
+import { putBeside } from "./putBeside.js";
 
 /** What rewriting the working copy changed. */
 export interface Materialised {
@@ -274,32 +275,6 @@ export const materialise = (
     };
 
     /**
-     * Writes `bytes` beside `path` under a new name (`<path>.displaced`, `-2`, …), created
-     * only where nothing is, with the directories it needs (the rewrite may have removed
-     * them): for content that can no longer go to `path` itself. Never fails; logged.
-     */
-    const putBeside = (path: string, bytes: Uint8Array): Effect.Effect<void> =>
-      Effect.gen(function* () {
-        const parent = parentOf(path);
-        if (parent !== undefined) yield* Effect.either(tree.makeDirectories(parent, 0o755));
-        for (let n = 1; n <= 20; n++) {
-          const beside = `${path}.displaced${n === 1 ? "" : `-${n}`}`;
-          const made = yield* Effect.either(
-            tree.replaceFile(beside, bytes, { _tag: "Absent" }, 0o644),
-          );
-          if (made._tag === "Right" && made.right._tag === "Done") {
-            yield* Effect.logWarning(
-              "a note displaced during the call was put beside it: its name kept changing",
-            ).pipe(Effect.annotateLogs({ file: path, keptAs: beside }));
-            return;
-          }
-        }
-        yield* Effect.logError(
-          "a note displaced during the call could not be put back anywhere",
-        ).pipe(Effect.annotateLogs({ file: path, bytes: bytes.length }));
-      });
-
-    /**
      * After putting `bytes` back at `path` as a person left them: whatever of them, or of
      * the file it replaced, that write did not leave at the name goes beside it.
      */
@@ -312,11 +287,13 @@ export const materialise = (
         case "Done":
           return Effect.void;
         case "Changed":
-          return putBeside(path, bytes);
+          return putBeside(tree, path, bytes);
         case "Overtaken":
-          return putBeside(path, outcome.bytes);
+          return putBeside(tree, path, outcome.bytes);
         case "Displaced":
-          return putBeside(path, bytes).pipe(Effect.zipRight(putBeside(path, outcome.bytes)));
+          return putBeside(tree, path, bytes).pipe(
+            Effect.zipRight(putBeside(tree, path, outcome.bytes)),
+          );
       }
     };
 
@@ -374,7 +351,7 @@ export const materialise = (
           // Its name keeps changing (or holds a directory now): the displaced note goes
           // beside it under a new name, for the person to see and the next commit to
           // publish — never lost.
-          yield* putBeside(path, displaced);
+          yield* putBeside(tree, path, displaced);
           return held;
         });
         // A directory standing where the note goes is cleared once, if it is empty.
@@ -560,7 +537,7 @@ export const materialise = (
         const found = yield* reread(tree, path);
         if (found === null) {
           // A directory (or something that is no note) has the name now.
-          yield* putBeside(path, late);
+          yield* putBeside(tree, path, late);
           return held;
         }
         const here: Expectation =

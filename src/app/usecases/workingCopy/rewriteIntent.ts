@@ -44,6 +44,7 @@ import { localFailure } from "../shared/failures.js";
 import { mergeBaseOf, packFile, type BlobRef, type CopyState } from "./privateState.js";
 import { samePublication, type RemoteView } from "../commit/remote.js";
 import type { Scan } from "./workingCopy.js";
+import { noOwnVersions, type OwnVersions } from "./leftovers.js";
 
 const intentVersion = 1;
 
@@ -194,6 +195,31 @@ export const scannedContents = (
       return found;
     }),
   );
+
+/**
+ * The versions quire keeps of each note of `call`'s copy (leftovers.ts `OwnVersions`):
+ * its baseline's and merge base's contents, and the contents the scan of an interrupted
+ * rewrite or commit read (the intent's O: each in a durable cached pack). A copy never
+ * pulled has none. The intent is read only when the scan asks.
+ */
+export const ownVersionsOf = (call: CopyCall): OwnVersions =>
+  Option.match(call.state, {
+    onNone: () => noOwnVersions,
+    onSome: (state) =>
+      loadIntent(call, state).pipe(
+        Effect.map((intent) => {
+          const read = new Map<string, string>();
+          if (Option.isSome(intent))
+            for (const [path, before] of intent.value.targets)
+              if (before !== null) read.set(path, before.id);
+          const base = mergeBaseOf(state);
+          return (path: string, id: string) =>
+            state.baseline.get(path)?.id === id ||
+            base.get(path)?.id === id ||
+            read.get(path) === id;
+        }),
+      ),
+  });
 
 /**
  * Whether `intent` must be used by a call whose state does not require recovery: it is a

@@ -16,8 +16,6 @@ import {
   normalizeNotebookPath,
 } from "../../../domain/paths.js";
 import {
-  leftoverTempName,
-  setAsideName,
   type DeepEntry,
   type PathInfo,
   type RootedTree,
@@ -25,12 +23,20 @@ import {
 } from "../../../ports/FileSystem.js";
 import type { BlobSource } from "./blobs.js";
 import { forEachPooled, type PoolShape } from "../shared/pooled.js";
-import { localFailure, workingCopyFailure } from "../shared/failures.js";
+import { workingCopyFailure } from "../shared/failures.js";
 import type { StatStamp } from "./privateState.js";
 import { diffTrees } from "../../../domain/treeDiff.js";
 import { idsOf } from "../../../domain/tree.js";
 import { isEditorWorkingFile } from "../../../domain/editorFiles.js";
 import { maxScans, movedOn, saveSettleMs, type SaveSign } from "./savesInFlight.js";
+import {
+  belowSetAside,
+  isLeftoverTemp,
+  isSetAside,
+  noOwnVersions,
+  tidySetAside,
+  type OwnVersions,
+} from "./leftovers.js";
 
 /**
  * Reading or writing the notes of a working copy: a note is small, so one worker does a
@@ -109,11 +115,6 @@ const stampMatches = (
 
 const issue = (path: string, reason: FileReason): FileIssue => ({ path, reason, ranges: [] });
 
-const parentOf = (path: string): string => {
-  const at = path.lastIndexOf("/");
-  return at < 0 ? "" : path.slice(0, at);
-};
-
 const nameOf = (path: string): string => path.slice(path.lastIndexOf("/") + 1);
 
 /**
@@ -136,69 +137,6 @@ const walked = (tree: RootedTree) =>
     .pipe(Effect.mapError((e) => workingCopyFailure(e, "scanning the working copy")));
 
 /**
- * Puts back what a replace of ours set aside when its process was killed in the middle
- * (ports/FileSystem.ts `setAsideName`): a set-aside file whose name is free again goes
- * back under it. One whose name holds a file again stays where it is, and the scan
- * reports it (INVALID_NAME) for the person to look at: it is most likely the old version
- * of a replace that finished, but it may have taken a write meanwhile, or be a file of
- * theirs named like one, and quire never deletes what it cannot prove it wrote. `true`
- * when anything was put back (the walk must be redone).
- * Runs under the copy's lock, so no replace of ours is in flight.
- */
-const restoreSetAside = (
-  tree: RootedTree,
-  entries: ReadonlyArray<WalkEntry>,
-): Effect.Effect<boolean, DomainError> =>
-  Effect.gen(function* () {
-    let present: Set<string> | undefined;
-    let restored = false;
-    for (const entry of entries) {
-      const original = setAsideOriginal(entry.relativePath);
-      if (original === undefined) continue;
-      if (entry.kind !== "file" && entry.kind !== "directory") continue;
-      present ??= new Set(entries.map((e) => e.relativePath));
-      if (present.has(original)) continue;
-      const back = yield* tree
-        .restoreName(entry.relativePath, original)
-        .pipe(Effect.mapError((e) => localFailure(e, "restoring a file set aside")));
-      if (back) {
-        restored = true;
-        present.add(original);
-        yield* Effect.logWarning("put back a file an interrupted rewrite had set aside").pipe(
-          Effect.annotateLogs("file", original),
-        );
-      }
-    }
-    return restored;
-  });
-
-/**
- * Every name of our own making contains this: a cheap test before the patterns, since
- * a scan of 10,000 notes otherwise spends more on them than on anything but `lstat`.
- */
-const ours = ".quire-";
-
-/**
- * The path a file set aside by a guarded replace or remove of ours had, when its name
- * tells it (`.aside`; a `.cut` name keeps only part of it); `undefined` for any other.
- */
-export const setAsideOriginal = (path: string): string | undefined => {
-  if (!path.includes(ours)) return undefined;
-  const match = setAsideName.exec(nameOf(path));
-  if (match === null || match[2] !== "aside" || match[1] === undefined) return undefined;
-  const directory = parentOf(path);
-  return directory === "" ? match[1] : `${directory}/${match[1]}`;
-};
-
-/** Whether `path` names a temp file of an atomic write of ours (ports/FileSystem.ts). */
-export const isLeftoverTemp = (path: string): boolean =>
-  path.includes(ours) && leftoverTempName.test(nameOf(path));
-
-/** Whether `path` is (or lies below) a set-aside entry of ours that could not be put back. */
-const belowSetAside = (path: string): boolean =>
-  path.includes(ours) && path.split("/").some((segment) => setAsideName.test(segment));
-
-/**
  * Scans and validates every file of the working copy open as `tree`. Reads only files
  * whose stat differs from `stats` (recorded at `recordedAtMs`); registers every file
  * with `blobs`. Skips editors' and desktops' working files (domain/editorFiles.ts) at
@@ -207,7 +145,8 @@ const belowSetAside = (path: string): boolean =>
  * INVALID_CONTENT naming every offending file; a FIFO is never opened. Anything below a
  * directory whose path is longer than a notebook path may be is INVALID_NAME under a
  * shortened path marked `<N more directories>`; directories alone there are ignored. Leftovers of a
- * killed process of ours are tidied first: temp files removed, set-aside files put back.
+ * killed process of ours are tidied first (leftovers.ts): temp files removed, set-aside
+ * files put back, or removed beside their name when they hold a version `own` names.
  * A scan that catches a save between its steps (a note missing or empty, an editor's
  * backup beside it: savesInFlight.ts) is taken again once, after a short pause, the save
  * moved on — at most {@link maxScans} scans.
@@ -218,8 +157,9 @@ export const scanWorkingCopy = (
   recordedAtMs: number,
   blobs: BlobSource,
   tracked: Tracked,
+  own: OwnVersions = noOwnVersions,
 ): Effect.Effect<Scan, DomainError> =>
-  surveyWorkingCopy(tree, stats, recordedAtMs, blobs, tracked).pipe(
+  surveyWorkingCopy(tree, stats, recordedAtMs, blobs, tracked, own).pipe(
     Effect.flatMap(({ files, issues }) =>
       issues.length === 0
         ? Effect.succeed(files)
@@ -258,7 +198,8 @@ export const surveyWorkingCopy = (...scanning: Scanning): Effect.Effect<Survey, 
 
 /**
  * What a scan reads: the tree, the stat cache and when it was recorded, where the
- * contents it reads go, and what the notebook holds.
+ * contents it reads go, what the notebook holds, and which versions of its notes quire
+ * keeps (for what a killed replace set aside: leftovers.ts; none when left out).
  */
 type Scanning = readonly [
   tree: RootedTree,
@@ -266,6 +207,7 @@ type Scanning = readonly [
   recordedAtMs: number,
   blobs: BlobSource,
   tracked: Tracked,
+  own?: OwnVersions,
 ];
 
 /** The valid files of a survey and the issues of the others. */
@@ -276,12 +218,12 @@ interface Survey {
 
 /** One scan of {@link surveyWorkingCopy}, with the signs of saves in flight it saw. */
 const surveyOnce = (
-  ...[tree, stats, recordedAtMs, blobs, tracked]: Scanning
+  ...[tree, stats, recordedAtMs, blobs, tracked, own = noOwnVersions]: Scanning
 ): Effect.Effect<Survey & { readonly signs: ReadonlyArray<SaveSign> }, DomainError> =>
   Effect.gen(function* () {
     const startedMs = yield* Clock.currentTimeMillis;
     let listing = yield* walked(tree);
-    if (yield* restoreSetAside(tree, listing.entries)) listing = yield* walked(tree);
+    if (yield* tidySetAside(tree, listing.entries, own)) listing = yield* walked(tree);
     const issues: FileIssue[] = listing.undecodable.map((name) =>
       issue(
         name.directory === "" ? name.lossyName : `${name.directory}/${name.lossyName}`,
@@ -301,8 +243,7 @@ const surveyOnce = (
     for (const entry of listing.entries) {
       if (belowSetAside(entry.relativePath)) {
         // Only the set-aside entry itself is reported, not what lies below it.
-        if (setAsideName.test(nameOf(entry.relativePath)))
-          issues.push(issue(entry.relativePath, "INVALID_NAME"));
+        if (isSetAside(entry.relativePath)) issues.push(issue(entry.relativePath, "INVALID_NAME"));
         continue;
       }
       if (entry.kind === "directory") continue;

@@ -1,0 +1,135 @@
+/**
+ * A guarded replace sets the old file aside (`.<name>.quire-<id>.aside`), links the new
+ * one under the name, checks the old one and unlinks it. A process killed between the
+ * link and the unlink leaves the old version beside the new one. When that old version is
+ * one quire holds itself (what the interrupted rewrite read there, or the copy's
+ * baseline), the next call removes it and goes on; any other content stays, reported, for
+ * the person to look at. Before, every later call of the copy failed INVALID_CONTENT on
+ * it, even when it was provably quire's own leftover (seen in the torture test).
+ */
+import { Effect, Option } from "effect";
+import { describe, expect, it } from "vitest";
+import {
+  author,
+  commit,
+  commitFails,
+  crashes,
+  pull,
+  world,
+  type World,
+} from "../durability/harness.js";
+
+const aside = ".shared.md.quire-0123456789ab1.aside";
+
+/**
+ * A and B pulled `shared.md`; A changed its first line, B its last. B's commit merges and
+ * rewrites B's `shared.md`, and is killed just after linking the merge, the old version
+ * left set aside beside it (holding `leftAside`, B's own version unless a write reached it).
+ */
+const killedMidReplace = async (leftAside?: string): Promise<World> => {
+  const w = world();
+  const a = w.open();
+  await pull(a);
+  w.write("/ws/a/shared.md", "top\nmiddle\nbottom\n");
+  w.write("/ws/a/other.md", "other\n");
+  await commit(a);
+  await pull(w.open(), "/ws/b");
+  w.write("/ws/a/shared.md", "top from a\nmiddle\nbottom\n");
+  await commit(a);
+  const mine = "top\nmiddle\nbottom from b\n";
+  w.write("/ws/b/shared.md", mine);
+  const killed = w.openHooked((tree) => ({
+    replaceFile: (path, bytes, expected, mode) =>
+      path !== "shared.md"
+        ? tree.replaceFile(path, bytes, expected, mode)
+        : tree.replaceFile(path, bytes, expected, mode).pipe(
+            Effect.tap(() => w.write(`/ws/b/${aside}`, leftAside ?? mine)),
+            Effect.zipRight(Effect.interrupt),
+          ),
+  }));
+  await crashes(killed.commit({ path: "/ws/b", message: "b's line", author }));
+  expect(w.read("/ws/b/shared.md")).toBe("top from a\nmiddle\nbottom from b\n");
+  expect(w.read(`/ws/b/${aside}`)).toBe(leftAside ?? mine);
+  return w;
+};
+
+describe("the old version a killed replace left beside the new one", () => {
+  it("is removed by the next commit when it is what the rewrite read there", async () => {
+    const w = await killedMidReplace();
+    w.write("/ws/b/other.md", "other, edited after the kill\n");
+    const report = await commit(w.open(), "/ws/b", "after the kill");
+    expect(report.generation).toBeGreaterThan(0);
+    expect(w.exists(`/ws/b/${aside}`)).toBe(false);
+    expect(w.files("/ws/b")).toEqual({
+      "shared.md": "top from a\nmiddle\nbottom from b\n",
+      "other.md": "other, edited after the kill\n",
+    });
+    // Both edits are published, and nothing else.
+    await pull(w.open(), "/ws/c");
+    expect(w.files("/ws/c")).toEqual(w.files("/ws/b"));
+  });
+
+  it("is removed by the next pull too, the person's later edit of the note kept", async () => {
+    const w = await killedMidReplace();
+    w.write("/ws/b/shared.md", "top from a\nmiddle\nbottom from b\nand more\n");
+    await pull(w.open(), "/ws/b");
+    expect(w.exists(`/ws/b/${aside}`)).toBe(false);
+    expect(w.read("/ws/b/shared.md")).toBe("top from a\nmiddle\nbottom from b\nand more\n");
+    await commit(w.open(), "/ws/b", "more");
+    await pull(w.open(), "/ws/c");
+    expect(w.read("/ws/c/shared.md")).toBe("top from a\nmiddle\nbottom from b\nand more\n");
+  });
+
+  it("is removed when it holds the copy's published version of the note", async () => {
+    const w = await killedMidReplace("top\nmiddle\nbottom\n");
+    await commit(w.open(), "/ws/b", "after the kill");
+    expect(w.exists(`/ws/b/${aside}`)).toBe(false);
+  });
+
+  it("stays, reported, when it holds anything else (a write reached it), and nothing is lost", async () => {
+    const late = "top\nmiddle\nbottom from b\nwritten late into the old file\n";
+    const w = await killedMidReplace(late);
+    const refused = await commitFails(w.open(), "/ws/b", "after the kill");
+    expect(refused.code).toBe("INVALID_CONTENT");
+    expect(refused.files?.map((file) => [file.path, file.reason])).toEqual([
+      [aside, "INVALID_NAME"],
+    ]);
+    expect(w.read(`/ws/b/${aside}`)).toBe(late);
+    // Once the person took what they wanted from it and removed it, the copy works.
+    w.remove(`/ws/b/${aside}`);
+    await commit(w.open(), "/ws/b", "after the kill");
+  });
+
+  it("stays when it holds another note's version, even one quire keeps", async () => {
+    const w = await killedMidReplace();
+    // other.md's published content, set aside (by name) from shared.md: no version of it.
+    const stray = ".shared.md.quire-0123456789ab2.aside";
+    w.write(`/ws/b/${stray}`, "other\n");
+    const refused = await commitFails(w.open(), "/ws/b", "after the kill");
+    expect(refused.files?.map((file) => file.path)).toEqual([stray]);
+    expect(w.read(`/ws/b/${stray}`)).toBe("other\n");
+    // The one that was shared.md's own old version is gone all the same.
+    expect(w.exists(`/ws/b/${aside}`)).toBe(false);
+  });
+
+  it("keeps what a write put in it as it was being removed, beside the note", async () => {
+    const w = await killedMidReplace();
+    const late = new TextEncoder().encode("top\nmiddle\nbottom from b\nlate\n");
+    // The guarded removal finds a process that had the old file open writing into it.
+    const overtaken = w.openHooked((tree) => ({
+      removeFile: (path, expected) =>
+        path !== aside
+          ? tree.removeFile(path, expected)
+          : tree.removeFile(path, expected).pipe(
+              Effect.map(() => ({
+                _tag: "Overtaken" as const,
+                bytes: late,
+                info: Option.none(),
+              })),
+            ),
+    }));
+    await pull(overtaken, "/ws/b");
+    expect(w.exists(`/ws/b/${aside}`)).toBe(false);
+    expect(w.read("/ws/b/shared.md.displaced")).toBe("top\nmiddle\nbottom from b\nlate\n");
+  });
+});
