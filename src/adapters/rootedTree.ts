@@ -1020,8 +1020,13 @@ const treeAt = (
     run(full(directory), () => {
       const target = full(directory);
       if (target === "") {
-        // The tree's own root: removed by its host path, and only while empty (rmdir).
-        // Its handles are let go once it is gone.
+        // The tree's own root: removed by its host path, only while empty (rmdir) and
+        // only while it is the directory opened, where it was opened. A folder above it
+        // moved and swapped for a symlink leads that path elsewhere, to a folder that is
+        // not ours (the check and the rmdir are microseconds apart, where the judgement
+        // that the copy may go was a whole removal earlier). Its handles are let go once
+        // it is gone.
+        if (!inPlace("")) return;
         let gone = true;
         tolerate(["ENOENT", "ENOTEMPTY", "EEXIST", "ENOTDIR", "EBUSY", "EINVAL"], () => {
           gone = false;

@@ -258,7 +258,9 @@ export interface RootedTree {
   readonly makeDirectories: (directory: string, mode: number) => Effect.Effect<void, FsError>;
   /**
    * Removes `directory` only if it is an empty real directory; anything else is left and
-   * succeeds. `""` is the tree's own root: once it is removed, the tree is done with.
+   * succeeds. `""` is the tree's own root, removed only while it is still where it was
+   * opened (never an empty directory a swapped path leads to): once it is removed, the
+   * tree is done with.
    */
   readonly removeEmptyDirectory: (directory: string) => Effect.Effect<void, FsError>;
   /** Opens `directory` (relative) as a tree of its own, sharing this tree's handles and scope. */

@@ -471,6 +471,26 @@ export const runRootedTreeContract = (name: string, make: () => Promise<TreeFixt
       ),
     );
 
+    it.effect(
+      "never removes an empty folder elsewhere as its root, a folder above swapped for a symlink",
+      () =>
+        withTree((f) =>
+          Effect.scoped(
+            Effect.gen(function* () {
+              f.host.mkdir(`${f.base}/outside/up/copy`);
+              const copy = yield* f.fs.openTree(`${f.base}/outside/up/copy`).pipe(Effect.orDie);
+              // The folder above the copy moves away, and a symlink to another folder, holding
+              // an empty `copy` of its own, takes its name: the root's path now leads there.
+              f.host.rename(`${f.base}/outside/up`, `${f.base}/outside/moved`);
+              f.host.mkdir(`${f.base}/outside/elsewhere/copy`);
+              f.host.symlink(`${f.base}/outside/elsewhere`, `${f.base}/outside/up`);
+              yield* Effect.either(copy.removeEmptyDirectory(""));
+              expect(f.host.exists(`${f.base}/outside/elsewhere/copy`)).toBe(true);
+            }),
+          ),
+        ),
+    );
+
     it.effect("puts a set-aside file back only under a free name", () =>
       withTree((f, tree) =>
         Effect.gen(function* () {
