@@ -14,6 +14,7 @@ import {
   commit,
   commitFails,
   crashes,
+  fails,
   pull,
   world,
   type World,
@@ -112,9 +113,9 @@ describe("the old version a killed replace left beside the new one", () => {
     expect(w.exists(`/ws/b/${aside}`)).toBe(false);
   });
 
-  it("keeps what a write put in it as it was being removed, beside the note", async () => {
+  it("keeps what a write put in it as it was being removed, back under its name, reported", async () => {
     const w = await killedMidReplace();
-    const late = new TextEncoder().encode("top\nmiddle\nbottom from b\nlate\n");
+    const late = "top\nmiddle\nbottom from b\nlate\n";
     // The guarded removal finds a process that had the old file open writing into it.
     const overtaken = w.openHooked((tree) => ({
       removeFile: (path, expected) =>
@@ -123,13 +124,53 @@ describe("the old version a killed replace left beside the new one", () => {
           : tree.removeFile(path, expected).pipe(
               Effect.map(() => ({
                 _tag: "Overtaken" as const,
-                bytes: late,
+                bytes: new TextEncoder().encode(late),
                 info: Option.none(),
               })),
             ),
     }));
-    await pull(overtaken, "/ws/b");
-    expect(w.exists(`/ws/b/${aside}`)).toBe(false);
-    expect(w.read("/ws/b/shared.md.displaced")).toBe("top\nmiddle\nbottom from b\nlate\n");
+    const refused = await fails(overtaken.pull({ path: "/ws/b" }));
+    expect(refused.files?.map((file) => [file.path, file.reason])).toEqual([
+      [aside, "INVALID_NAME"],
+    ]);
+    expect(w.read(`/ws/b/${aside}`)).toBe(late);
+  });
+
+  it("stays, reported, when the name was taken by a newcomer after a kill before the link", async () => {
+    const w = world();
+    const a = w.open();
+    await pull(a);
+    w.write("/ws/a/shared.md", "top\nmiddle\nbottom\n");
+    await commit(a);
+    await pull(w.open(), "/ws/b");
+    w.write("/ws/a/shared.md", "top from a\nmiddle\nbottom\n");
+    await commit(a);
+    // B's own edit, not published: the set-aside file becomes its only copy.
+    w.write("/ws/b/shared.md", "top\nmiddle\nbottom from b only\n");
+    const killed = w.openHooked((tree) => ({
+      replaceFile: (path, bytes, expected, mode) =>
+        path !== "shared.md"
+          ? tree.replaceFile(path, bytes, expected, mode)
+          : Effect.sync(() => w.vol.renameSync("/ws/b/shared.md", `/ws/b/${aside}`)).pipe(
+              Effect.zipRight(Effect.interrupt),
+            ),
+    }));
+    await crashes(killed.pull({ path: "/ws/b" }));
+    // The name is free: an append (`>>`) creates the note anew, holding only its line.
+    w.write("/ws/b/shared.md", "appended\n");
+    const refused = await fails(w.open().pull({ path: "/ws/b" }));
+    expect(refused.code).toBe("INVALID_CONTENT");
+    expect(w.read(`/ws/b/${aside}`)).toBe("top\nmiddle\nbottom from b only\n");
+  });
+
+  it("is tidied after a kill in its own removal, in the next call", async () => {
+    const w = await killedMidReplace();
+    // Its removal set it aside in turn and was killed: the set-aside file of a set-aside file.
+    w.vol.renameSync(`/ws/b/${aside}`, `/ws/b/.${aside}.quire-0123456789ab9.aside`);
+    await commit(w.open(), "/ws/b", "after the kills");
+    expect(w.files("/ws/b")).toEqual({
+      "shared.md": "top from a\nmiddle\nbottom from b\n",
+      "other.md": "other\n",
+    });
   });
 });

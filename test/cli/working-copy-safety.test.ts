@@ -388,15 +388,27 @@ describe("what a killed replace left behind is tidied by the next call", () => {
     expect(read(a, "sub/kept.md")).toBe("kept, new\n");
   });
 
-  it("a set-aside file beside its name holding the note's published version is removed; the commit goes on", async () => {
+  it("a set-aside file beside its name holding the note's published version, all still in the note, is removed; the commit goes on", async () => {
     const { w, a } = await seeded();
-    // The old version of a replace that finished: quire keeps it, so it can go.
+    // The published version (kept by quire), and the note holds all of it: nothing of it
+    // can be lost, so it goes.
     write(a, "sub/.kept.md.quire-0123456789ab3.aside", "kept, new\n");
-    write(a, "sub/kept.md", "kept, newer\n");
+    write(a, "sub/kept.md", "before\nkept, new\nafter\n");
     const committed = await commit(w, a, "after the kill");
     expect(committed.code, committed.stderr).toBe(0);
     expect(listing(path.join(a, "sub"))).toEqual(["alone.md", "kept.md"]);
-    expect(read(a, "sub/kept.md")).toBe("kept, newer\n");
+    expect(read(a, "sub/kept.md")).toBe("before\nkept, new\nafter\n");
+  });
+
+  it("a set-aside file beside its name holding the published version stays when the note lacks some of it", async () => {
+    const { w, a } = await seeded();
+    // The note may be a newcomer made after a kill before the link (`>>` creates it).
+    write(a, "sub/.kept.md.quire-0123456789ab4.aside", "kept, new\n");
+    write(a, "sub/kept.md", "appended\n");
+    const refused = await commit(w, a, "after the kill");
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout + refused.stderr).toContain("INVALID_NAME");
+    expect(read(a, "sub/.kept.md.quire-0123456789ab4.aside")).toBe("kept, new\n");
   });
 
   it("a person's files named loosely like quire's own are notes like any other, never removed", async () => {

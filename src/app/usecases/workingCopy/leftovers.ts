@@ -4,8 +4,8 @@
  * replace or remove set aside (`.<name>.quire-<id>.aside`) and never unlinked or put back.
  * A scan runs under the copy's lock, so no write of ours is in flight when it looks.
  */
-import { Effect } from "effect";
-import { contentId, maxFileBytes } from "../../../domain/content.js";
+import { Effect, Option } from "effect";
+import { contentId, decodeText, maxFileBytes } from "../../../domain/content.js";
 import type { DomainError } from "../../../domain/errors.js";
 import {
   leftoverTempName,
@@ -19,17 +19,31 @@ import { localFailure } from "../shared/failures.js";
 import { putBeside } from "./putBeside.js";
 
 /**
- * Whether quire holds content `id` (domain/content.ts) as a version of the note at `path`
- * itself, where it cannot be lost: the copy's baseline and merge base (in its cached
- * packs and the notebook), and what the scan of an interrupted rewrite or commit read
- * there (its intent's O, in a durable cached pack: rewriteIntent.ts). Decided only when
- * a set-aside file is found beside a file of its name, which is rare: the effect may read
- * private state.
+ * What quire knows of the versions of a copy's notes, for a set-aside file found beside
+ * a file of its name (rare: the effect resolving it may read private state).
  */
-export type OwnVersions = Effect.Effect<(path: string, id: string) => boolean>;
+export interface KeptVersions {
+  /**
+   * Whether quire keeps content `id` (domain/content.ts) as a version of the note at
+   * `path`: the copy's baseline or merge base, or what the scan of a rewrite or commit
+   * still in flight read there (its intent's O, in a durable cached pack).
+   */
+  readonly keeps: (path: string, id: string) => boolean;
+  /**
+   * The bytes a rewrite or commit still in flight was writing at `path` (its intent's
+   * T); `None` when none names it, or it was removing the note, or they cannot be read.
+   */
+  readonly writing: (path: string) => Effect.Effect<Option.Option<Uint8Array>>;
+}
+
+/** {@link KeptVersions} of a copy, resolved only when a scan needs them. */
+export type OwnVersions = Effect.Effect<KeptVersions>;
 
 /** For a scan that knows no version of any note (a copy never pulled, a test). */
-export const noOwnVersions: OwnVersions = Effect.succeed(() => false);
+export const noOwnVersions: OwnVersions = Effect.succeed({
+  keeps: () => false,
+  writing: () => Effect.succeed(Option.none()),
+});
 
 /**
  * Every name of our own making contains this: a cheap test before the patterns, since
@@ -66,15 +80,19 @@ export const isSetAside = (path: string): boolean =>
 /**
  * Tidies what a replace of ours set aside when its process was killed in the middle:
  * - a set-aside file whose name is free again goes back under it;
- * - one beside a file of its name (killed after linking the new version, before
- *   unlinking the old) is removed when it holds a version quire keeps of that note
- *   (`own`): it is then the old version of a replace that finished, and took no write
- *   since. The removal is guarded: a write reaching it meanwhile is put beside the note
- *   (`<name>.displaced`), never dropped.
+ * - one beside a file of its name is removed when it holds a version quire keeps of that
+ *   note (`own`) and the file at the name still holds all of it, or all of what the
+ *   interrupted rewrite was writing there (line by line, in order: later lines may have
+ *   been added anywhere). It is then the old version of a replace that finished (killed
+ *   after linking the new file, before unlinking the old), and nothing of it is lost. A
+ *   file at the name that holds neither may be a newcomer made after a kill that came
+ *   before the link (`>>` creates the file it appends to), and the set-aside file the
+ *   only copy of the person's edit. The removal is guarded: a write reaching the file
+ *   meanwhile is put back under its set-aside name (or beside the note), never dropped.
  * Any other stays where it is, for the scan to report (INVALID_NAME) and the person to
- * look at: it may have taken a write, or be a file of theirs named like one, and quire
- * never deletes what it cannot prove it holds. `true` when anything was put back or
- * removed (the walk must be redone). LOCAL_IO when the file system fails.
+ * look at: quire never deletes what it cannot prove is kept elsewhere. `true` when
+ * anything was put back or removed (the walk must be redone). LOCAL_IO when the file
+ * system fails.
  */
 export const tidySetAside = (
   tree: RootedTree,
@@ -83,7 +101,7 @@ export const tidySetAside = (
 ): Effect.Effect<boolean, DomainError> =>
   Effect.gen(function* () {
     let present: Set<string> | undefined;
-    let isOwn: ((path: string, id: string) => boolean) | undefined;
+    let kept: KeptVersions | undefined;
     let tidied = false;
     for (const entry of entries) {
       const original = setAsideOriginal(entry.relativePath);
@@ -103,22 +121,22 @@ export const tidySetAside = (
         continue;
       }
       if (entry.kind !== "file") continue;
-      isOwn ??= yield* own;
-      if (yield* dropOwnVersion(tree, entry.relativePath, original, isOwn)) tidied = true;
+      kept ??= yield* own;
+      if (yield* dropOwnVersion(tree, entry.relativePath, original, kept)) tidied = true;
     }
     return tidied;
   });
 
 /**
- * Removes the set-aside file at `path` (beside `original`) if it holds a version of
- * `original` that `isOwn` names, and only while it does; what a write put in it meanwhile
- * goes beside the note. `true` when it was removed.
+ * Removes the set-aside file at `path` (beside `original`) when `kept` proves nothing of
+ * it would be lost ({@link tidySetAside}), and only while it is what was read. `true`
+ * when it was removed.
  */
 const dropOwnVersion = (
   tree: RootedTree,
   path: string,
   original: string,
-  isOwn: (path: string, id: string) => boolean,
+  kept: KeptVersions,
 ): Effect.Effect<boolean, DomainError> =>
   Effect.gen(function* () {
     const io = (doing: string) => Effect.mapError((e: FsError) => localFailure(e, doing));
@@ -126,7 +144,14 @@ const dropOwnVersion = (
     const read = yield* Effect.option(tree.readFile(path, maxFileBytes));
     if (read._tag === "None") return false;
     const id = contentId(read.value.bytes);
-    if (!isOwn(original, id)) return false;
+    if (!kept.keeps(original, id)) return false;
+    const now = yield* Effect.option(tree.readFile(original, maxFileBytes));
+    if (now._tag === "None") return false;
+    const holds = (bytes: Uint8Array) => containsLines(now.value.bytes, bytes);
+    if (!holds(read.value.bytes)) {
+      const writing = yield* kept.writing(original);
+      if (Option.isNone(writing) || !holds(writing.value)) return false;
+    }
     const { info } = read.value;
     const expected: Expectation = {
       _tag: "File",
@@ -144,12 +169,14 @@ const dropOwnVersion = (
       case "Done":
         break;
       case "Overtaken":
-        yield* putBeside(tree, original, outcome.bytes);
+        // A write reached it as it went: back under its name, for the scan to report.
+        yield* keepLateBytes(tree, path, original, outcome.bytes);
         break;
       case "Displaced":
         // A newcomer took the set-aside name (left for the scan to report); what the
-        // set-aside file held goes beside the note unless it was the version quire holds.
-        if (contentId(outcome.bytes) !== id) yield* putBeside(tree, original, outcome.bytes);
+        // set-aside file held goes beside the note unless it was the version read.
+        if (contentId(outcome.bytes) !== id)
+          yield* keepLateBytes(tree, path, original, outcome.bytes);
         break;
     }
     yield* Effect.logWarning(
@@ -157,3 +184,40 @@ const dropOwnVersion = (
     ).pipe(Effect.annotateLogs("file", original));
     return true;
   });
+
+/**
+ * Puts bytes written into a set-aside file as it was removed back under its name, or
+ * beside the note when that name was taken meanwhile.
+ */
+const keepLateBytes = (
+  tree: RootedTree,
+  path: string,
+  original: string,
+  bytes: Uint8Array,
+): Effect.Effect<void> =>
+  tree.replaceFile(path, bytes, { _tag: "Absent" }, 0o644).pipe(
+    Effect.map((outcome) => outcome._tag === "Done"),
+    Effect.orElseSucceed(() => false),
+    Effect.flatMap((back) => (back ? Effect.void : putBeside(tree, original, bytes))),
+  );
+
+/**
+ * Whether every line of `part` occurs in `whole`, in the same order (other lines may lie
+ * between them): then nothing of `part` is missing from `whole`. Text only; linear.
+ */
+const containsLines = (whole: Uint8Array, part: Uint8Array): boolean => {
+  const wholeText = decodeText(whole);
+  const partText = decodeText(part);
+  if (!("text" in wholeText) || !("text" in partText)) return false;
+  const lines = wholeText.text.split("\n");
+  const wanted = partText.text.split("\n");
+  // A last line ending in a newline leaves an empty piece: not a line of its own.
+  if (wanted.at(-1) === "") wanted.pop();
+  let at = 0;
+  for (const line of wanted) {
+    while (at < lines.length && lines[at] !== line) at++;
+    if (at === lines.length) return false;
+    at++;
+  }
+  return true;
+};

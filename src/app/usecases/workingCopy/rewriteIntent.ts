@@ -44,7 +44,7 @@ import { localFailure } from "../shared/failures.js";
 import { mergeBaseOf, packFile, type BlobRef, type CopyState } from "./privateState.js";
 import { samePublication, type RemoteView } from "../commit/remote.js";
 import type { Scan } from "./workingCopy.js";
-import { noOwnVersions, type OwnVersions } from "./leftovers.js";
+import { noOwnVersions, type KeptVersions, type OwnVersions } from "./leftovers.js";
 
 const intentVersion = 1;
 
@@ -197,26 +197,38 @@ export const scannedContents = (
   );
 
 /**
- * The versions quire keeps of each note of `call`'s copy (leftovers.ts `OwnVersions`):
- * its baseline's and merge base's contents, and the contents the scan of an interrupted
- * rewrite or commit read (the intent's O: each in a durable cached pack). A copy never
- * pulled has none. The intent is read only when the scan asks.
+ * What quire keeps of the versions of `call`'s notes, for the scan (leftovers.ts
+ * `KeptVersions`): its baseline's and merge base's contents and, while a rewrite or
+ * commit is in flight (the copy flagged for recovery, or a commit's intent not settled),
+ * what its scan read (the intent's O) and what it was writing (T), each in a durable
+ * cached pack. A copy never pulled keeps none. The intent is read only when the scan asks.
  */
 export const ownVersionsOf = (call: CopyCall): OwnVersions =>
   Option.match(call.state, {
     onNone: () => noOwnVersions,
     onSome: (state) =>
       loadIntent(call, state).pipe(
-        Effect.map((intent) => {
-          const read = new Map<string, string>();
-          if (Option.isSome(intent))
-            for (const [path, before] of intent.value.targets)
-              if (before !== null) read.set(path, before.id);
+        Effect.map((loaded): KeptVersions => {
+          const inFlight = Option.filter(
+            loaded,
+            (intent) => state.recoveryRequired || intent.publication !== null,
+          );
+          const targets = new Map<string, Target>();
+          if (Option.isSome(inFlight))
+            for (const target of inFlight.value.targets) targets.set(target[0], target);
           const base = mergeBaseOf(state);
-          return (path: string, id: string) =>
-            state.baseline.get(path)?.id === id ||
-            base.get(path)?.id === id ||
-            read.get(path) === id;
+          return {
+            keeps: (path, id) =>
+              state.baseline.get(path)?.id === id ||
+              base.get(path)?.id === id ||
+              targets.get(path)?.[1]?.id === id,
+            writing: (path) => {
+              const after = targets.get(path)?.[2];
+              if (after === undefined || after === null) return Effect.succeed(Option.none());
+              call.blobs.addRef(after);
+              return Effect.option(call.blobs.load(after.id));
+            },
+          };
         }),
       ),
   });

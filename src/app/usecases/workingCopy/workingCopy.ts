@@ -45,6 +45,9 @@ import {
  */
 export const noteIo: PoolShape = { workers: 16, itemsPerWorker: 8 };
 
+/** How many times a scan tidies set-aside files, walking again after each (leftovers.ts). */
+const tidyPasses = 3;
+
 /** Directory names never treated as notebook state (a user's own version control). */
 const ignoredDirectories: ReadonlySet<string> = new Set([".git"]);
 
@@ -223,7 +226,12 @@ const surveyOnce = (
   Effect.gen(function* () {
     const startedMs = yield* Clock.currentTimeMillis;
     let listing = yield* walked(tree);
-    if (yield* tidySetAside(tree, listing.entries, own)) listing = yield* walked(tree);
+    // A set-aside file may itself have been set aside by a removal killed in turn: put
+    // back in one pass, it is tidied in the next.
+    for (let pass = 1; pass <= tidyPasses; pass++) {
+      if (!(yield* tidySetAside(tree, listing.entries, own))) break;
+      listing = yield* walked(tree);
+    }
     const issues: FileIssue[] = listing.undecodable.map((name) =>
       issue(
         name.directory === "" ? name.lossyName : `${name.directory}/${name.lossyName}`,
