@@ -174,6 +174,17 @@ describe("a session copy whose process was killed while writing it", () => {
     }
   });
 
+  it("is kept, the set-aside note with it, when the file at its name is a newcomer never published", async () => {
+    const w = await killedLaterPull("before-state-record");
+    // A kill after setting the old x aside, before linking the new one, freed the name;
+    // an append (`>>`) then made x anew with only its line.
+    w.write("/ws/b/.x.md.quire-0123456789ab1.aside", "x\n");
+    w.write("/ws/b/x.md", "appended\n");
+    expect(await discard(w)).toBe(false);
+    expect(w.read("/ws/b/.x.md.quire-0123456789ab1.aside")).toBe("x\n");
+    expect(w.read("/ws/b/x.md")).toBe("appended\n");
+  });
+
   it("is kept when a file set aside holds content never published", async () => {
     const w = await killedLaterPull("before-state-record");
     w.write("/ws/b/.x.md.quire-0123456789ab1.aside", "x, mine\n");

@@ -104,8 +104,8 @@ export interface Removal {
  * directory nested too deep to name — ports/FileSystem.ts `nameablePathBytes` — all
  * count as something to keep). Temp files of a killed write of ours are not the copy's
  * content (the scan removes them); a file a killed replace set aside counts as its
- * original path's, and one holding published content beside a file of that name is
- * removed (the scan would otherwise refuse the copy). A copy that cannot be scanned
+ * original path's, and one holding published content beside a file of that name that
+ * is published too is removed (the scan would otherwise refuse the copy). A copy that cannot be scanned
  * cleanly holds something to keep. Some: what removePublished removes (the scan's files
  * as they were judged, quire's own temp files, the directories); None: keep the copy.
  * Fails only when the directory cannot be listed.
@@ -142,9 +142,14 @@ export const publishedOnly = (call: CopyCall): Effect.Effect<Option.Option<Remov
     const present = new Set(files);
     for (const [path, original] of setAside) {
       if (!(yield* isPublishedAt(call, path, allowed.get(original)))) return keep;
-      // Beside a file of its name the scan reports it; alone the scan puts it back.
-      if (present.has(original)) yield* dropSetAside(call, path);
-      else present.add(original);
+      // Beside a file of its name the scan reports it; alone the scan puts it back. It
+      // goes only when the file at its name is published too: otherwise the copy is kept
+      // (that file is not published), and the set-aside file may be the note that file
+      // took the place of, a newcomer made after a kill freed the name.
+      if (!present.has(original)) present.add(original);
+      else if (yield* isPublishedAt(call, original, allowed.get(original)))
+        yield* dropSetAside(call, path);
+      else return keep;
     }
     if (required.some((path) => !present.has(path))) return keep;
     const removal = (files: Scan): Option.Option<Removal> =>
