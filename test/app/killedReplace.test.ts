@@ -9,6 +9,7 @@
  */
 import { Effect, Option } from "effect";
 import { describe, expect, it } from "vitest";
+import type { DomainError } from "../../src/domain/errors.js";
 import {
   author,
   commit,
@@ -173,4 +174,38 @@ describe("the old version a killed replace left beside the new one", () => {
       "other.md": "other\n",
     });
   });
+
+  // A process that had the old file open writes into it just after its removal: kept
+  // whether or not the call goes on to rewrite the copy.
+  for (const call of ["pull", "status", "commit"] as const)
+    it(`keeps a write that reaches it just after its removal (${call})`, async () => {
+      const w = world();
+      const a = w.open();
+      await pull(a);
+      w.write("/ws/a/shared.md", "top\nmiddle\nbottom\n");
+      await commit(a);
+      await pull(w.open(), "/ws/b");
+      // The published version, beside the note that holds all of it and more.
+      w.write(`/ws/b/${aside}`, "top\nmiddle\nbottom\n");
+      w.write("/ws/b/shared.md", "top\nmiddle\nbottom\nmore\n");
+      const open = w.vol.openSync(`/ws/b/${aside}`, "a");
+      const late = w.openHooked((tree) => ({
+        removeFile: (path, expected) =>
+          tree.removeFile(path, expected).pipe(
+            Effect.tap(() => {
+              if (path === aside) w.vol.writeSync(open, "a late line\n");
+            }),
+          ),
+      }));
+      const calling: Record<typeof call, () => Effect.Effect<unknown, DomainError>> = {
+        commit: () => late.commit({ path: "/ws/b", message: "m", author }),
+        pull: () => late.pull({ path: "/ws/b" }),
+        status: () => late.status({ path: "/ws/b" }),
+      };
+      await Effect.runPromiseExit(calling[call]());
+      expect(w.read(`/ws/b/${aside}`)).toBe("top\nmiddle\nbottom\na late line\n");
+      // Reported by the next call, for the person to look at.
+      const refused = await commitFails(w.open(), "/ws/b", "next");
+      expect(refused.files?.map((file) => file.path)).toEqual([aside]);
+    });
 });

@@ -4,7 +4,8 @@
  * blocks, files a commit would refuse (not notebook text, symlinks, special files) —
  * and how many publications `current` has that the copy has not pulled. One scan (as a
  * commit's, with the stat cache) and one read of `current`; nothing is published and no
- * note is written.
+ * note is written (the scan only tidies what a killed process of ours left behind:
+ * workingCopy/leftovers.ts).
  */
 import { Effect, Option } from "effect";
 import type { CopyStatus, LocalChange } from "../../../domain/copyStatus.js";

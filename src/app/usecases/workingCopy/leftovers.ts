@@ -11,7 +11,6 @@ import {
   leftoverTempName,
   setAsideName,
   type Expectation,
-  type FsError,
   type RootedTree,
   type WalkEntry,
 } from "../../../ports/FileSystem.js";
@@ -98,11 +97,12 @@ export const tidySetAside = (
   tree: RootedTree,
   entries: ReadonlyArray<WalkEntry>,
   own: OwnVersions,
-): Effect.Effect<boolean, DomainError> =>
+): Effect.Effect<Tidied, DomainError> =>
   Effect.gen(function* () {
     let present: Set<string> | undefined;
     let kept: KeptVersions | undefined;
     let tidied = false;
+    let removed = false;
     for (const entry of entries) {
       const original = setAsideOriginal(entry.relativePath);
       if (original === undefined) continue;
@@ -122,10 +122,44 @@ export const tidySetAside = (
       }
       if (entry.kind !== "file") continue;
       kept ??= yield* own;
-      if (yield* dropOwnVersion(tree, entry.relativePath, original, kept)) tidied = true;
+      if (yield* dropOwnVersion(tree, entry.relativePath, original, kept)) {
+        tidied = true;
+        removed = true;
+      }
     }
-    return tidied;
+    return { walkAgain: tidied, removed };
   });
+
+/** What {@link tidySetAside} did. */
+export interface Tidied {
+  /** Something was put back or removed: the walk must be redone. */
+  readonly walkAgain: boolean;
+  /** A set-aside file was removed: its late writes are to be kept ({@link keepLateWrites}). */
+  readonly removed: boolean;
+}
+
+/**
+ * Keeps what reached set-aside files {@link tidySetAside} removed after their removal
+ * (a process that had one open, writing a little late: ports/FileSystem.ts
+ * `lateWrites`): back under the set-aside name, for the next scan to report, or beside
+ * the note. Asked at the end of the scan that removed them; the tree is the call's own,
+ * so no other replace of ours is watched yet. Never fails (a failure to check is logged:
+ * the files were checked when removed).
+ */
+export const keepLateWrites = (tree: RootedTree): Effect.Effect<void> =>
+  tree.lateWrites().pipe(
+    Effect.flatMap((late) =>
+      Effect.forEach(late, ({ path, bytes }) =>
+        keepLateBytes(tree, path, setAsideOriginal(path) ?? path, bytes),
+      ),
+    ),
+    Effect.catchAll((error) =>
+      Effect.logWarning("could not check set-aside files removed for late writes").pipe(
+        Effect.annotateLogs("error", error.message),
+      ),
+    ),
+    Effect.asVoid,
+  );
 
 /**
  * Removes the set-aside file at `path` (beside `original`) when `kept` proves nothing of
@@ -139,7 +173,6 @@ const dropOwnVersion = (
   kept: KeptVersions,
 ): Effect.Effect<boolean, DomainError> =>
   Effect.gen(function* () {
-    const io = (doing: string) => Effect.mapError((e: FsError) => localFailure(e, doing));
     // Unreadable or too large for a note: not a version of one; the scan reports it.
     const read = yield* Effect.option(tree.readFile(path, maxFileBytes));
     if (read._tag === "None") return false;
@@ -160,9 +193,16 @@ const dropOwnVersion = (
       mtimeMs: info.mtimeMs,
       sameContent: (bytes) => contentId(bytes) === id,
     };
-    const outcome = yield* tree
-      .removeFile(path, expected)
-      .pipe(io("removing the old version of a note set aside"));
+    const removal = yield* Effect.either(tree.removeFile(path, expected));
+    if (removal._tag === "Left") {
+      // Left where it is, for the scan to report (a read-only copy, say): a call that
+      // only looks, such as `status`, must not fail on it.
+      yield* Effect.logWarning("could not remove the old version of a note set aside").pipe(
+        Effect.annotateLogs({ file: original, error: removal.left.message }),
+      );
+      return false;
+    }
+    const outcome = removal.right;
     switch (outcome._tag) {
       case "Changed":
         return false;

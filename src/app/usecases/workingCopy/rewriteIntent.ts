@@ -44,6 +44,7 @@ import { localFailure } from "../shared/failures.js";
 import { mergeBaseOf, packFile, type BlobRef, type CopyState } from "./privateState.js";
 import { samePublication, type RemoteView } from "../commit/remote.js";
 import type { Scan } from "./workingCopy.js";
+import { makeBlobSource } from "./blobs.js";
 import { noOwnVersions, type KeptVersions, type OwnVersions } from "./leftovers.js";
 
 const intentVersion = 1;
@@ -225,8 +226,11 @@ export const ownVersionsOf = (call: CopyCall): OwnVersions =>
             writing: (path) => {
               const after = targets.get(path)?.[2];
               if (after === undefined || after === null) return Effect.succeed(Option.none());
-              call.blobs.addRef(after);
-              return Effect.option(call.blobs.load(after.id));
+              // A source of its own: a ref that fails to load must not stand in the call's
+              // way to the same content elsewhere.
+              const source = makeBlobSource(call.fs, call.copyDir);
+              source.addRef(after);
+              return Effect.option(source.load(after.id));
             },
           };
         }),

@@ -33,6 +33,7 @@ import {
   belowSetAside,
   isLeftoverTemp,
   isSetAside,
+  keepLateWrites,
   noOwnVersions,
   tidySetAside,
   type OwnVersions,
@@ -228,8 +229,11 @@ const surveyOnce = (
     let listing = yield* walked(tree);
     // A set-aside file may itself have been set aside by a removal killed in turn: put
     // back in one pass, it is tidied in the next.
+    let removedSetAside = false;
     for (let pass = 1; pass <= tidyPasses; pass++) {
-      if (!(yield* tidySetAside(tree, listing.entries, own))) break;
+      const tidied = yield* tidySetAside(tree, listing.entries, own);
+      removedSetAside ||= tidied.removed;
+      if (!tidied.walkAgain) break;
       listing = yield* walked(tree);
     }
     const issues: FileIssue[] = listing.undecodable.map((name) =>
@@ -348,6 +352,8 @@ const surveyOnce = (
       }
     }
     blobs.addScan(tree, files);
+    // Checked as late as the scan allows: a write into a set-aside file just removed.
+    if (removedSetAside) yield* keepLateWrites(tree);
     issues.sort((a, b) => compareCodeUnits(a.path, b.path));
     signs.push(...goneSince(stats, tracked, files, listing.entries));
     return { files, issues, signs };
