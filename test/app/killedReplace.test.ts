@@ -23,12 +23,8 @@ import {
 
 const aside = ".shared.md.quire-0123456789ab1.aside";
 
-/**
- * A and B pulled `shared.md`; A changed its first line, B its last. B's commit merges and
- * rewrites B's `shared.md`, and is killed just after linking the merge, the old version
- * left set aside beside it (holding `leftAside`, B's own version unless a write reached it).
- */
-const killedMidReplace = async (leftAside?: string): Promise<World> => {
+/** A published `shared.md` (and `other.md`), pulled by copies A and B. */
+const bothPulled = async () => {
   const w = world();
   const a = w.open();
   await pull(a);
@@ -36,6 +32,16 @@ const killedMidReplace = async (leftAside?: string): Promise<World> => {
   w.write("/ws/a/other.md", "other\n");
   await commit(a);
   await pull(w.open(), "/ws/b");
+  return { w, a };
+};
+
+/**
+ * A and B pulled `shared.md`; A changed its first line, B its last. B's commit merges and
+ * rewrites B's `shared.md`, and is killed just after linking the merge, the old version
+ * left set aside beside it (holding `leftAside`, B's own version unless a write reached it).
+ */
+const killedMidReplace = async (leftAside?: string): Promise<World> => {
+  const { w, a } = await bothPulled();
   w.write("/ws/a/shared.md", "top from a\nmiddle\nbottom\n");
   await commit(a);
   const mine = "top\nmiddle\nbottom from b\n";
@@ -138,12 +144,7 @@ describe("the old version a killed replace left beside the new one", () => {
   });
 
   it("stays, reported, when the name was taken by a newcomer after a kill before the link", async () => {
-    const w = world();
-    const a = w.open();
-    await pull(a);
-    w.write("/ws/a/shared.md", "top\nmiddle\nbottom\n");
-    await commit(a);
-    await pull(w.open(), "/ws/b");
+    const { w, a } = await bothPulled();
     w.write("/ws/a/shared.md", "top from a\nmiddle\nbottom\n");
     await commit(a);
     // B's own edit, not published: the set-aside file becomes its only copy.
@@ -179,12 +180,7 @@ describe("the old version a killed replace left beside the new one", () => {
   // whether or not the call goes on to rewrite the copy.
   for (const call of ["pull", "status", "commit"] as const)
     it(`keeps a write that reaches it just after its removal (${call})`, async () => {
-      const w = world();
-      const a = w.open();
-      await pull(a);
-      w.write("/ws/a/shared.md", "top\nmiddle\nbottom\n");
-      await commit(a);
-      await pull(w.open(), "/ws/b");
+      const { w } = await bothPulled();
       // The published version, beside the note that holds all of it and more.
       w.write(`/ws/b/${aside}`, "top\nmiddle\nbottom\n");
       w.write("/ws/b/shared.md", "top\nmiddle\nbottom\nmore\n");
