@@ -89,9 +89,9 @@ export const isSetAside = (path: string): boolean =>
  *   only copy of the person's edit. The removal is guarded: a write reaching the file
  *   meanwhile is put back under its set-aside name (or beside the note), never dropped.
  * Any other stays where it is, for the scan to report (INVALID_NAME) and the person to
- * look at: quire never deletes what it cannot prove is kept elsewhere. `true` when
- * anything was put back or removed (the walk must be redone). LOCAL_IO when the file
- * system fails.
+ * look at: quire never deletes what it cannot prove is kept elsewhere. Answers what it
+ * did ({@link Tidied}). LOCAL_IO when putting a file back fails (a removal that fails
+ * leaves the file to be reported).
  */
 export const tidySetAside = (
   tree: RootedTree,
