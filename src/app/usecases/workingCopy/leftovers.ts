@@ -7,6 +7,7 @@
 import { Effect, Option } from "effect";
 import { contentId, decodeText, maxFileBytes } from "../../../domain/content.js";
 import type { DomainError } from "../../../domain/errors.js";
+import { splitLines } from "../../../domain/lines.js";
 import {
   leftoverTempName,
   setAsideName,
@@ -243,16 +244,15 @@ const keepLateBytes = (
 
 /**
  * Whether every line of `part` occurs in `whole`, in the same order (other lines may lie
- * between them): then nothing of `part` is missing from `whole`. Text only; linear.
+ * between them), each with its terminator: then nothing of `part` is missing from
+ * `whole`. Text only; linear.
  */
 const containsLines = (whole: Uint8Array, part: Uint8Array): boolean => {
   const wholeText = decodeText(whole);
   const partText = decodeText(part);
   if (!("text" in wholeText) || !("text" in partText)) return false;
-  const lines = wholeText.text.split("\n");
-  const wanted = partText.text.split("\n");
-  // A last line ending in a newline leaves an empty piece: not a line of its own.
-  if (wanted.at(-1) === "") wanted.pop();
+  const lines = splitLines(wholeText.text);
+  const wanted = splitLines(partText.text);
   let at = 0;
   for (const line of wanted) {
     while (at < lines.length && lines[at] !== line) at++;
