@@ -1,9 +1,11 @@
 /**
  * The ConfigFiles port on node:fs. A replacement is a temporary file in the target's
- * own directory (so the rename is atomic), fsync'd, then renamed over the target; the
- * previous content is copied to the backup path first. Between the last check of the
- * expected content and the rename another program could still write the file: the
- * window is a few system calls, and the backup keeps what was there before the edit.
+ * own directory (so the rename is atomic), written, fsync'd, then renamed over the
+ * target; the previous content is written to the backup path the same way first (a new
+ * file renamed over it, so a symlink planted at the backup path is replaced, never
+ * followed). Between the last check of the expected content and the rename another
+ * program could still write the file: the window is a few system calls, and the backup
+ * keeps what was there before the edit.
  * A file the system would let quire replace but a person would not (a dangling symlink,
  * a read-only file) is refused before anything is written.
  */
@@ -33,21 +35,43 @@ const explained: Readonly<Record<string, string>> = {
   ELOOP: "a symbolic link on the way points back at itself; fix the link",
   ENOTDIR: "a part of the path is a file, not a directory",
   ENOSPC: "the disk is full; free some space and run it again",
+  EFBIG: "the file is larger than this process may write (ulimit -f?)",
 };
 
-const ioError = (path: string, action: string) => (error: unknown) => {
-  const code = errnoOf(error);
-  const why = code === undefined ? undefined : explained[code];
-  return new ConfigFileError({
-    reason: "IO",
-    path,
-    message: `cannot ${action} ${path}: ${
-      why === undefined
-        ? (code ?? (error instanceof Error ? error.message : String(error)))
-        : `${code}: ${why}`
-    }`,
-  });
+/**
+ * The same for the backup path: a directory there is in quire's way, not where the
+ * client's file belongs, so the advice differs.
+ */
+const explainedForBackup: Readonly<Record<string, string>> = {
+  ...explained,
+  EISDIR: "it is a directory; move it away (quire keeps the previous file there) and run it again",
 };
+
+const ioError =
+  (path: string, action: string, reasons: Readonly<Record<string, string>> = explained) =>
+  (error: unknown) => {
+    const code = errnoOf(error);
+    const why = code === undefined ? undefined : reasons[code];
+    return new ConfigFileError({
+      reason: "IO",
+      path,
+      message: `cannot ${action} ${path}: ${
+        why === undefined
+          ? (code ?? (error instanceof Error ? error.message : String(error)))
+          : `${code}: ${why}`
+      }`,
+    });
+  };
+
+const refused = (path: string, message: string): ConfigFileError =>
+  new ConfigFileError({ reason: "REFUSED", path, message });
+
+const changed = (path: string): ConfigFileError =>
+  new ConfigFileError({
+    reason: "CHANGED",
+    path,
+    message: `${path} changed while quire was editing it; nothing was written, run the command again`,
+  });
 
 const readText = async (path: string): Promise<string | undefined> => {
   try {
@@ -56,6 +80,58 @@ const readText = async (path: string): Promise<string | undefined> => {
     return await fs.readFile(path, "utf8");
   } catch (error) {
     if (errnoOf(error) === "ENOENT") return undefined;
+    throw error;
+  }
+};
+
+/** Removes a temporary file after a failure; a second failure must not hide the first. */
+const discard = (temporary: string): Promise<void> =>
+  fs.rm(temporary, { force: true }).catch(() => undefined);
+
+/**
+ * Writes `content` to a new file beside `destination` (created with `wx`, so nothing
+ * that already exists there, a symlink included, is opened), sets `mode`, flushes it
+ * and returns its path; removes it again when any of that fails (a full disk).
+ */
+const writeTemporary = async (
+  destination: string,
+  content: string | Uint8Array,
+  mode: number,
+): Promise<string> => {
+  const temporary = NodePath.join(
+    NodePath.dirname(destination),
+    `.${NodePath.basename(destination)}.quire-${randomBytes(6).toString("hex")}.tmp`,
+  );
+  const handle = await fs.open(temporary, "wx", mode);
+  try {
+    try {
+      await handle.writeFile(content);
+      await handle.chmod(mode);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    await discard(temporary);
+    throw error;
+  }
+  return temporary;
+};
+
+/**
+ * Replaces `destination` with a new file holding `content`: a rename replaces whatever
+ * is at `destination` (a symlink too, instead of writing where it points), atomically.
+ */
+const writeReplacing = async (
+  destination: string,
+  content: string | Uint8Array,
+  mode: number,
+): Promise<void> => {
+  const temporary = await writeTemporary(destination, content, mode);
+  try {
+    await fs.rename(temporary, destination);
+  } catch (error) {
+    await discard(temporary);
     throw error;
   }
 };
@@ -146,48 +222,27 @@ const targetOf = async (path: string): Promise<string> => {
   }
 };
 
-const refused = (path: string, message: string): ConfigFileError =>
-  new ConfigFileError({ reason: "REFUSED", path, message });
-
 const replace = async (path: string, text: string, options: ReplaceOptions): Promise<void> => {
   const refusal = await refusalOf(path);
   if (refusal !== undefined) throw refused(path, refusal);
   const target = await targetOf(path);
   const current = await readText(target);
-  if (current !== options.expected)
-    throw new ConfigFileError({
-      reason: "CHANGED",
-      path,
-      message: `${path} changed while quire was editing it; nothing was written, run the command again`,
-    });
+  if (current !== options.expected) throw changed(path);
   const directory = NodePath.dirname(target);
   await fs.mkdir(directory, { recursive: true, mode: 0o700 });
   let mode = 0o600;
   if (current !== undefined) {
     mode = (await fs.stat(target)).mode & 0o7777;
-    await fs.copyFile(target, options.backupPath);
+    const { backupPath } = options;
+    // The backup holds what the file holds, so it gets the file's permission bits.
+    await writeReplacing(backupPath, current, mode & 0o777).catch((error: unknown) => {
+      throw ioError(backupPath, "write the backup", explainedForBackup)(error);
+    });
   }
-  const temporary = NodePath.join(
-    directory,
-    `.${NodePath.basename(target)}.quire-${randomBytes(6).toString("hex")}.tmp`,
-  );
-  const handle = await fs.open(temporary, "wx", mode);
-  try {
-    await handle.writeFile(text, "utf8");
-    await handle.chmod(mode);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await fs.rename(temporary, target);
-  } catch (error) {
-    await fs.rm(temporary, { force: true });
-    throw error;
-  }
+  await writeReplacing(target, text, mode);
 };
 
-/** The service on the real file system. */
+/** The service on the real file system. Never throws; every failure is a {@link ConfigFileError}. */
 export const nodeConfigFiles: ConfigFilesService = {
   read: (path) => Effect.tryPromise({ try: () => readText(path), catch: ioError(path, "read") }),
   replace: (path, text, options) =>

@@ -21,7 +21,11 @@ export class ConfigFileError extends Data.TaggedError("ConfigFileError")<{
 export interface ReplaceOptions {
   /** The content the edit was computed from (`undefined`: the file did not exist). */
   readonly expected: string | undefined;
-  /** Where the previous content is copied first (only when the file existed). */
+  /**
+   * Where the previous content is written first (only when the file existed), as a new
+   * file that replaces whatever is there: a symlink at this path is replaced, never
+   * followed. A failure there names this path and writes nothing else.
+   */
   readonly backupPath: string;
 }
 
@@ -31,7 +35,7 @@ export interface ConfigFilesService {
   readonly read: (path: string) => Effect.Effect<string | undefined, ConfigFileError>;
   /**
    * Replaces `path` with `text`: fails with `CHANGED` (writing nothing) unless the file
-   * still holds `expected`; copies the previous content to `backupPath`; writes a
+   * still holds `expected`; writes the previous content to `backupPath`; writes a
    * temporary file next to the target, flushes it and renames it over the target, so a
    * reader sees the old or the new file, never a part. A symlinked path is followed (the
    * link stays, its target is replaced); the target keeps its permission bits, and a new

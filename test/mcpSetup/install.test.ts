@@ -16,6 +16,7 @@ import {
   writeFileSync,
   chmodSync,
   existsSync,
+  rmSync,
 } from "node:fs";
 import * as path from "node:path";
 import { Either } from "effect";
@@ -488,6 +489,39 @@ describe("the command line", () => {
     expect((await quire("install", "gemini")).code).toBe(0);
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(entryIn(missing, ["mcpServers", "quire"])).toMatchObject({ command: binPath });
+  });
+
+  it("a symlink planted at the backup path (a hostile repository) is replaced, never written through", async () => {
+    const victim = path.join(box.root, "victim", ".bashrc");
+    writeFixture(victim, "orig\n", 0o644);
+    const target = path.join(project, ".mcp.json");
+    writeFixture(target, '{\n  "mcpServers": {}\n}\n', 0o644);
+    symlinkSync(victim, `${target}.quire.bak`);
+    const installed = await quire("install", "claude-code", "--scope", "project");
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(readFileSync(victim, "utf8")).toBe("orig\n");
+    expect(lstatSync(`${target}.quire.bak`).isSymbolicLink()).toBe(false);
+    expect(readFileSync(`${target}.quire.bak`, "utf8")).toBe('{\n  "mcpServers": {}\n}\n');
+    // Uninstall writes its backup the same way.
+    const installedText = readFileSync(target, "utf8");
+    rmSync(`${target}.quire.bak`);
+    symlinkSync(victim, `${target}.quire.bak`);
+    expect((await quire("uninstall", "claude-code", "--scope", "project")).code).toBe(0);
+    expect(readFileSync(victim, "utf8")).toBe("orig\n");
+    expect(readFileSync(`${target}.quire.bak`, "utf8")).toBe(installedText);
+  });
+
+  it("a directory at the backup path is refused naming the backup path, writing nothing", async () => {
+    const target = path.join(home(), ".gemini", "settings.json");
+    writeFixture(target, jsonc, 0o644);
+    mkdirSync(`${target}.quire.bak`);
+    const refused = await quire("install", "gemini");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      `quire mcp: cannot write the backup ${target}.quire.bak: EISDIR: it is a directory; move it away (quire keeps the previous file there) and run it again\n`,
+    );
+    expect(readFileSync(target, "utf8")).toBe(jsonc);
+    expect(strays(target)).toEqual([]);
   });
 
   it("refuses to replace a read-only configuration file, for install and uninstall", async () => {

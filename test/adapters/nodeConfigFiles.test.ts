@@ -1,0 +1,140 @@
+/**
+ * The ConfigFiles node adapter against a real temporary directory: the backup is a new
+ * file renamed into place (a symlink planted at the backup path is replaced, never
+ * written through), and no temporary file is left after a failure.
+ */
+import { spawnSync } from "node:child_process";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Effect, Either } from "effect";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { nodeConfigFiles } from "../../src/adapters/nodeConfigFiles.js";
+import type { ConfigFileError } from "../../src/ports/ConfigFiles.js";
+import { assertBuilt } from "../helpers/cli.js";
+
+let root: string;
+beforeEach(() => {
+  root = realpathSync(mkdtempSync(path.join(tmpdir(), "quire-config-files-")));
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+const run = <A>(effect: Effect.Effect<A, ConfigFileError>): Promise<A> => Effect.runPromise(effect);
+const runEither = <A>(effect: Effect.Effect<A, ConfigFileError>) =>
+  Effect.runPromise(Effect.either(effect));
+const failure = async <A>(effect: Effect.Effect<A, ConfigFileError>): Promise<ConfigFileError> => {
+  const result = await runEither(effect);
+  if (Either.isRight(result)) throw new Error("expected a failure");
+  return result.left;
+};
+
+/** Temporary files left in `directory` (there must be none). */
+const strays = (directory: string): ReadonlyArray<string> =>
+  readdirSync(directory).filter((name) => /\.quire-[0-9a-f]+\.tmp$/.test(name));
+
+describe("the backup", () => {
+  it("replaces a symlink at the backup path instead of writing where it points", async () => {
+    const victim = path.join(root, "victim");
+    writeFileSync(victim, "orig\n");
+    const config = path.join(root, ".mcp.json");
+    writeFileSync(config, "{}\n");
+    const backup = `${config}.quire.bak`;
+    symlinkSync(victim, backup);
+    await run(
+      nodeConfigFiles.replace(config, '{"a": 1}\n', { expected: "{}\n", backupPath: backup }),
+    );
+    expect(readFileSync(victim, "utf8")).toBe("orig\n");
+    expect(lstatSync(backup).isSymbolicLink()).toBe(false);
+    expect(readFileSync(backup, "utf8")).toBe("{}\n");
+    expect(readFileSync(config, "utf8")).toBe('{"a": 1}\n');
+    expect(strays(root)).toEqual([]);
+  });
+
+  it("a dangling symlink at the backup path creates nothing where it points", async () => {
+    const elsewhere = path.join(root, "elsewhere", "file");
+    const config = path.join(root, "config.json");
+    writeFileSync(config, "{}\n");
+    const backup = `${config}.quire.bak`;
+    symlinkSync(elsewhere, backup);
+    await run(nodeConfigFiles.replace(config, "{ }\n", { expected: "{}\n", backupPath: backup }));
+    expect(existsSync(path.dirname(elsewhere))).toBe(false);
+    expect(readFileSync(backup, "utf8")).toBe("{}\n");
+  });
+
+  it("keeps the file's permission bits and replaces an older backup", async () => {
+    const config = path.join(root, "config.json");
+    writeFileSync(config, "{}\n", { mode: 0o640 });
+    const backup = `${config}.quire.bak`;
+    writeFileSync(backup, "old backup\n", { mode: 0o644 });
+    await run(nodeConfigFiles.replace(config, "{ }\n", { expected: "{}\n", backupPath: backup }));
+    expect(readFileSync(backup, "utf8")).toBe("{}\n");
+    expect(statSync(backup).mode & 0o777).toBe(0o640);
+  });
+
+  it("a directory at the backup path fails naming the backup path, writing nothing", async () => {
+    const config = path.join(root, "config.json");
+    writeFileSync(config, "{}\n");
+    const backup = `${config}.quire.bak`;
+    mkdirSync(backup);
+    const error = await failure(
+      nodeConfigFiles.replace(config, "{ }\n", { expected: "{}\n", backupPath: backup }),
+    );
+    expect(error.reason).toBe("IO");
+    expect(error.path).toBe(backup);
+    expect(error.message).toBe(
+      `cannot write the backup ${backup}: EISDIR: it is a directory; move it away (quire keeps the previous file there) and run it again`,
+    );
+    expect(readFileSync(config, "utf8")).toBe("{}\n");
+    expect(statSync(backup).isDirectory()).toBe(true);
+    expect(strays(root)).toEqual([]);
+  });
+});
+
+describe("a write that fails", () => {
+  // A process whose file size limit is 1 KiB (and that ignores SIGXFSZ, as the shell
+  // passes it on) gets EFBIG for a larger write: a full disk without a small file system.
+  // The compiled adapter (npm run build), which a child process can import.
+  const adapter = fileURLToPath(
+    new URL("../../dist/src/adapters/nodeConfigFiles.js", import.meta.url),
+  );
+  const limited = (config: string, text: string) =>
+    spawnSync(
+      "bash",
+      [
+        "-c",
+        'ulimit -f 1; trap "" XFSZ; exec "$0" --input-type=module -e "$1" "$2" "$3"',
+        process.execPath,
+        `const { nodeConfigFiles } = await import(${JSON.stringify(adapter)});
+const { Effect } = await import("effect");
+const [config, text] = process.argv.slice(-2);
+const result = await Effect.runPromise(Effect.either(nodeConfigFiles.replace(config, text, { expected: undefined, backupPath: config + ".quire.bak" })));
+process.stdout.write(JSON.stringify(result._tag === "Left" ? result.left.message : "written"));`,
+        config,
+        text,
+      ],
+      { encoding: "utf8" },
+    );
+
+  it("removes its temporary file", () => {
+    assertBuilt();
+    const config = path.join(root, "config.json");
+    const result = limited(config, `{"padding": "${"x".repeat(4096)}"}\n`);
+    expect(result.stderr).toBe("");
+    expect(JSON.parse(result.stdout)).toMatch(/^cannot write .*config\.json: EFBIG/);
+    expect(existsSync(config)).toBe(false);
+    expect(strays(root)).toEqual([]);
+  });
+});
