@@ -7,9 +7,12 @@
  * program could still write the file: the window is a few system calls, and the backup
  * keeps what was there before the edit.
  * A file the system would let quire replace but a person would not (a dangling symlink,
- * a read-only file) is refused before anything is written.
+ * a read-only file) is refused before anything is written, and so is a file that is not
+ * UTF-8 text (decoding it would replace its other bytes with U+FFFD, and writing it back
+ * would garble them).
  */
 import { randomBytes } from "node:crypto";
+import { isUtf8 } from "node:buffer";
 import { constants as fsConstants, promises as fs, type Stats } from "node:fs";
 import * as NodePath from "node:path";
 import { Effect, Layer } from "effect";
@@ -73,15 +76,32 @@ const changed = (path: string): ConfigFileError =>
     message: `${path} changed while quire was editing it; nothing was written, run the command again`,
   });
 
-const readText = async (path: string): Promise<string | undefined> => {
+/** The file's bytes, or `undefined` when it does not exist. */
+const readBytes = async (path: string): Promise<Buffer | undefined> => {
   try {
     const stats = await fs.stat(path);
     if (!stats.isFile()) throw Object.assign(new Error("not a regular file"), { code: "ENOTFILE" });
-    return await fs.readFile(path, "utf8");
+    return await fs.readFile(path);
   } catch (error) {
     if (errnoOf(error) === "ENOENT") return undefined;
     throw error;
   }
+};
+
+/**
+ * The file's text, or `undefined` when it does not exist; refused (as `shown`) when it
+ * is not UTF-8: decoding would turn the other bytes into U+FFFD, and an edit would
+ * write that back in place of what the person or another program put there.
+ */
+const readText = async (path: string, shown: string = path): Promise<string | undefined> => {
+  const bytes = await readBytes(path);
+  if (bytes === undefined) return undefined;
+  if (!isUtf8(bytes))
+    throw refused(
+      shown,
+      "it is not UTF-8 text (quire would garble its other bytes); convert it to UTF-8 (for example with iconv) and run the command again, or edit it by hand",
+    );
+  return bytes.toString("utf8");
 };
 
 /** Removes a temporary file after a failure; a second failure must not hide the first. */
@@ -226,7 +246,7 @@ const replace = async (path: string, text: string, options: ReplaceOptions): Pro
   const refusal = await refusalOf(path);
   if (refusal !== undefined) throw refused(path, refusal);
   const target = await targetOf(path);
-  const current = await readText(target);
+  const current = await readText(target, path);
   if (current !== options.expected) throw changed(path);
   const directory = NodePath.dirname(target);
   await fs.mkdir(directory, { recursive: true, mode: 0o700 });
@@ -244,7 +264,11 @@ const replace = async (path: string, text: string, options: ReplaceOptions): Pro
 
 /** The service on the real file system. Never throws; every failure is a {@link ConfigFileError}. */
 export const nodeConfigFiles: ConfigFilesService = {
-  read: (path) => Effect.tryPromise({ try: () => readText(path), catch: ioError(path, "read") }),
+  read: (path) =>
+    Effect.tryPromise({
+      try: () => readText(path),
+      catch: (error) => (error instanceof ConfigFileError ? error : ioError(path, "read")(error)),
+    }),
   replace: (path, text, options) =>
     Effect.tryPromise({
       try: () => replace(path, text, options),

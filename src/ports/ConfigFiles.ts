@@ -9,7 +9,8 @@ import { Context, Data, type Effect } from "effect";
 export class ConfigFileError extends Data.TaggedError("ConfigFileError")<{
   /**
    * `CHANGED`: the file changed while we edited it; `IO`: the system refused;
-   * `REFUSED`: quire could write it but must not ({@link ConfigFilesService.editable}),
+   * `REFUSED`: quire could write it but must not ({@link ConfigFilesService.editable},
+   * or its bytes are not UTF-8 text),
    * and `message` says why and what to do, without the path.
    */
   readonly reason: "IO" | "CHANGED" | "REFUSED";
@@ -31,11 +32,16 @@ export interface ReplaceOptions {
 
 /** File access for client configuration files. */
 export interface ConfigFilesService {
-  /** The file's UTF-8 text, or `undefined` when it does not exist. */
+  /**
+   * The file's UTF-8 text, or `undefined` when it does not exist. Fails with `REFUSED`
+   * when its bytes are not UTF-8 (decoding them would lose them), with `IO` when it is
+   * not a regular file or cannot be read.
+   */
   readonly read: (path: string) => Effect.Effect<string | undefined, ConfigFileError>;
   /**
    * Replaces `path` with `text`: fails with `CHANGED` (writing nothing) unless the file
-   * still holds `expected`; writes the previous content to `backupPath`; writes a
+   * still holds `expected` (`REFUSED` when it is not UTF-8); writes the previous content
+   * to `backupPath`; writes a
    * temporary file next to the target, flushes it and renames it over the target, so a
    * reader sees the old or the new file, never a part. A symlinked path is followed (the
    * link stays, its target is replaced); the target keeps its permission bits, and a new

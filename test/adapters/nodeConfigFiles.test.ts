@@ -1,7 +1,8 @@
 /**
  * The ConfigFiles node adapter against a real temporary directory: the backup is a new
  * file renamed into place (a symlink planted at the backup path is replaced, never
- * written through), and no temporary file is left after a failure.
+ * written through), no temporary file is left after a failure, and a file that is not UTF-8
+ * is refused rather than decoded with replacement characters.
  */
 import { spawnSync } from "node:child_process";
 import {
@@ -136,5 +137,32 @@ process.stdout.write(JSON.stringify(result._tag === "Left" ? result.left.message
     expect(JSON.parse(result.stdout)).toMatch(/^cannot write .*config\.json: EFBIG/);
     expect(existsSync(config)).toBe(false);
     expect(strays(root)).toEqual([]);
+  });
+});
+
+describe("a file that is not UTF-8", () => {
+  it("is refused by read, naming what to do, and by replace, writing nothing", async () => {
+    const config = path.join(root, "config.toml");
+    const latin1 = Buffer.from('name = "caf\xe9"\n', "latin1");
+    writeFileSync(config, latin1);
+    const read = await failure(nodeConfigFiles.read(config));
+    expect(read.reason).toBe("REFUSED");
+    expect(read.message).toContain("it is not UTF-8 text");
+    expect(read.message).toContain("convert it to UTF-8");
+    const replaced = await runEither(
+      nodeConfigFiles.replace(config, "x = 1\n", {
+        expected: 'name = "caf\uFFFD"\n',
+        backupPath: `${config}.quire.bak`,
+      }),
+    );
+    expect(Either.isLeft(replaced) && replaced.left.reason).toBe("REFUSED");
+    expect(readFileSync(config)).toEqual(latin1);
+    expect(existsSync(`${config}.quire.bak`)).toBe(false);
+  });
+
+  it("UTF-8 text, with a byte order mark, is read as it is", async () => {
+    const config = path.join(root, "config.json");
+    writeFileSync(config, '\uFEFF{"caf\u00e9": "\u{1F600}"}\n');
+    expect(await run(nodeConfigFiles.read(config))).toBe('\uFEFF{"caf\u00e9": "\u{1F600}"}\n');
   });
 });

@@ -375,6 +375,42 @@ describe("the command line", () => {
     expect(readFileSync(target, "utf8")).toBe(before);
   });
 
+  it("a file that is not UTF-8 is refused, not decoded with replacement characters, and status says so", async () => {
+    const json = path.join(home(), ".gemini", "settings.json");
+    const codex = path.join(home(), ".codex", "config.toml");
+    const latin1Json = Buffer.from('{"theme": "caf\xe9", "mcpServers": {}}\n', "latin1");
+    const latin1Toml = Buffer.from('model = "caf\xe9"\n', "latin1");
+    mkdirSync(path.dirname(json), { recursive: true });
+    mkdirSync(path.dirname(codex), { recursive: true });
+    writeFileSync(json, latin1Json);
+    writeFileSync(codex, latin1Toml);
+    for (const [client, file] of [
+      ["gemini", json],
+      ["codex", codex],
+    ] as const) {
+      for (const action of ["install", "uninstall"]) {
+        const refused = await quire(action, client);
+        expect(refused.code, refused.stdout).toBe(1);
+        expect(refused.stderr).toBe(
+          `quire mcp: refused to edit ${file}: it is not UTF-8 text (quire would garble its other bytes); convert it to UTF-8 (for example with iconv) and run the command again, or edit it by hand; nothing was written\n`,
+        );
+      }
+      expect(existsSync(`${file}.quire.bak`)).toBe(false);
+      expect(strays(file)).toEqual([]);
+    }
+    expect(readFileSync(json)).toEqual(latin1Json);
+    expect(readFileSync(codex)).toEqual(latin1Toml);
+    const status = await quire("status");
+    expect(status.code).toBe(0);
+    for (const [client, file] of [
+      ["gemini", json],
+      ["codex", codex],
+    ])
+      expect(status.stdout).toContain(
+        `${client} user: ${file}\n  cannot parse the file: it is not UTF-8 text`,
+      );
+  });
+
   it("an install over another quire entry names it, keeps the settings a person added and drops a URL", async () => {
     const target = path.join(home(), ".claude.json");
     writeFixture(

@@ -402,7 +402,12 @@ const status = (
         const target = client.target(scope, placeOf(context));
         const read = yield* Effect.either(files.read(target.path));
         let state: string;
-        if (Either.isLeft(read)) state = `unreadable: ${read.left.message}`;
+        if (Either.isLeft(read))
+          // REFUSED: readable, but not as text quire may edit (not UTF-8).
+          state =
+            read.left.reason === "REFUSED"
+              ? `cannot parse the file: ${read.left.message}`
+              : `unreadable: ${read.left.message}`;
         else if (read.right === undefined) state = "not registered (no file)";
         else {
           const entry = readEntry(target, read.right);
