@@ -3,9 +3,11 @@
  * own directory (so the rename is atomic), written, fsync'd, then renamed over the
  * target; the previous content is written to the backup path the same way first (a new
  * file renamed over it, so a symlink planted at the backup path is replaced, never
- * followed). Between the last check of the expected content and the rename another
- * program could still write the file: the window is a few system calls, and the backup
- * keeps what was there before the edit.
+ * followed). The expected content is checked before anything is written and again
+ * after the replacement is flushed, right before the rename: another program that
+ * writes the file in between makes the edit fail with `CHANGED` (the caller recomputes
+ * it). What remains is the window between that last read and the rename, two system
+ * calls; the backup keeps what was there before the edit.
  * A file the system would let quire replace but a person would not (a dangling symlink,
  * a read-only file) is refused before anything is written, and so is a file that is not
  * UTF-8 text (decoding it would replace its other bytes with U+FFFD, and writing it back
@@ -242,36 +244,61 @@ const targetOf = async (path: string): Promise<string> => {
   }
 };
 
-const replace = async (path: string, text: string, options: ReplaceOptions): Promise<void> => {
-  const refusal = await refusalOf(path);
-  if (refusal !== undefined) throw refused(path, refusal);
-  const target = await targetOf(path);
-  const current = await readText(target, path);
-  if (current !== options.expected) throw changed(path);
-  const directory = NodePath.dirname(target);
-  await fs.mkdir(directory, { recursive: true, mode: 0o700 });
-  let mode = 0o600;
-  if (current !== undefined) {
-    mode = (await fs.stat(target)).mode & 0o7777;
-    const { backupPath } = options;
-    // The backup holds what the file holds, so it gets the file's permission bits.
-    await writeReplacing(backupPath, current, mode & 0o777).catch((error: unknown) => {
-      throw ioError(backupPath, "write the backup", explainedForBackup)(error);
-    });
-  }
-  await writeReplacing(target, text, mode);
-};
+/** What the tests may run inside {@link makeNodeConfigFiles}'s replace. */
+export interface NodeConfigFilesOptions {
+  /**
+   * Runs after the replacement is written and flushed, before the target is checked
+   * against the expected content the last time: where another program's write would
+   * make the edit fail with `CHANGED`. Tests use it to be that program; it must not fail.
+   */
+  readonly beforeLastCheck?: (target: string) => Promise<void>;
+}
 
-/** The service on the real file system. Never throws; every failure is a {@link ConfigFileError}. */
-export const nodeConfigFiles: ConfigFilesService = {
+const replaceWith =
+  (options: NodeConfigFilesOptions) =>
+  async (path: string, text: string, replaceOptions: ReplaceOptions): Promise<void> => {
+    const refusal = await refusalOf(path);
+    if (refusal !== undefined) throw refused(path, refusal);
+    const target = await targetOf(path);
+    const current = await readText(target, path);
+    if (current !== replaceOptions.expected) throw changed(path);
+    const directory = NodePath.dirname(target);
+    await fs.mkdir(directory, { recursive: true, mode: 0o700 });
+    let mode = 0o600;
+    if (current !== undefined) {
+      mode = (await fs.stat(target)).mode & 0o7777;
+      const { backupPath } = replaceOptions;
+      // The backup holds what the file holds, so it gets the file's permission bits.
+      await writeReplacing(backupPath, current, mode & 0o777).catch((error: unknown) => {
+        throw ioError(backupPath, "write the backup", explainedForBackup)(error);
+      });
+    }
+    const temporary = await writeTemporary(target, text, mode);
+    try {
+      await options.beforeLastCheck?.(target);
+      // Another program (another quire) may have written the file while ours was being
+      // written: renaming now would drop its change.
+      if ((await readText(target, path)) !== replaceOptions.expected) throw changed(path);
+      await fs.rename(temporary, target);
+    } catch (error) {
+      await discard(temporary);
+      throw error;
+    }
+  };
+
+/**
+ * The service on the real file system, with `options` for tests (none in production).
+ * Never throws; every failure is a {@link ConfigFileError}.
+ */
+export const makeNodeConfigFiles = (options: NodeConfigFilesOptions = {}): ConfigFilesService => ({
   read: (path) =>
     Effect.tryPromise({
       try: () => readText(path),
       catch: (error) => (error instanceof ConfigFileError ? error : ioError(path, "read")(error)),
     }),
-  replace: (path, text, options) =>
+  replace: (path, text, replaceOptions) =>
     Effect.tryPromise({
-      try: () => replace(path, text, options),
+      try: () => replaceWith(options)(path, text, replaceOptions),
       catch: (error) => (error instanceof ConfigFileError ? error : ioError(path, "write")(error)),
     }),
   editable: (path) =>
@@ -287,7 +314,10 @@ export const nodeConfigFiles: ConfigFilesService = {
         () => false,
       ),
     ),
-};
+});
+
+/** The service on the real file system ({@link makeNodeConfigFiles} without test options). */
+export const nodeConfigFiles: ConfigFilesService = makeNodeConfigFiles();
 
 /** The ConfigFiles layer on node:fs. */
 export const layer: Layer.Layer<ConfigFiles> = Layer.succeed(ConfigFiles, nodeConfigFiles);

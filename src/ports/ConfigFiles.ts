@@ -41,9 +41,10 @@ export interface ConfigFilesService {
   /**
    * Replaces `path` with `text`: fails with `CHANGED` (writing nothing) unless the file
    * still holds `expected` (`REFUSED` when it is not UTF-8); writes the previous content
-   * to `backupPath`; writes a
-   * temporary file next to the target, flushes it and renames it over the target, so a
-   * reader sees the old or the new file, never a part. A symlinked path is followed (the
+   * to `backupPath`; writes a temporary file next to the target, flushes it, checks
+   * `expected` again (`CHANGED`, the temporary file removed, when another program wrote
+   * the file meanwhile; the caller may read it again and recompute its edit) and renames
+   * it over the target, so a reader sees the old or the new file, never a part. A symlinked path is followed (the
    * link stays, its target is replaced); the target keeps its permission bits, and a new
    * file (with missing parent directories) gets 0600. Checks {@link editable} first.
    */

@@ -1,8 +1,9 @@
 /**
  * The ConfigFiles node adapter against a real temporary directory: the backup is a new
  * file renamed into place (a symlink planted at the backup path is replaced, never
- * written through), no temporary file is left after a failure, and a file that is not UTF-8
- * is refused rather than decoded with replacement characters.
+ * written through), no temporary file is left after a failure, a file that is not UTF-8
+ * is refused rather than decoded with replacement characters, and a write by another
+ * program after the first check makes the replacement fail with `CHANGED`.
  */
 import { spawnSync } from "node:child_process";
 import {
@@ -23,7 +24,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Effect, Either } from "effect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { nodeConfigFiles } from "../../src/adapters/nodeConfigFiles.js";
+import { makeNodeConfigFiles, nodeConfigFiles } from "../../src/adapters/nodeConfigFiles.js";
 import type { ConfigFileError } from "../../src/ports/ConfigFiles.js";
 import { assertBuilt } from "../helpers/cli.js";
 
@@ -164,5 +165,44 @@ describe("a file that is not UTF-8", () => {
     const config = path.join(root, "config.json");
     writeFileSync(config, '\uFEFF{"caf\u00e9": "\u{1F600}"}\n');
     expect(await run(nodeConfigFiles.read(config))).toBe('\uFEFF{"caf\u00e9": "\u{1F600}"}\n');
+  });
+});
+
+describe("another program writing the file during a replacement", () => {
+  it("makes it fail with CHANGED after the replacement is written, leaving the other write and no temporary file", async () => {
+    const config = path.join(root, "config.json");
+    writeFileSync(config, "{}\n");
+    const files = makeNodeConfigFiles({
+      beforeLastCheck: async (target) => {
+        expect(strays(root)).toHaveLength(1);
+        writeFileSync(target, '{"theirs": 1}\n');
+      },
+    });
+    const result = await runEither(
+      files.replace(config, '{"ours": 1}\n', {
+        expected: "{}\n",
+        backupPath: `${config}.quire.bak`,
+      }),
+    );
+    if (Either.isRight(result)) throw new Error("expected a failure");
+    expect(result.left.reason).toBe("CHANGED");
+    expect(readFileSync(config, "utf8")).toBe('{"theirs": 1}\n');
+    expect(strays(root)).toEqual([]);
+  });
+
+  it("a file created meanwhile counts as a change too", async () => {
+    const config = path.join(root, "new.json");
+    const files = makeNodeConfigFiles({
+      beforeLastCheck: async (target) => writeFileSync(target, "{}\n"),
+    });
+    const result = await runEither(
+      files.replace(config, '{"ours": 1}\n', {
+        expected: undefined,
+        backupPath: `${config}.quire.bak`,
+      }),
+    );
+    expect(Either.isLeft(result) && result.left.reason).toBe("CHANGED");
+    expect(readFileSync(config, "utf8")).toBe("{}\n");
+    expect(strays(root)).toEqual([]);
   });
 });

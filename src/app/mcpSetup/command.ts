@@ -5,7 +5,7 @@
  * file it cannot parse, keeps the previous file as `<file>.quire.bak` and replaces the
  * file atomically (the ConfigFiles port).
  */
-import { Effect, Either } from "effect";
+import { Duration, Effect, Either, Random } from "effect";
 import { ConfigFiles, type ConfigFileError } from "../../ports/ConfigFiles.js";
 import { type Host, parseInvocation, runtimeOptions } from "../config.js";
 import { splitArgv } from "../config/argv.js";
@@ -311,12 +311,48 @@ const placeOf = (context: McpContext): Place => ({
   env: context.host.env,
 });
 
+/**
+ * How many times an edit is computed and written when another program (another quire,
+ * the client saving its own settings) writes the file in between: each attempt reads
+ * the file again, so the other program's change is kept, not overwritten.
+ */
+const editAttempts = 5;
+
 /** Installs or uninstalls in one client's file: the report on `out`, problems on `err`. */
 const edit = (
   parsed: Parsed & { readonly client: Client },
   context: McpContext,
   output: McpOutput,
 ): Effect.Effect<number, never, ConfigFiles> =>
+  Effect.gen(function* () {
+    for (let attempt = 1; ; attempt += 1) {
+      const done = yield* editOnce(parsed, context, output);
+      if ("status" in done) return done.status;
+      if (attempt === editAttempts) {
+        output.err(describeError(done.changed));
+        return refused;
+      }
+      // Several quire processes started together would otherwise collide again on every
+      // attempt: a random, growing pause spreads them out.
+      const pause = yield* Random.nextIntBetween(10, 30);
+      yield* Effect.sleep(Duration.millis(pause * attempt));
+    }
+  });
+
+/**
+ * One attempt of {@link edit}: reads the file, computes the edit and writes it, with
+ * the report; `changed` (nothing reported, nothing written) when the file changed
+ * between the read and the write.
+ */
+const editOnce = (
+  parsed: Parsed & { readonly client: Client },
+  context: McpContext,
+  output: McpOutput,
+): Effect.Effect<
+  { readonly status: number } | { readonly changed: ConfigFileError },
+  never,
+  ConfigFiles
+> =>
   Effect.gen(function* () {
     const files = yield* ConfigFiles;
     const client = parsed.client;
@@ -326,7 +362,7 @@ const edit = (
     const read = yield* Effect.either(files.read(target.path));
     if (Either.isLeft(read)) {
       output.err(describeError(read.left));
-      return refused;
+      return { status: refused };
     }
     const before = read.right;
     let after: Either.Either<string, EntryProblem>;
@@ -334,7 +370,7 @@ const edit = (
     if (parsed.action === "install") {
       if (context.launcher === undefined) {
         output.err("quire mcp: cannot find this installation's launcher (bin/quire.js)\n");
-        return refused;
+        return { status: refused };
       }
       const planned = plannedEntry(
         target,
@@ -348,7 +384,7 @@ const edit = (
     }
     if (Either.isLeft(after)) {
       output.err(refusalLine(target.path, after.left.message));
-      return refused;
+      return { status: refused };
     }
     const text = after.right;
     if (text === (before ?? "")) {
@@ -357,27 +393,28 @@ const edit = (
           ? `quire is already registered with these options in ${where}\n`
           : `quire is not registered in ${where}: nothing to remove\n`,
       );
-      return ok;
+      return { status: ok };
     }
     // Before --print too: a dry run that shows a change the real run would refuse misleads.
     const editable = yield* Effect.either(files.editable(target.path));
     if (Either.isLeft(editable)) {
       output.err(describeError(editable.left));
-      return refused;
+      return { status: refused };
     }
     if (parsed.print) {
       output.out(
         `would change ${target.path} (${client.label}, ${scope} scope):\n${changeLines(before ?? "", text)}nothing written (--print)\n`,
       );
-      return ok;
+      return { status: ok };
     }
     const backupPath = `${target.path}.quire.bak`;
     const written = yield* Effect.either(
       files.replace(target.path, text, { expected: before, backupPath }),
     );
     if (Either.isLeft(written)) {
+      if (written.left.reason === "CHANGED") return { changed: written.left };
       output.err(describeError(written.left));
-      return refused;
+      return { status: refused };
     }
     const backup = before === undefined ? "" : `  the previous file is kept as ${backupPath}\n`;
     const previous = replaced === undefined ? "" : `  it replaced the entry: ${replaced}\n`;
@@ -386,7 +423,7 @@ const edit = (
         ? `registered quire in ${where}\n  ${entryLine(client.entry(context.launcher ?? "", parsed.serveArgs))}\n${previous}${backup}`
         : `removed quire from ${where}\n${backup}`,
     );
-    return ok;
+    return { status: ok };
   });
 
 /** One line per client and scope: where its file is and what quire's entry says. */
