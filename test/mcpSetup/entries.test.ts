@@ -156,6 +156,21 @@ describe("JSON with comments", () => {
   it("names the place of a syntax error", () => {
     expect(refusal(setJsonEntry('{\n  "a": 1\n  "b": 2\n}', path, entry))).toMatch(/line 3/);
   });
+
+  it("refuses a file nested too deep to parse without exhausting the stack, naming where", () => {
+    const deep = `{"deep": ${"[".repeat(5000)}${"]".repeat(5000)}}`;
+    for (const edited of [
+      readJsonEntry(deep, path),
+      setJsonEntry(deep, path, entry),
+      removeJsonEntry(deep, path),
+    ])
+      expect(refusal(edited)).toBe(
+        "nested more than 256 levels deep at line 1, column 265, which quire does not edit; edit the file by hand",
+      );
+    // Up to the limit it is an ordinary file; brackets in strings and comments do not count.
+    const atLimit = `{"deep": ${"[".repeat(255)}${"]".repeat(255)}, "s": "${"[".repeat(300)}" /* ${"{".repeat(300)} */}`;
+    expect(ok(readJsonEntry(ok(setJsonEntry(atLimit, path, entry)), path))).toEqual(entry);
+  });
 });
 
 const tomlPath = ["mcp_servers", "quire"];

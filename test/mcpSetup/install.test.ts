@@ -411,6 +411,28 @@ describe("the command line", () => {
       );
   });
 
+  it("a JSON file nested thousands of levels deep is refused, and status still lists every client", async () => {
+    const target = path.join(home(), ".claude.json");
+    const deep = `{"deep": ${"[".repeat(5000)}${"]".repeat(5000)}}`;
+    writeFixture(target, deep, 0o644);
+    for (const action of ["install", "uninstall"]) {
+      const refused = await quire(action, "claude-code");
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toBe(
+        `quire mcp: refused to edit ${target}: nested more than 256 levels deep at line 1, column 265, which quire does not edit; edit the file by hand; nothing was written\n`,
+      );
+    }
+    expect(readFileSync(target, "utf8")).toBe(deep);
+    const status = await quire("status");
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stderr).toBe("");
+    expect(status.stdout).toContain(
+      `claude-code user: ${target}\n  cannot parse the file: nested more than 256 levels deep`,
+    );
+    for (const client of ["codex", "gemini", "cursor", "vscode", "claude-desktop"])
+      expect(status.stdout).toContain(`${client} user: `);
+  });
+
   it("an install over another quire entry names it, keeps the settings a person added and drops a URL", async () => {
     const target = path.join(home(), ".claude.json");
     writeFixture(

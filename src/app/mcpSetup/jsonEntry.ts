@@ -10,6 +10,8 @@ import { Either } from "effect";
 import {
   type Node,
   type ParseError,
+  SyntaxKind,
+  createScanner,
   getNodeValue,
   parseTree,
   printParseErrorCode,
@@ -29,9 +31,40 @@ const position = (text: string, offset: number): string => {
   return `line ${line}, column ${offset - before.lastIndexOf("\n")}`;
 };
 
+/**
+ * The deepest nesting of objects and arrays a configuration file may have. jsonc-parser
+ * and the walks over its tree recurse once per level, so a file nested thousands of
+ * levels deep (no client writes one) would exhaust the stack; a few hundred levels are
+ * far beyond any real configuration and far within the stack.
+ */
+export const maxJsonDepth = 256;
+
+/**
+ * Where `text` first opens an object or array deeper than {@link maxJsonDepth}, or
+ * `undefined`. The scanner is a loop (no recursion), and skips strings and comments.
+ */
+const tooDeepAt = (text: string): number | undefined => {
+  const scanner = createScanner(text, true);
+  let depth = 0;
+  for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
+    if (token === SyntaxKind.OpenBraceToken || token === SyntaxKind.OpenBracketToken) {
+      depth += 1;
+      if (depth > maxJsonDepth) return scanner.getTokenOffset();
+    } else if (token === SyntaxKind.CloseBraceToken || token === SyntaxKind.CloseBracketToken) {
+      depth = Math.max(0, depth - 1);
+    }
+  }
+  return undefined;
+};
+
 /** The parsed root object, or why the text is not a JSON object. Empty text has no root. */
 const parseRoot = (text: string): Either.Either<Node | undefined, EntryProblem> => {
   if (text.trim() === "") return Either.right(undefined);
+  const deep = tooDeepAt(text);
+  if (deep !== undefined)
+    return problem(
+      `nested more than ${maxJsonDepth} levels deep at ${position(text, deep)}, which quire does not edit; edit the file by hand`,
+    );
   const errors: Array<ParseError> = [];
   const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   const [first] = errors;
