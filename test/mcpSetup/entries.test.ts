@@ -195,6 +195,19 @@ command = "not a table"
 [mcp_servers.other]
 command = "x"
 `,
+  "a comment holding triple quotes": `# use """ in strings
+model = "o4" # a comment
+
+[mcp_servers.other]
+command = "x"
+`,
+  "a string holding # before a multi-line string": `a = ["#", """
+[mcp_servers.quire]
+command = "not a table"
+"""]
+b = 'it is # not a comment'
+c = "\\\\" # an escaped backslash ends the string before this comment """
+`,
   "no newline at the end": `model = "o4"`,
   "empty file": "",
 };
@@ -252,6 +265,31 @@ command = "x"
 # the next one is mine
 [mcp_servers.other]
 command = "x"
+`);
+  });
+
+  it("replaces or removes our table after a comment holding triple quotes", () => {
+    const before = `# use """ in strings
+[mcp_servers.quire]
+command = "old" # was ''' here
+args = []
+
+[profiles.fast]
+model = "mini"
+`;
+    const after = ok(setTomlEntry(before, tomlPath, tomlEntry));
+    expect(after).toBe(`# use """ in strings
+[mcp_servers.quire]
+command = "/opt/quire/bin/quire.js"
+args = ["serve", "--writable=notes"]
+
+[profiles.fast]
+model = "mini"
+`);
+    expect(ok(removeTomlEntry(before, tomlPath))).toBe(`# use """ in strings
+
+[profiles.fast]
+model = "mini"
 `);
   });
 

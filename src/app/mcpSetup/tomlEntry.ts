@@ -103,20 +103,55 @@ interface Line {
   readonly header?: ReadonlyArray<string>;
 }
 
+/** A string still open at the end of a line: only a multi-line one can be. */
+type OpenString = '"""' | "'''" | undefined;
+
 /**
- * The file's lines; a line inside a multi-line string is never taken for a header. A
- * `"""` or `'''` opens or closes one (escaped quotes inside basic strings are rare in
- * configuration and, if they fooled the scan, the re-parse check refuses the edit).
+ * The multi-line string open at the end of `line`, given the one open at its start.
+ * Outside strings, `#` starts a comment to the end of the line (a `"""` in a comment
+ * opens nothing); inside a basic string (`"`, `"""`) a backslash escapes the next
+ * character; a `#` inside any string is text. A closing `"""` may be preceded by one or
+ * two quotes of the string's own (`""""` ends a string whose last character is `"`).
+ */
+const openAfter = (line: string, atStart: OpenString): OpenString => {
+  let open: string | undefined = atStart;
+  let at = 0;
+  while (at < line.length) {
+    const char = line[at];
+    if (open === undefined) {
+      if (char === "#") break;
+      if (line.startsWith('"""', at) || line.startsWith("'''", at)) {
+        open = line.slice(at, at + 3);
+        at += 3;
+      } else {
+        if (char === '"' || char === "'") open = char;
+        at += 1;
+      }
+    } else if (char === "\\" && open.startsWith('"')) {
+      at += 2;
+    } else if (line.startsWith(open, at)) {
+      at += open.length;
+      if (open.length === 3) while (line[at] === open[0]) at += 1;
+      open = undefined;
+    } else {
+      at += 1;
+    }
+  }
+  // A one-line string ends with its line (unclosed, the file does not parse anyway).
+  return open === '"""' || open === "'''" ? open : undefined;
+};
+
+/**
+ * The file's lines; a line that starts inside a multi-line string is never taken for a
+ * header ({@link openAfter} follows strings and comments; should it still be fooled, the
+ * re-parse check refuses the edit).
  */
 const linesOf = (text: string): ReadonlyArray<Line> => {
   const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
-  let open: string | undefined;
+  let open: OpenString = undefined;
   return lines.map((line) => {
     const starts = open === undefined;
-    for (const match of line.matchAll(/"""|'''/g)) {
-      if (open === undefined) open = match[0];
-      else if (open === match[0]) open = undefined;
-    }
+    open = openAfter(line, open);
     const header = starts ? headerKey(line.replace(/\r?\n$/, "")) : undefined;
     return header === undefined ? { text: line } : { text: line, header };
   });
