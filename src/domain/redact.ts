@@ -48,10 +48,19 @@ const runStart = `(?<!${keyChar})`;
 
 // Replacements in order; each replacement token contains none of its own pattern's
 // characters in a matchable arrangement, so applying a rule to its output is a no-op.
+// scheme://user:pass@host → scheme://***@host (userinfo has no `/`, `@` or space). The
+// scheme is checked behind the match, only where `://` precedes it, for the same reason.
+const userInfoRule: readonly [RegExp, string] = [
+  /(?<=[a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/giu,
+  `${redactionTokens.userInfo}@`,
+];
+const awsAccessKeyIdRule: readonly [RegExp, string] = [
+  /(?:AKIA|ASIA)[A-Z0-9]{16}/gu,
+  redactionTokens.awsAccessKeyId,
+];
+
 const patterns: ReadonlyArray<readonly [RegExp, string]> = [
-  // scheme://user:pass@host → scheme://***@host (userinfo has no `/`, `@` or space). The
-  // scheme is checked behind the match, only where `://` precedes it, for the same reason.
-  [/(?<=[a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/giu, `${redactionTokens.userInfo}@`],
+  userInfoRule,
   [
     new RegExp(`${runStart}${keyChar}*packs/(?:checkpoints|increments)/${keyChar}+`, "gu"),
     redactionTokens.objectKey,
@@ -61,7 +70,7 @@ const patterns: ReadonlyArray<readonly [RegExp, string]> = [
     redactionTokens.objectKey,
   ],
   [new RegExp(`${runStart}${keyChar}*/current${keyEnd}`, "gu"), redactionTokens.objectKey],
-  [/(?:AKIA|ASIA)[A-Z0-9]{16}/gu, redactionTokens.awsAccessKeyId],
+  awsAccessKeyIdRule,
   // 40-hex (SHA-1, git ids), 64-hex (SHA-256) and any longer run of them
   [/[0-9a-fA-F]{40,}/gu, redactionTokens.hex],
   // UUIDs: publication and probe ids are internal object ids too
@@ -101,6 +110,40 @@ export const redact = (text: string, options: RedactOptions = {}): string => {
     current = next;
   }
   return current;
+};
+
+// `name=value` where the name says the value is a credential: a query parameter
+// (`?token=…`, `&X-Amz-Signature=…`) or an option (`--api-key=…`). The value runs to
+// white space or the next parameter.
+const secretParameter =
+  /((?:^|[\s?&;])-{0,2}[\w.-]*?(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|signature|credential)[\w.-]*=)[^\s&#]+/giu;
+
+// `user:password@` whose password holds a `/` (an AWS secret key written unencoded),
+// which {@link userInfoRule} leaves: after the colon anything but white space and `@`
+// belongs to the password (at worst a `host:port/path@…` is scrubbed too).
+const passwordUserInfoRule: readonly [RegExp, string] = [
+  /(?<=[a-z][a-z0-9+.-]*:\/\/)[^\s/?#@:]+:[^\s@]*@/giu,
+  `${redactionTokens.userInfo}@`,
+];
+
+/**
+ * Scrubs only credentials from `text`, for output that must otherwise stay as written
+ * (a command line shown back to its owner): the exact `secretValues` (as {@link redact}
+ * does), URL user-info (`scheme://user:pass@host` → `scheme://***@host`), AWS access key
+ * ids, and the values of parameters whose names say they are credentials (`token=`,
+ * `secret=`, `password=`, `api_key=`, `signature=`…, as query parameters or `--options`).
+ * Paths, ids and hex runs are left alone, unlike {@link redact}. Pure and idempotent.
+ */
+export const redactCredentials = (
+  text: string,
+  secretValues: ReadonlyArray<string> = [],
+): string => {
+  let current = text;
+  for (const value of longestFirst(secretValues.filter((item) => item.length >= minSecretLength)))
+    current = current.split(value).join(redactionTokens.secret);
+  for (const [pattern, replacement] of [passwordUserInfoRule, userInfoRule, awsAccessKeyIdRule])
+    current = current.replace(pattern, replacement);
+  return current.replace(secretParameter, `$1${redactionTokens.secret}`);
 };
 
 const isPathLike = (value: string): boolean => value.length > 1 && /[/\\]/u.test(value);

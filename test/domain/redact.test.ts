@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { minSecretLength, redact } from "../../src/domain/redact.js";
+import { minSecretLength, redact, redactCredentials } from "../../src/domain/redact.js";
 
 const sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
 const sha1 = "da39a3ee5e6b4b0d3255bfef95601890afd80709";
@@ -197,5 +197,38 @@ describe("redact", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("redactCredentials", () => {
+  it("scrubs URL user-info, AWS access key ids, secret values and secret parameters", () => {
+    expect(
+      redactCredentials(
+        `/opt/quire serve --endpoint=http://AKIAIOSFODNN7EXAMPLE:${awsSecret}@host:9000 --store=s3://bucket`,
+      ),
+    ).toBe("/opt/quire serve --endpoint=http://***@host:9000 --store=s3://bucket");
+    expect(redactCredentials("key AKIAIOSFODNN7EXAMPLE")).toBe("key <aws-key-id>");
+    expect(redactCredentials(`x --opt=${awsSecret}`, [awsSecret])).toBe("x --opt=<secret>");
+    expect(
+      redactCredentials(
+        "http://h/mcp?token=s3cr3t&x=1 --api-key=abc --password=pw https://h/o?X-Amz-Signature=f00&a=b",
+      ),
+    ).toBe(
+      "http://h/mcp?token=<secret>&x=1 --api-key=<secret> --password=<secret> https://h/o?X-Amz-Signature=<secret>&a=b",
+    );
+  });
+
+  it("leaves paths, ids and hex alone, unlike redact", () => {
+    const line = `/home/me/current/bin/quire.js serve --store=file:/srv/${sha1} --author=${uuid}`;
+    expect(redactCredentials(line)).toBe(line);
+  });
+
+  it("is idempotent", () => {
+    const once = redactCredentials(
+      `http://u:p@h/?token=abc --secret=AKIAIOSFODNN7EXAMPLE ${awsSecret}`,
+      [awsSecret],
+    );
+    expect(redactCredentials(once, [awsSecret])).toBe(once);
+    expect(once).not.toMatch(/u:p|abc|AKIA|wJalr/);
   });
 });

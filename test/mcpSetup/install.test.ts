@@ -433,6 +433,41 @@ describe("the command line", () => {
       expect(status.stdout).toContain(`${client} user: `);
   });
 
+  it("never prints credentials of an entry: the replaced entry, status and --print are scrubbed", async () => {
+    const target = path.join(home(), ".claude.json");
+    const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    writeFixture(
+      target,
+      JSON.stringify({
+        mcpServers: {
+          quire: {
+            command: "/elsewhere/quire",
+            args: [
+              "serve",
+              `--endpoint=http://AKIAIOSFODNN7EXAMPLE:${secret}@host:9000`,
+              "--url=http://h/mcp?token=t0k3nt0k3n",
+            ],
+          },
+        },
+      }),
+      0o644,
+    );
+    const status = await quire("status", "claude-code");
+    expect(status.stdout).toContain(
+      "registered: /elsewhere/quire serve --endpoint=http://***@host:9000 --url=http://h/mcp?token=<secret>",
+    );
+    const printed = await quire("install", "claude-code", "--print");
+    expect(printed.code, printed.stderr).toBe(0);
+    const installed = await quire("install", "claude-code");
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(installed.stdout).toContain(
+      "it replaced the entry: /elsewhere/quire serve --endpoint=http://***@host:9000 --url=http://h/mcp?token=<secret>",
+    );
+    for (const output of [status, printed, installed])
+      for (const leaked of [secret, "AKIAIOSFODNN7EXAMPLE", "t0k3nt0k3n", "wJalr"])
+        expect(output.stdout + output.stderr).not.toContain(leaked);
+  });
+
   it("an install over another quire entry names it, keeps the settings a person added and drops a URL", async () => {
     const target = path.join(home(), ".claude.json");
     writeFixture(

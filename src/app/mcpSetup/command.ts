@@ -7,7 +7,8 @@
  */
 import { Duration, Effect, Either, Random } from "effect";
 import { ConfigFiles, type ConfigFileError } from "../../ports/ConfigFiles.js";
-import { type Host, parseInvocation, runtimeOptions } from "../config.js";
+import { redactCredentials } from "../../domain/redact.js";
+import { type Host, parseInvocation, runtimeOptions, secretValuesOf } from "../config.js";
 import { splitArgv } from "../config/argv.js";
 import { resolveHostPath } from "../config/paths.js";
 import { parseStoreSpec } from "../config/store.js";
@@ -235,6 +236,15 @@ const changeLines = (before: string, after: string): string => {
     .join("");
 };
 
+/**
+ * `text` (an entry's command line, lines of a configuration file) as it may be printed:
+ * a configuration may hold credentials (a URL with `user:password@`, a `?token=`, an
+ * access key), which must never reach a terminal or a log, so they are scrubbed, as
+ * are the values of the shell's secret environment variables.
+ */
+const printable = (text: string, context: McpContext): string =>
+  redactCredentials(text, secretValuesOf(context.host.env));
+
 /** The one line of every refusal: quire could edit the file but will not. */
 const refusalLine = (path: string, why: string): string =>
   `quire mcp: refused to edit ${path}: ${why}; nothing was written\n`;
@@ -403,7 +413,7 @@ const editOnce = (
     }
     if (parsed.print) {
       output.out(
-        `would change ${target.path} (${client.label}, ${scope} scope):\n${changeLines(before ?? "", text)}nothing written (--print)\n`,
+        `would change ${target.path} (${client.label}, ${scope} scope):\n${printable(changeLines(before ?? "", text), context)}nothing written (--print)\n`,
       );
       return { status: ok };
     }
@@ -417,10 +427,15 @@ const editOnce = (
       return { status: refused };
     }
     const backup = before === undefined ? "" : `  the previous file is kept as ${backupPath}\n`;
-    const previous = replaced === undefined ? "" : `  it replaced the entry: ${replaced}\n`;
+    const previous =
+      replaced === undefined ? "" : `  it replaced the entry: ${printable(replaced, context)}\n`;
+    const registered = printable(
+      entryLine(client.entry(context.launcher ?? "", parsed.serveArgs)),
+      context,
+    );
     output.out(
       parsed.action === "install"
-        ? `registered quire in ${where}\n  ${entryLine(client.entry(context.launcher ?? "", parsed.serveArgs))}\n${previous}${backup}`
+        ? `registered quire in ${where}\n  ${registered}\n${previous}${backup}`
         : `removed quire from ${where}\n${backup}`,
     );
     return { status: ok };
@@ -456,7 +471,7 @@ const status = (
                 ? String(entry.right.command)
                 : "";
             const found = command !== "" && (yield* files.isFile(command));
-            state = `registered: ${entryLine(entry.right)}${found ? "" : " (the command does not exist)"}`;
+            state = `registered: ${printable(entryLine(entry.right), context)}${found ? "" : " (the command does not exist)"}`;
           }
         }
         // Why install or uninstall would refuse the file (a dangling link, read-only),
@@ -481,7 +496,8 @@ export const runMcpCommand = (
   Effect.suspend(() => {
     const parsed = parse(argv, context.host);
     if (Either.isLeft(parsed)) {
-      output.err(`quire mcp: ${parsed.left}\n`);
+      // The message may quote a serve option, a URL with credentials among them.
+      output.err(`quire mcp: ${printable(parsed.left, context)}\n`);
       return Effect.succeed(usage);
     }
     if (parsed.right === "help") {
