@@ -359,6 +359,19 @@ describe("the command line", () => {
     expect(unknown.stderr).toContain('unknown option "--stor"');
   });
 
+  it("the shell's QUIRE_* variables, which are not registered, play no part in checking the options", async () => {
+    const result = await runQuire(["mcp", "install", "codex"], {
+      cwd: project,
+      env: { ...box.env, QUIRE_COMMIT_RETRIES: "abc" },
+    });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(entryIn(path.join(home(), ".codex", "config.toml"), ["mcp_servers", "quire"])).toEqual({
+      command: binPath,
+      args: ["serve"],
+    });
+  });
+
   it("a file with a UTF-8 byte order mark is edited after it and keeps it; uninstall gives it back", async () => {
     const target = path.join(home(), ".gemini", "settings.json");
     const before = `\uFEFF${jsonc}`;

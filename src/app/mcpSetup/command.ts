@@ -102,8 +102,13 @@ const serveArguments = (
       args.push(`--${spec.name}=${given}`);
     }
   }
-  // The same checks serve itself makes, so a client never gets a server that will not start.
-  const checked = parseInvocation(args, host);
+  // The same checks serve itself makes, so a client never gets a server that will not
+  // start; without the shell's QUIRE_* variables, which are not written to the client's
+  // configuration, so they neither fail nor excuse the options that are.
+  const withoutQuireEnv = Object.fromEntries(
+    Object.entries(host.env).filter(([name]) => !name.startsWith("QUIRE_")),
+  );
+  const checked = parseInvocation(args, { ...host, env: withoutQuireEnv });
   return Either.isLeft(checked) ? Either.left(checked.left.message) : Either.right(args);
 };
 
