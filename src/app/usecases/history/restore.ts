@@ -19,6 +19,18 @@ import { materialise } from "../workingCopy/rewrite.js";
 import { publicationStates } from "./generations.js";
 import { unpublished } from "./status.js";
 
+/**
+ * What stands in the copy where a note could not be written, sorted by path: what the
+ * scan refused, and the editors' files it skipped (an emacs lock, a symlink, at a name
+ * the call writes). The copy's view leaves both out, so a write at one could only be
+ * held, as if someone had saved it during the call.
+ */
+const inTheWay = (
+  issues: ReadonlyArray<FileIssue>,
+  skipped: ReadonlyArray<FileIssue>,
+): ReadonlyArray<FileIssue> =>
+  [...issues, ...skipped].sort((a, b) => compareCodeUnits(a.path, b.path));
+
 const changeOf = (path: string, from: Tree, to: Tree): "added" | "modified" | "deleted" =>
   !from.has(path) ? "added" : !to.has(path) ? "deleted" : "modified";
 
@@ -60,7 +72,8 @@ const refuseFiles = (
 
 /**
  * INVALID_CONTENT/INVALID_FILES when a path the call would write holds something the
- * scan refused (a symlink, a FIFO, a file that is not notebook text, a set-aside file):
+ * scan refused (a symlink, a FIFO, a file that is not notebook text, a set-aside file)
+ * or skipped (an editor's file that is a symlink or not notebook text: `inTheWay`):
  * the write could only be held there, and "held" would read as a save made during the
  * call, which nobody made, however often it is run again. Nothing is written then.
  */
@@ -168,14 +181,16 @@ export const restoreFiles = (
   force: boolean,
 ): Effect.Effect<RestoredFiles, DomainError> =>
   Effect.gen(function* () {
-    const { state, scan, local, changes, issues } = yield* unpublished(call);
+    const { state, scan, local, changes, issues, skipped } = yield* unpublished(call);
+    const refused = inTheWay(issues, skipped);
     const { after } = yield* publicationStates(call, generation, state);
     const named = atOrBelowOneOf(files);
     const paths = [...new Set([...after.keys(), ...local.keys()])]
       .filter(named)
       .sort(compareCodeUnits);
-    // What the scan refused there (a symlink, a FIFO): not in the copy's view, but there.
-    const refusedHere = issues.map((issue) => issue.path).filter(named);
+    // What the scan refused or skipped there (a symlink, a FIFO): not in the copy's
+    // view, but there.
+    const refusedHere = refused.map((issue) => issue.path).filter(named);
     if (paths.length === 0 && refusedHere.length === 0)
       return yield* Effect.fail(
         domainError({
@@ -206,7 +221,7 @@ export const restoreFiles = (
       else target.set(path, id);
     }
     const changed = paths.filter((path) => local.get(path) !== target.get(path));
-    yield* refuseUnwritable(issues, target, local, changed, refusedHere);
+    yield* refuseUnwritable(refused, target, local, changed, refusedHere);
     return yield* write(call, scan, local, target, changed, generation);
   });
 
@@ -224,7 +239,7 @@ export const revertPublication = (
   generation: number,
 ): Effect.Effect<RestoredFiles, DomainError> =>
   Effect.gen(function* () {
-    const { state, scan, local, issues } = yield* unpublished(call);
+    const { state, scan, local, issues, skipped } = yield* unpublished(call);
     const { before, after } = yield* publicationStates(call, generation, state);
     yield* refuseNotPulledYet(state.generation, generation);
     const touched = [...new Set([...before.keys(), ...after.keys()])].filter(
@@ -245,7 +260,7 @@ export const revertPublication = (
     const changed = [...new Set([...merged.keys(), ...local.keys()])]
       .filter((path) => merged.get(path) !== local.get(path))
       .sort(compareCodeUnits);
-    yield* refuseUnwritable(issues, merged, local, changed, touched);
+    yield* refuseUnwritable(inTheWay(issues, skipped), merged, local, changed, touched);
     const written = yield* write(call, scan, local, merged, changed, generation);
     // A conflicted file someone saved during the call was left as saved (held): it holds
     // no blocks to resolve, and `held` names it.

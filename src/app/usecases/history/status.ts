@@ -57,6 +57,11 @@ export interface Unpublished {
   readonly changes: ReadonlyArray<LocalChange>;
   /** Files a commit refuses as they are. */
   readonly issues: ReadonlyArray<FileIssue>;
+  /**
+   * Editors' working files the scan skipped (workingCopy.ts), with why they are no
+   * notes: neither changes nor issues, but a write at their path would find them.
+   */
+  readonly skipped: ReadonlyArray<FileIssue>;
 }
 
 /**
@@ -72,7 +77,7 @@ export const unpublished = (call: CopyCall): Effect.Effect<Unpublished, DomainEr
     call.blobs.addTree(state.baseline);
     if (mergeBase !== state.baseline) call.blobs.addTree(mergeBase);
     const stats = yield* loadStats(call.fs, call.copyDir, call.memo);
-    const { files, issues } = yield* surveyWorkingCopy(
+    const { files, issues, skipped } = yield* surveyWorkingCopy(
       call.tree,
       stats.stamps,
       stats.recordedAtMs,
@@ -93,7 +98,7 @@ export const unpublished = (call: CopyCall): Effect.Effect<Unpublished, DomainEr
     for (const path of base.keys())
       if (!local.has(path) && !refused.has(path)) changes.push({ path, change: "deleted" });
     changes.sort((a, b) => compareCodeUnits(a.path, b.path));
-    return { state, base, scan: files, local, changes, issues };
+    return { state, base, scan: files, local, changes, issues, skipped };
   });
 
 /**

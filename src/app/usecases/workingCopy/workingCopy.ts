@@ -190,10 +190,10 @@ export const surveyWorkingCopy = (...scanning: Scanning): Effect.Effect<Survey, 
     // A scan that caught a save between its steps is taken again once it moved on
     // (savesInFlight.ts); the last scan stands.
     for (let scans = 1; ; scans++) {
-      const { files, issues, signs } = yield* surveyOnce(...scanning);
-      if (signs.length === 0 || scans === maxScans) return { files, issues };
+      const { files, issues, skipped, signs } = yield* surveyOnce(...scanning);
+      if (signs.length === 0 || scans === maxScans) return { files, issues, skipped };
       yield* Effect.sleep(saveSettleMs);
-      if (!(yield* movedOn(tree, signs))) return { files, issues };
+      if (!(yield* movedOn(tree, signs))) return { files, issues, skipped };
       yield* Effect.logDebug("a save was in progress as the copy was scanned; scanning again").pipe(
         Effect.annotateLogs({ files: signs.length }),
       );
@@ -218,6 +218,13 @@ type Scanning = readonly [
 interface Survey {
   readonly files: Scan;
   readonly issues: ReadonlyArray<FileIssue>;
+  /**
+   * Editors' working files the scan skipped (links, files that are not notebook text),
+   * each with the reason a commit would refuse it if it were a note, sorted by path: no
+   * change and nothing a commit refuses, but there all the same — a call that would
+   * write at one of these paths could not (restore and revert refuse it).
+   */
+  readonly skipped: ReadonlyArray<FileIssue>;
 }
 
 /** One scan of {@link surveyWorkingCopy}, with the signs of saves in flight it saw. */
@@ -248,6 +255,11 @@ const surveyOnce = (
     for (const path of new Set(listing.tooDeep.map(deepPath)))
       issues.push(issue(path, "INVALID_NAME"));
     const toRead: Array<{ path: string; editorFile: boolean }> = [];
+    const skipped: FileIssue[] = [];
+    // An editor's file not taken as a note is skipped, with the reason it is not one.
+    const skipOrRefuse = (path: string, editorFile: boolean, reason: FileReason): void => {
+      (editorFile ? skipped : issues).push(issue(path, reason));
+    };
     const signs: SaveSign[] = [];
     const files = new Map<string, ScannedFile>();
     const litter: string[] = [];
@@ -271,9 +283,8 @@ const surveyOnce = (
       // is scanned as any note is, so that nothing a commit could publish goes unseen.
       const editorFile =
         isEditorWorkingFile(nameOf(entry.relativePath)) && !tracked.has(entry.relativePath);
-      if (entry.kind === "symlink" && editorFile) continue;
       if (entry.kind === "symlink") {
-        issues.push(issue(entry.relativePath, "SYMLINK"));
+        skipOrRefuse(entry.relativePath, editorFile, "SYMLINK");
         continue;
       }
       if (entry.kind !== "file") {
@@ -292,7 +303,7 @@ const surveyOnce = (
         }
       }
       if (entry.size > maxFileBytes) {
-        if (!editorFile) issues.push(issue(entry.relativePath, "TOO_LARGE"));
+        skipOrRefuse(entry.relativePath, editorFile, "TOO_LARGE");
         continue;
       }
       if (stampMatches(cached, entry, recordedAtMs)) {
@@ -310,11 +321,9 @@ const surveyOnce = (
       ({ path, editorFile }) =>
         tree.readFile(path, maxFileBytes).pipe(
           Effect.map(({ bytes, info }) => {
-            if (bytes.length > maxFileBytes)
-              return editorFile ? undefined : issues.push(issue(path, "TOO_LARGE"));
+            if (bytes.length > maxFileBytes) return skipOrRefuse(path, editorFile, "TOO_LARGE");
             const decoded = decodeText(bytes);
-            if ("problem" in decoded)
-              return editorFile ? undefined : issues.push(issue(path, decoded.problem));
+            if ("problem" in decoded) return skipOrRefuse(path, editorFile, decoded.problem);
             const id = contentId(bytes);
             blobs.addBytes(id, bytes);
             if (bytes.length === 0 || editorFile)
@@ -334,9 +343,7 @@ const surveyOnce = (
               return Effect.sync(() => issues.push(issue(path, "SPECIAL_FILE")));
             // Grown past the limit since it was listed (someone still appending to it).
             if (error.reason === "TooLarge")
-              return editorFile
-                ? Effect.void
-                : Effect.sync(() => issues.push(issue(path, "TOO_LARGE")));
+              return Effect.sync(() => skipOrRefuse(path, editorFile, "TOO_LARGE"));
             return Effect.fail(workingCopyFailure(error, "reading the working copy"));
           }),
         ),
@@ -355,8 +362,9 @@ const surveyOnce = (
     // Checked as late as the scan allows: a write into a set-aside file just removed.
     if (removedSetAside) yield* keepLateWrites(tree);
     issues.sort((a, b) => compareCodeUnits(a.path, b.path));
+    skipped.sort((a, b) => compareCodeUnits(a.path, b.path));
     signs.push(...goneSince(stats, tracked, files, listing.entries));
-    return { files, issues, signs };
+    return { files, issues, skipped, signs };
   });
 
 /**

@@ -1,0 +1,78 @@
+/**
+ * What `restore` and `revert` answer at the edges docs/history.md names: an editor's
+ * name (skipped by the scan) holding a link where they would write is refused as
+ * INVALID_FILES, not answered "held" (which would read as a save during the call, and
+ * running again would never help).
+ */
+import { Effect } from "effect";
+import { describe, expect, it } from "vitest";
+import { failure, memNotebook } from "./memNotebook.js";
+
+const author = { name: "test", version: "1" };
+
+/** A notebook with the copy /ws/a pulled, and a commit of it. */
+const pulled = async () => {
+  const world = memNotebook();
+  await Effect.runPromise(world.notebook.pull({ path: "/ws/a" }));
+  const commit = (message: string) =>
+    Effect.runPromise(world.notebook.commit({ path: "/ws/a", message, author }));
+  return { ...world, commit };
+};
+
+describe("restore and revert over an editor's name that now holds a link", () => {
+  it("are refused as INVALID_FILES naming it (SYMLINK), writing nothing, the link's target untouched", async () => {
+    const { notebook, vol, write, read, commit } = await pulled();
+    write("/outside/target", "ORIG\n");
+    // `.#x.md` is an emacs lock's name, but a text file there is a note like any other.
+    write("/ws/a/.#x.md", "text note\n");
+    write("/ws/a/k.md", "k\n");
+    await commit("g1");
+    vol.unlinkSync("/ws/a/.#x.md");
+    await commit("g2");
+    vol.symlinkSync("/outside/target", "/ws/a/.#x.md");
+
+    const restored = await failure(
+      notebook.restore({ path: "/ws/a", generation: 1, files: [".#x.md"], force: false }),
+    );
+    const reverted = await failure(notebook.revert({ path: "/ws/a", generation: 2 }));
+    for (const refused of [restored, reverted]) {
+      expect([refused.code, refused.reason]).toEqual(["INVALID_CONTENT", "INVALID_FILES"]);
+      expect(refused.files).toEqual([{ path: ".#x.md", reason: "SYMLINK", ranges: [] }]);
+      expect(refused.message).toContain("nothing was written");
+    }
+    expect(vol.readlinkSync("/ws/a/.#x.md")).toBe("/outside/target");
+    expect(read("/outside/target")).toBe("ORIG\n");
+    expect(vol.readdirSync("/ws/a").sort()).toEqual([".#x.md", "k.md"]);
+  });
+
+  it("a restore of a directory holding an editor's binary file where a note goes is refused too", async () => {
+    const { notebook, vol, write, read, commit } = await pulled();
+    write("/ws/a/d/.DS_Store", "a note once\n");
+    write("/ws/a/k.md", "k\n");
+    await commit("g1");
+    vol.unlinkSync("/ws/a/d/.DS_Store");
+    await commit("g2");
+    write("/ws/a/d/.DS_Store", "Bud1\u0000\u0000");
+    const refused = await failure(
+      notebook.restore({ path: "/ws/a", generation: 1, files: ["d"], force: true }),
+    );
+    expect([refused.code, refused.reason]).toEqual(["INVALID_CONTENT", "INVALID_FILES"]);
+    expect(refused.files).toEqual([{ path: "d/.DS_Store", reason: "CONTAINS_NUL", ranges: [] }]);
+    expect(read("/ws/a/d/.DS_Store")).toBe("Bud1\u0000\u0000");
+  });
+
+  it("an editor's file at a path neither call concerns does not stop them", async () => {
+    const { notebook, vol, write, read, commit } = await pulled();
+    write("/ws/a/n.md", "one\n");
+    await commit("g1");
+    write("/ws/a/n.md", "two\n");
+    await commit("g2");
+    vol.symlinkSync("person@host.1:1", "/ws/a/.#n.md");
+    const restored = await Effect.runPromise(
+      notebook.restore({ path: "/ws/a", generation: 1, files: ["n.md"], force: false }),
+    );
+    expect(restored.files).toEqual([{ path: "n.md", change: "modified" }]);
+    expect(read("/ws/a/n.md")).toBe("one\n");
+    expect(vol.readlinkSync("/ws/a/.#n.md")).toBe("person@host.1:1");
+  });
+});
