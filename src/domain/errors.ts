@@ -426,6 +426,11 @@ export const fileReasonTable = {
     code: "CONTENT_CONFLICT",
     meaning: "The file holds complete conflict marker blocks; the ranges are the blocks.",
   },
+  UNPUBLISHED_CHANGE: {
+    code: "INVALID_REQUEST",
+    meaning:
+      "quire restore would replace this file's unpublished change (an edit, or a file added since the last pull or commit), and --force was not given; nothing was written.",
+  },
   READ_ONLY: {
     code: "READ_ONLY_PATH",
     meaning: "The change is under an entry of the read-only set; it was reset.",

@@ -2,10 +2,12 @@
  * What `restore` and `revert` answer at the edges docs/history.md names: an editor's
  * name (skipped by the scan) holding a link where they would write is refused as
  * INVALID_FILES, not answered "held" (which would read as a save during the call, and
- * running again would never help).
+ * running again would never help); the UNPUBLISHED_CHANGES refusal lists its files.
  */
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
+import { errorEnvelope } from "../../src/domain/envelope.js";
+import { noPathSets } from "../../src/domain/pathSets.js";
 import { failure, memNotebook } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
@@ -74,5 +76,38 @@ describe("restore and revert over an editor's name that now holds a link", () =>
     expect(restored.files).toEqual([{ path: "n.md", change: "modified" }]);
     expect(read("/ws/a/n.md")).toBe("one\n");
     expect(vol.readlinkSync("/ws/a/.#n.md")).toBe("person@host.1:1");
+  });
+});
+
+describe("restore's UNPUBLISHED_CHANGES", () => {
+  it("lists each file it would replace as UNPUBLISHED_CHANGE, in the object and the text", async () => {
+    const { notebook, write, read, commit } = await pulled();
+    write("/ws/a/x.md", "one\n");
+    write("/ws/a/y.md", "one\n");
+    await commit("g1");
+    write("/ws/a/x.md", "edited\n");
+    write("/ws/a/d/new.md", "added\n");
+    const refused = await failure(
+      notebook.restore({
+        path: "/ws/a",
+        generation: 1,
+        files: ["x.md", "y.md", "d"],
+        force: false,
+      }),
+    );
+    expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "UNPUBLISHED_CHANGES"]);
+    expect(refused.files).toEqual([
+      { path: "d/new.md", reason: "UNPUBLISHED_CHANGE", ranges: [] },
+      { path: "x.md", reason: "UNPUBLISHED_CHANGE", ranges: [] },
+    ]);
+    const { text } = errorEnvelope(refused, "0011223344556677", noPathSets);
+    expect(text.split("\n")).toEqual(
+      expect.arrayContaining([
+        "file: d/new.md · UNPUBLISHED_CHANGE",
+        "file: x.md · UNPUBLISHED_CHANGE",
+      ]),
+    );
+    expect(read("/ws/a/x.md")).toBe("edited\n");
+    expect(read("/ws/a/d/new.md")).toBe("added\n");
   });
 });

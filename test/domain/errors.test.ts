@@ -143,6 +143,7 @@ describe("the error table", () => {
         "FILE_DIRECTORY",
         "CASE_CONFLICT",
         "MARKER_BLOCK",
+        "UNPUBLISHED_CHANGE",
         "READ_ONLY",
         "NOT_WRITABLE",
       ].sort(),

@@ -7,6 +7,7 @@
  */
 import { Effect } from "effect";
 import { conflictMessage } from "../../../domain/conflictMessage.js";
+import type { LocalChange } from "../../../domain/copyStatus.js";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { atOrBelowOneOf, type RestoredFiles } from "../../../domain/history.js";
 import { compareCodeUnits, findCaseCollisions } from "../../../domain/paths.js";
@@ -164,11 +165,39 @@ const refuseUnwritable = (
 };
 
 /**
+ * INVALID_REQUEST/UNPUBLISHED_CHANGES, each file listed as UNPUBLISHED_CHANGE, when
+ * restoring `paths` would replace an unpublished change and `force` is not set. A file
+ * deleted and not yet published is no such change: writing it back replaces no text
+ * (its last content is the accepted one), and getting a deleted note back is what a
+ * restore is most often for. Nothing is written then.
+ */
+const refuseReplacingEdits = (
+  changes: ReadonlyArray<LocalChange>,
+  paths: ReadonlyArray<string>,
+  force: boolean,
+): Effect.Effect<void, DomainError> => {
+  if (force) return Effect.void;
+  const restored = new Set(paths);
+  const replaced = changes
+    .filter((c) => restored.has(c.path) && c.change !== "deleted")
+    .map((c) => c.path);
+  return replaced.length === 0
+    ? Effect.void
+    : Effect.fail(
+        domainError({
+          code: "INVALID_REQUEST",
+          reason: "UNPUBLISHED_CHANGES",
+          message: `These files have unpublished changes that restoring would replace: ${someOf(replaced)}. Commit them first, or repeat with --force. Nothing was written.`,
+          files: replaced.map((path) => ({ path, reason: "UNPUBLISHED_CHANGE", ranges: [] })),
+        }),
+      );
+};
+
+/**
  * Writes `files` (notebook paths, or directories of them) as they were at `generation`
  * into the copy: recreated if deleted since, removed if they did not exist then.
- * INVALID_REQUEST/UNPUBLISHED_CHANGES when one of them has unpublished edits (a deletion
- * not yet published does not count: bringing the file back replaces no text) and
- * `force` is not set (nothing is written then); INVALID_ARGUMENT when none of them
+ * INVALID_REQUEST/UNPUBLISHED_CHANGES when that would replace unpublished changes
+ * (refuseReplacingEdits) and `force` is not set (nothing is written then); INVALID_ARGUMENT when none of them
  * exists at `generation` or in the copy; GENERATION_PRUNED when its content is gone;
  * INVALID_CONTENT when one of them is held by something the scan refuses (refuseRefused),
  * would collide under case folding with a file the copy keeps (refuseCaseCollisions), or
@@ -199,21 +228,7 @@ export const restoreFiles = (
           message: `None of these files exists at generation ${generation} or in the working copy: ${someOf(files)}.`,
         }),
       );
-    const restored = new Set(paths);
-    // A file deleted and not yet published is brought back without --force: writing it
-    // replaces no text (its last content is the accepted one), and getting a deleted
-    // note back is what a restore is most often for.
-    const edited = changes
-      .filter((c) => restored.has(c.path) && c.change !== "deleted")
-      .map((c) => c.path);
-    if (edited.length > 0 && !force)
-      return yield* Effect.fail(
-        domainError({
-          code: "INVALID_REQUEST",
-          reason: "UNPUBLISHED_CHANGES",
-          message: `These files have unpublished changes that restoring would replace: ${someOf(edited)}. Commit them first, or repeat with --force. Nothing was written.`,
-        }),
-      );
+    yield* refuseReplacingEdits(changes, paths, force);
     const target = new Map(local);
     for (const path of paths) {
       const id = after.get(path);
