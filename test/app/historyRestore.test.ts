@@ -2,7 +2,8 @@
  * What `restore` and `revert` answer at the edges docs/history.md names: an editor's
  * name (skipped by the scan) holding a link where they would write is refused as
  * INVALID_FILES, not answered "held" (which would read as a save during the call, and
- * running again would never help); the UNPUBLISHED_CHANGES refusal lists its files.
+ * running again would never help); the UNPUBLISHED_CHANGES refusal lists its files; a
+ * restore run twice in a row answers the second time that there is nothing to change.
  */
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
@@ -109,5 +110,35 @@ describe("restore's UNPUBLISHED_CHANGES", () => {
     );
     expect(read("/ws/a/x.md")).toBe("edited\n");
     expect(read("/ws/a/d/new.md")).toBe("added\n");
+  });
+});
+
+describe("restore run twice in a row", () => {
+  it("answers the second time that there is nothing to change, without --force", async () => {
+    const { notebook, write, read, commit } = await pulled();
+    write("/ws/a/d/x.md", "one\n");
+    await commit("g1");
+    write("/ws/a/d/x.md", "two\n");
+    write("/ws/a/d/y.md", "two\n");
+    await commit("g2");
+    const restore = () =>
+      Effect.runPromise(
+        notebook.restore({ path: "/ws/a", generation: 1, files: ["d"], force: false }),
+      );
+    expect((await restore()).files).toEqual([
+      { path: "d/x.md", change: "modified" },
+      { path: "d/y.md", change: "deleted" },
+    ]);
+    const again = await restore();
+    expect([again.files, again.held]).toEqual([[], []]);
+    expect(read("/ws/a/d/x.md")).toBe("one\n");
+    // An edit that already reads as the restored text replaces nothing either.
+    write("/ws/a/d/x.md", "two\n");
+    await commit("g3");
+    write("/ws/a/d/x.md", "one\n");
+    const edited = await Effect.runPromise(
+      notebook.restore({ path: "/ws/a", generation: 1, files: ["d/x.md"], force: false }),
+    );
+    expect(edited.files).toEqual([]);
   });
 });

@@ -166,20 +166,23 @@ const refuseUnwritable = (
 
 /**
  * INVALID_REQUEST/UNPUBLISHED_CHANGES, each file listed as UNPUBLISHED_CHANGE, when
- * restoring `paths` would replace an unpublished change and `force` is not set. A file
- * deleted and not yet published is no such change: writing it back replaces no text
- * (its last content is the accepted one), and getting a deleted note back is what a
- * restore is most often for. Nothing is written then.
+ * restoring the copy's `local` files to `target` would replace an unpublished change and
+ * `force` is not set. Not such a change: a file deleted and not yet published (writing it back
+ * replaces no text — its last content is the accepted one — and getting a deleted note
+ * back is what a restore is most often for), nor an edit that already reads as the
+ * restored text (so that a restore run twice in a row changes nothing the second time
+ * instead of being refused). Nothing is written then.
  */
 const refuseReplacingEdits = (
   changes: ReadonlyArray<LocalChange>,
-  paths: ReadonlyArray<string>,
+  local: Tree,
+  target: Tree,
   force: boolean,
 ): Effect.Effect<void, DomainError> => {
   if (force) return Effect.void;
-  const restored = new Set(paths);
+  // Only the restored paths differ between the two.
   const replaced = changes
-    .filter((c) => restored.has(c.path) && c.change !== "deleted")
+    .filter((c) => c.change !== "deleted" && local.get(c.path) !== target.get(c.path))
     .map((c) => c.path);
   return replaced.length === 0
     ? Effect.void
@@ -191,6 +194,17 @@ const refuseReplacingEdits = (
           files: replaced.map((path) => ({ path, reason: "UNPUBLISHED_CHANGE", ranges: [] })),
         }),
       );
+};
+
+/** The copy's `local` with `paths` as they were in `after`: removed where `after` has none. */
+const restoredTree = (local: Tree, after: Tree, paths: ReadonlyArray<string>): Tree => {
+  const target = new Map(local);
+  for (const path of paths) {
+    const id = after.get(path);
+    if (id === undefined) target.delete(path);
+    else target.set(path, id);
+  }
+  return target;
 };
 
 /**
@@ -228,13 +242,8 @@ export const restoreFiles = (
           message: `None of these files exists at generation ${generation} or in the working copy: ${someOf(files)}.`,
         }),
       );
-    yield* refuseReplacingEdits(changes, paths, force);
-    const target = new Map(local);
-    for (const path of paths) {
-      const id = after.get(path);
-      if (id === undefined) target.delete(path);
-      else target.set(path, id);
-    }
+    const target = restoredTree(local, after, paths);
+    yield* refuseReplacingEdits(changes, local, target, force);
     const changed = paths.filter((path) => local.get(path) !== target.get(path));
     yield* refuseUnwritable(refused, target, local, changed, refusedHere);
     return yield* write(call, scan, local, target, changed, generation);
