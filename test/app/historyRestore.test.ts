@@ -3,7 +3,8 @@
  * name (skipped by the scan) holding a link where they would write is refused as
  * INVALID_FILES, not answered "held" (which would read as a save during the call, and
  * running again would never help); the UNPUBLISHED_CHANGES refusal lists its files; a
- * restore run twice in a row answers the second time that there is nothing to change.
+ * restore run twice in a row answers the second time that there is nothing to change;
+ * and a FILE that exists nowhere is refused, even beside one that does.
  */
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
@@ -140,5 +141,28 @@ describe("restore run twice in a row", () => {
       notebook.restore({ path: "/ws/a", generation: 1, files: ["d/x.md"], force: false }),
     );
     expect(edited.files).toEqual([]);
+  });
+});
+
+describe("restore of a FILE that exists nowhere", () => {
+  it("is refused as INVALID_ARGUMENT naming it, even beside a FILE that exists; nothing is written", async () => {
+    const { notebook, write, read, commit } = await pulled();
+    write("/ws/a/other.md", "one\n");
+    await commit("g1");
+    write("/ws/a/other.md", "two\n");
+    await commit("g2");
+    const refused = await failure(
+      notebook.restore({
+        path: "/ws/a",
+        generation: 1,
+        files: ["other.md", "typo.md"],
+        force: false,
+      }),
+    );
+    expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
+    expect(refused.message).toContain("typo.md");
+    expect(refused.message).not.toContain("other.md");
+    expect(refused.message).toContain("Nothing was written");
+    expect(read("/ws/a/other.md")).toBe("two\n");
   });
 });

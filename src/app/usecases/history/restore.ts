@@ -165,6 +165,37 @@ const refuseUnwritable = (
 };
 
 /**
+ * INVALID_REQUEST/INVALID_ARGUMENT, naming them, when some of the FILEs a restore names
+ * is none of `present` (the paths at the generation or in the copy, what the scan
+ * refused or skipped there) nor a directory of one: a misspelt name, which answering
+ * OK for the others would hide. Nothing is written then.
+ */
+const refuseUnknownFiles = (
+  files: ReadonlyArray<string>,
+  present: ReadonlyArray<string>,
+  generation: number,
+): Effect.Effect<void, DomainError> => {
+  // Every present path and each of its directories: a FILE is known when it is one.
+  const known = new Set<string>();
+  for (const path of present)
+    for (let end = path.length; end > 0; end = path.lastIndexOf("/", end - 1)) {
+      const prefix = path.slice(0, end);
+      if (known.has(prefix)) break;
+      known.add(prefix);
+    }
+  const unknown = [...new Set(files)].filter((file) => !known.has(file));
+  return unknown.length === 0
+    ? Effect.void
+    : Effect.fail(
+        domainError({
+          code: "INVALID_REQUEST",
+          reason: "INVALID_ARGUMENT",
+          message: `These files exist neither at generation ${generation} nor in the working copy: ${someOf(unknown)}. Nothing was written; check their names (relative to the working copy's top, as quire log --stat lists them).`,
+        }),
+      );
+};
+
+/**
  * INVALID_REQUEST/UNPUBLISHED_CHANGES, each file listed as UNPUBLISHED_CHANGE, when
  * restoring the copy's `local` files to `target` would replace an unpublished change and
  * `force` is not set. Not such a change: a file deleted and not yet published (writing it back
@@ -234,14 +265,7 @@ export const restoreFiles = (
     // What the scan refused or skipped there (a symlink, a FIFO): not in the copy's
     // view, but there.
     const refusedHere = refused.map((issue) => issue.path).filter(named);
-    if (paths.length === 0 && refusedHere.length === 0)
-      return yield* Effect.fail(
-        domainError({
-          code: "INVALID_REQUEST",
-          reason: "INVALID_ARGUMENT",
-          message: `None of these files exists at generation ${generation} or in the working copy: ${someOf(files)}.`,
-        }),
-      );
+    yield* refuseUnknownFiles(files, [...paths, ...refusedHere], generation);
     const target = restoredTree(local, after, paths);
     yield* refuseReplacingEdits(changes, local, target, force);
     const changed = paths.filter((path) => local.get(path) !== target.get(path));
