@@ -76,6 +76,7 @@ const ranges = (issue: FileIssue): string =>
  * unresolved conflict markers (resolve them before committing):
  *   plan.md  lines 3-7
  * cannot be committed as they are:
+ *   .quireattributes  INVALID_ATTRIBUTES  lines 2, 5
  *   link.md  SYMLINK
  * ```
  *
@@ -134,7 +135,9 @@ export const renderStatus = (status: CopyStatus, options: StatusRenderOptions): 
   }
   if (status.invalid.length > 0) {
     lines.push("cannot be committed as they are:");
-    for (const i of status.invalid) lines.push(`  ${shownName(i.path)}  ${paint(red, i.reason)}`);
+    // Lines only where the reason is about lines (a malformed `.quireattributes`).
+    for (const i of status.invalid)
+      lines.push(`  ${shownName(i.path)}  ${paint(red, i.reason)}${ranges(i)}`);
   }
   return `${lines.join("\n")}\n`;
 };

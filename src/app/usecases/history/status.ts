@@ -17,6 +17,7 @@ import type { CopyCall } from "../shared/context.js";
 import { filesWithBlocks } from "../shared/markerBlocks.js";
 import { pulledState } from "../shared/pulled.js";
 import { loadIntent, ownVersionsOf, publicationLanded } from "../workingCopy/rewriteIntent.js";
+import { invalidAttributesIssue } from "../commit/attributesGuard.js";
 import { notContinuing, readManifest } from "../commit/remote.js";
 import { type CopyState, loadStats, mergeBaseOf } from "../workingCopy/privateState.js";
 import { type Scan, surveyWorkingCopy } from "../workingCopy/workingCopy.js";
@@ -102,13 +103,33 @@ export const unpublished = (call: CopyCall): Effect.Effect<Unpublished, DomainEr
   });
 
 /**
+ * `issues` and, when a commit would refuse the copy's `.quireattributes` for its lines
+ * (commit/attributesGuard.ts), that file as INVALID_ATTRIBUTES too, sorted by path: the
+ * scan takes it as text, so without this status would show it as a change ready to
+ * publish. Kept out of {@link unpublished}, whose issues restore and revert refuse to
+ * write over: restoring a good `.quireattributes` is how one mends a bad one.
+ */
+const withInvalidAttributes = (
+  call: CopyCall,
+  base: Tree,
+  local: Tree,
+  issues: ReadonlyArray<FileIssue>,
+): Effect.Effect<ReadonlyArray<FileIssue>, DomainError> =>
+  Effect.map(invalidAttributesIssue(call.blobs, base, local), (attributes) =>
+    attributes === undefined
+      ? issues
+      : [...issues, attributes].sort((a, b) => compareCodeUnits(a.path, b.path)),
+  );
+
+/**
  * The status of the copy `call` holds (see the module comment). INVALID_REQUEST/
  * NOT_PULLED for a copy never pulled; STORAGE_FAILURE when `current` cannot be read;
  * ENGINE_FAILED/LOCAL_IO when the copy cannot be scanned.
  */
 export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainError> =>
   Effect.gen(function* () {
-    const { state, local, changes, issues } = yield* unpublished(call);
+    const { state, base, local, changes, issues } = yield* unpublished(call);
+    const invalid = yield* withInvalidAttributes(call, base, local, issues);
     const markers = yield* filesWithBlocks(
       call.blobs,
       local,
@@ -137,7 +158,7 @@ export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainErro
       ...(remote.atLeast ? { aheadAtLeast: true as const } : {}),
       changes,
       markers,
-      invalid: issues,
+      invalid,
       recoveryPending: state.recoveryRequired || unsettled,
       ...(state.held.size === 0 ? {} : { held: [...state.held.keys()].sort(compareCodeUnits) }),
     };
