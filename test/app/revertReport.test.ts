@@ -132,3 +132,37 @@ describe("a revert into files that still hold conflict marker blocks", () => {
     expect(read("/ws/b/a.md")).toBe("1\n2\n3\n");
   });
 });
+
+describe("a revert in a file the attributes merge as a union", () => {
+  /** `.quireattributes` makes journal.md a union file; generations 2 and 3 each append. */
+  const journal = async (notebook: Notebook, write: (path: string, text: string) => void) => {
+    const commit = (message: string) =>
+      Effect.runPromise(notebook.commit({ path: "/ws/a", message, author }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    write("/ws/a/.quireattributes", "journal.md merge=union\n");
+    write("/ws/a/journal.md", "# journal\n");
+    await commit("one");
+    write("/ws/a/journal.md", "# journal\n- b\n");
+    await commit("two");
+    write("/ws/a/journal.md", "# journal\n- b\n- c\n");
+    await commit("three");
+  };
+
+  it("conflicts when lines were appended after the undone ones, never answers them undone", async () => {
+    const { notebook, write, read } = setup();
+    await journal(notebook, write);
+    // A union "merge" of the undo kept `- b` and answered OK ("undone already").
+    const clash = await failure(notebook.revert({ path: "/ws/a", generation: 2 }));
+    expect([clash.code, clash.reason]).toEqual(["CONTENT_CONFLICT", "MERGE_CONFLICT"]);
+    expect(clash.files.map((f) => [f.path, f.reason])).toEqual([["journal.md", "TEXT_CONFLICT"]]);
+    expect(read("/ws/a/journal.md")).toContain("<<<<<<< local");
+  });
+
+  it("removes the lines of the last publication, which nothing followed", async () => {
+    const { notebook, write, read } = setup();
+    await journal(notebook, write);
+    const undone = await Effect.runPromise(notebook.revert({ path: "/ws/a", generation: 3 }));
+    expect(undone.files).toEqual([{ path: "journal.md", change: "modified" }]);
+    expect(read("/ws/a/journal.md")).toBe("# journal\n- b\n");
+  });
+});

@@ -304,7 +304,8 @@ export const revertPublication = (
       if (was === undefined) theirs.delete(path);
       else theirs.set(path, was);
     }
-    const { merged, conflicts } = yield* runMerge(base, local, theirs, call.blobs);
+    // As text, whatever the attributes say: see MergeRules.
+    const { merged, conflicts } = yield* runMerge(base, local, theirs, call.blobs, "text");
     const changed = [...new Set([...merged.keys(), ...local.keys()])]
       .filter((path) => merged.get(path) !== local.get(path))
       .sort(compareCodeUnits);

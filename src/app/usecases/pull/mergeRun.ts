@@ -68,18 +68,28 @@ interface TextMergeJob {
 }
 
 /**
+ * Which merge rules {@link runMerge} applies: `attributes` (pull and commit) honours the
+ * `merge=union` of the attributes in force; `text` merges every file as text, for an undo
+ * (revert): a union "merge" of an undo keeps the very lines it was asked to remove and
+ * never conflicts, so a revert would answer "undone" with the publication still there.
+ */
+export type MergeRules = "attributes" | "text";
+
+/**
  * Merges `local` and `remote` edits of `base`. Conflicting text is merged with marker
- * blocks (TEXT_CONFLICT, or ADD_ADD when both added the file), except in files the
- * attributes in force (mergeAttributes.ts) give `merge=union`: those keep both sides'
- * lines and never conflict as text (an add/add still merges as text). The merged bytes
- * are registered with `blobs`. Never publishes or writes anything. The attributes are
- * read only when a file other than `.quireattributes` needs a text merge with a base.
+ * blocks (TEXT_CONFLICT, or ADD_ADD when both added the file), except — with `rules`
+ * `attributes`, the default — in files the attributes in force (mergeAttributes.ts) give
+ * `merge=union`: those keep both sides' lines and never conflict as text (an add/add
+ * still merges as text). The merged bytes are registered with `blobs`. Never publishes or
+ * writes anything. The attributes are read only when a file other than
+ * `.quireattributes` needs a text merge with a base.
  */
 export const runMerge = (
   base: Tree,
   local: Tree,
   remote: Tree,
   blobs: BlobSource,
+  rules: MergeRules = "attributes",
 ): Effect.Effect<MergeOutcome, DomainError> =>
   Effect.gen(function* () {
     // The common cases cost one comparison pass: nothing happened on one side.
@@ -133,9 +143,10 @@ export const runMerge = (
     // The attributes file is merged first, as text: its result decides the others.
     const mergedAttributes =
       attributesJob === undefined ? undefined : yield* mergeFile(attributesJob, "text");
-    const attributes = textMerges.some((job) => job.base !== undefined)
-      ? yield* attributesInForce(plan, local, mergedAttributes, (id) => loadText(blobs, id))
-      : noAttributes;
+    const attributes =
+      rules === "attributes" && textMerges.some((job) => job.base !== undefined)
+        ? yield* attributesInForce(plan, local, mergedAttributes, (id) => loadText(blobs, id))
+        : noAttributes;
     yield* forEachPooled(textMerges, (job) => mergeFile(job, mergePolicyOf(attributes, job.path)), {
       workers: 4,
       itemsPerWorker: 1,
