@@ -194,3 +194,48 @@ describe("merge attributes in pull and commit", () => {
     expect(refused.message).toContain("and 2 more");
   });
 });
+
+describe("a merge that joins half a conflict block from each side", () => {
+  const halfA = "<<<<<<< local\nfoo\n=======\n";
+  const halfB = "bar\n>>>>>>> remote\n";
+
+  it("is a conflict at that block, never published: union appends", async () => {
+    const { notebook, read, write } = memNotebook();
+    await pull(notebook, "/ws/a");
+    write("/ws/a/.quireattributes", "journal.md merge=union\n");
+    write("/ws/a/journal.md", journal);
+    await commit(notebook, "/ws/a");
+    await pull(notebook, "/ws/b");
+    write("/ws/a/journal.md", `${journal}${halfA}`);
+    const byA = await commit(notebook, "/ws/a");
+    write("/ws/b/journal.md", `${journal}${halfB}`);
+    // The union of the two appends holds a complete block, which a commit never accepts.
+    const byB = await fails(notebook.commit({ path: "/ws/b", message: "m", author }));
+    expect([byB.code, byB.reason]).toEqual(["CONTENT_CONFLICT", "MERGE_CONFLICT"]);
+    expect(byB.files).toEqual([
+      { path: "journal.md", reason: "TEXT_CONFLICT", ranges: [{ start: 2, end: 6 }] },
+    ]);
+    expect(read("/ws/b/journal.md")).toBe(`${journal}${halfA}${halfB}`);
+    // Nothing was published: the notebook is still at A's generation.
+    expect((await pull(notebook, "/ws/a")).generation).toBe(byA.generation);
+    expect(read("/ws/a/journal.md")).toBe(`${journal}${halfA}`);
+  });
+
+  it("is a conflict at that block in a text merge too, and in a pull", async () => {
+    const { notebook, read, write } = memNotebook();
+    const base = "1\n2\n3\n4\n5\n";
+    await pull(notebook, "/ws/a");
+    write("/ws/a/notes.md", base);
+    await commit(notebook, "/ws/a");
+    await pull(notebook, "/ws/b");
+    write("/ws/a/notes.md", `1\n<<<<<<< local\n=======\n2\n3\n4\n5\n`);
+    await commit(notebook, "/ws/a");
+    write("/ws/b/notes.md", `${base}>>>>>>> remote\n`);
+    const pulled = await fails(notebook.pull({ path: "/ws/b" }));
+    expect([pulled.code, pulled.reason]).toEqual(["CONTENT_CONFLICT", "MERGE_CONFLICT"]);
+    expect(pulled.files).toEqual([
+      { path: "notes.md", reason: "TEXT_CONFLICT", ranges: [{ start: 2, end: 8 }] },
+    ]);
+    expect(read("/ws/b/notes.md")).toBe(`1\n<<<<<<< local\n=======\n2\n3\n4\n5\n>>>>>>> remote\n`);
+  });
+});

@@ -19,10 +19,11 @@ import {
 } from "../../../domain/content.js";
 import { diffTrees } from "../../../domain/treeDiff.js";
 import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
+import { findMarkerBlocks } from "../../../domain/markers.js";
 import { mergeText, mergeUnion } from "../../../domain/textMerge.js";
 import { planTreeMerge } from "../../../domain/treeMerge.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
-import type { Tree } from "../../../domain/tree.js";
+import type { LineRange, Tree } from "../../../domain/tree.js";
 import type { BlobSource } from "../workingCopy/blobs.js";
 import { attributesInForce } from "./mergeAttributes.js";
 import { forEachPooled } from "../shared/pooled.js";
@@ -58,6 +59,28 @@ export const lineCountOf = (bytes: Uint8Array): Either.Either<number, DomainErro
 /** Loads content as notebook text; stored content that is not text is an integrity failure. */
 export const loadText = (blobs: BlobSource, id: string): Effect.Effect<string, DomainError> =>
   Effect.flatMap(blobs.load(id), textOf);
+
+/**
+ * A clean merge whose text holds complete marker blocks that neither side held — half a
+ * block from each side, joined (SPEC §6.3: a commit never accepts one, wherever it came
+ * from) — answered as conflicting at those blocks, so that it is reported and written
+ * like any conflict instead of published; found by an adversarial probe, where two
+ * agents' appends to a union journal formed one. Only merged files are scanned, and
+ * the sides only when the merged text holds a block.
+ */
+const withFormedBlocks = (
+  merge: { readonly text: string; readonly conflicts: ReadonlyArray<LineRange> },
+  localText: string,
+  remoteText: string,
+): { readonly text: string; readonly conflicts: ReadonlyArray<LineRange> } => {
+  if (merge.conflicts.length > 0 || merge.text === localText || merge.text === remoteText)
+    return merge;
+  const blocks = findMarkerBlocks(merge.text);
+  if (blocks.length === 0) return merge;
+  if (findMarkerBlocks(localText).length > 0 || findMarkerBlocks(remoteText).length > 0)
+    return merge;
+  return { text: merge.text, conflicts: blocks };
+};
 
 /** A file both sides changed (or both added, `base` undefined), to merge as text. */
 interface TextMergeJob {
@@ -123,10 +146,11 @@ export const runMerge = (
         const baseText = job.base === undefined ? "" : yield* loadText(blobs, job.base);
         const localText = yield* loadText(blobs, job.local);
         const remoteText = yield* loadText(blobs, job.remote);
-        const result =
+        const merge =
           policy === "union" && job.base !== undefined
             ? { text: mergeUnion(baseText, localText, remoteText), conflicts: [] }
             : mergeText(baseText, localText, remoteText);
+        const result = withFormedBlocks(merge, localText, remoteText);
         const bytes = encodeText(result.text);
         const id = contentId(bytes);
         blobs.addBytes(id, bytes);
