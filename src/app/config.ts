@@ -345,6 +345,8 @@ export const parseInvocation = (
       }
       return { _tag: "Version" } satisfies Invocation;
     }
+    const home = homeProblem(host);
+    if (home !== undefined) return yield* fail(home);
     if (first !== "commit" && options.has("message")) {
       return yield* fail("-m/--message applies only to quire commit");
     }
@@ -491,6 +493,32 @@ const parseLog = (
     } satisfies Invocation;
   });
 
+/**
+ * Why the home directory cannot be used, or `undefined`: an empty or relative `HOME` would
+ * put the default store and private state (and `~/` paths) under the current directory,
+ * wherever that is — inside a working copy, or a project that is not the user's.
+ */
+const homeProblem = (host: Host): string | undefined =>
+  NodePath.isAbsolute(host.homeDirectory)
+    ? undefined
+    : `HOME is ${host.homeDirectory === "" ? "empty" : `relative (${JSON.stringify(host.homeDirectory)})`}: quire keeps its store and private state under it by default; set HOME to your home directory's absolute path`;
+
+/**
+ * Why a path from the command line cannot be used as given, or `undefined`: U+0000, or
+ * U+FFFD — bytes that are not UTF-8 reach quire as U+FFFD, so the path it would resolve
+ * names another directory than the one meant (and a relative path is resolved against
+ * the current directory, which must then be UTF-8 too).
+ */
+const hostPathProblem = (origin: string, path: string, host: Host): string | undefined => {
+  if (path.includes("\u0000")) return `${origin} contains U+0000`;
+  const notUtf8 = (text: string) => text.includes("\ufffd");
+  if (notUtf8(path))
+    return `${origin} contains U+FFFD: its bytes are not UTF-8 (or it holds U+FFFD itself), so quire cannot tell which directory it names; rename the directory to a UTF-8 name`;
+  if (!NodePath.isAbsolute(path) && !path.startsWith("~") && notUtf8(host.cwd))
+    return `${origin} is relative and the current directory's name is not UTF-8, so quire cannot tell which directory it names; pass an absolute path in UTF-8`;
+  return undefined;
+};
+
 const parseCliPath = (
   command: "pull" | "commit" | "log" | "status" | "diff" | "show" | "restore" | "revert",
   rest: ReadonlyArray<string>,
@@ -500,7 +528,8 @@ const parseCliPath = (
   if (path === undefined) return fail(`quire ${command} needs a PATH`);
   if (extra.length > 0) return fail(`quire ${command} takes exactly one PATH`);
   if (path === "") return fail("PATH must not be empty");
-  if (path.includes("\u0000")) return fail("PATH contains U+0000");
+  const problem = hostPathProblem("PATH", path, host);
+  if (problem !== undefined) return fail(problem);
   return Either.right(resolveHostPath(path, host.cwd, host.homeDirectory));
 };
 
@@ -572,7 +601,8 @@ const parseGeneration = (setting: Sourced): Either.Either<number, ConfigError> =
 
 const parseDirectory = (setting: Sourced, host: Host): Either.Either<string, ConfigError> => {
   if (setting.value === "") return fail(`${setting.origin} must not be empty`);
-  if (setting.value.includes("\u0000")) return fail(`${setting.origin} contains U+0000`);
+  const problem = hostPathProblem(setting.origin, setting.value, host);
+  if (problem !== undefined) return fail(problem);
   return Either.right(resolveHostPath(setting.value, host.cwd, host.homeDirectory));
 };
 

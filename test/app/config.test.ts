@@ -125,6 +125,41 @@ describe("PATH", () => {
   });
 });
 
+describe("paths that are not UTF-8", () => {
+  // Node decodes argv as UTF-8, so a directory named with other bytes arrives as U+FFFD:
+  // resolved as given, the path named another directory (which pull then created).
+  it("a PATH, a directory option or a file: store holding U+FFFD is refused", () => {
+    expect(errorOf(["pull", "c\ufffd"])).toContain("PATH contains U+FFFD");
+    expect(errorOf(["serve", "--workspace-root", "/w/\ufffd"])).toContain(
+      "--workspace-root contains U+FFFD",
+    );
+    expect(errorOf(["pull", "n"], { QUIRE_PRIVATE_ROOT: "/p\ufffd" })).toContain(
+      "QUIRE_PRIVATE_ROOT contains U+FFFD",
+    );
+    expect(errorOf(["pull", "n", "--store", "file:/s\ufffd"])).toContain("U+FFFD");
+  });
+
+  it("a relative PATH is refused when the current directory's name is not UTF-8", () => {
+    const inside = { ...host({}, "/work/\ufffd"), homeDirectory: "/home/u" };
+    const relative = parseInvocation(["pull", "notes"], inside);
+    expect(Either.isLeft(relative) && relative.left.message).toContain("current directory");
+    expect(Either.isRight(parseInvocation(["pull", "/abs/notes"], inside))).toBe(true);
+  });
+});
+
+describe("an empty or relative HOME", () => {
+  // It would put the default store and private state under the current directory.
+  it("is refused for every command that runs, not for help or the version", () => {
+    for (const home of ["", "relhome"]) {
+      const at = { ...host(), homeDirectory: home };
+      const pulled = parseInvocation(["pull", "/abs/notes"], at);
+      expect(Either.isLeft(pulled) && pulled.left.message).toContain("HOME is");
+      expect(Either.isRight(parseInvocation(["--version"], at))).toBe(true);
+      expect(Either.isRight(parseInvocation(["help"], at))).toBe(true);
+    }
+  });
+});
+
 describe("defaults", () => {
   it("serve uses a session workspace, the data-dir file store and the cache-dir private root", () => {
     const invocation = ok(["serve"]);

@@ -88,6 +88,11 @@ export const parseStoreSpec = (
     }
     if (dir === "") return fail("the file: store needs a directory (file:<dir>)");
     if (dir.includes("\u0000")) return fail("the file: store directory contains U+0000");
+    // Bytes that are not UTF-8 reach quire as U+FFFD: the path would name another directory.
+    if (dir.includes("\ufffd"))
+      return fail(
+        "the file: store directory contains U+FFFD: its bytes are not UTF-8 (or it holds U+FFFD itself), so quire cannot tell which directory it names; use a UTF-8 name",
+      );
     return Either.right({ kind: "file", root: resolvePath(dir) });
   }
   const scheme = value.startsWith("s3://")
