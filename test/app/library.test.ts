@@ -92,6 +92,27 @@ describe("the Promise facade", () => {
     await notebook.close();
   });
 
+  it("says the workspace root is gone when it was deleted, and works once it is back", async () => {
+    const workspace = join(root, "gone-ws");
+    mkdirSync(join(workspace, "a"), { recursive: true });
+    const notebook = await openNotebook({
+      store: `file:${join(root, "gone-store")}`,
+      workspaceRoot: workspace,
+      privateRoot: join(root, "gone-private"),
+    });
+    expect(await notebook.pull(join(workspace, "a"))).toMatchObject({ code: "OK" });
+    rmSync(workspace, { recursive: true });
+    // It said only "a local file operation failed while opening the workspace root".
+    expect(await notebook.pull(join(workspace, "a"))).toMatchObject({
+      code: "ENGINE_FAILED",
+      reason: "LOCAL_IO",
+      message: expect.stringContaining("no longer exists as a directory"),
+    });
+    mkdirSync(join(workspace, "a"), { recursive: true });
+    expect(await notebook.pull(join(workspace, "a"))).toMatchObject({ code: "OK" });
+    await notebook.close();
+  });
+
   it("works in memory and rejects an unknown store spelling", async () => {
     const workspace = join(root, "mem");
     mkdirSync(workspace);

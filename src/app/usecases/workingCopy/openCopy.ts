@@ -118,6 +118,17 @@ const rootReplaced = (workspaceRoot: string): DomainError =>
     message: `The workspace root ${pathForMessage(workspaceRoot)} no longer leads to the directory it named when quire resolved it: a directory on the way to it was replaced (by a symlink, say). Nothing was read or written. Put the directory back, or start quire again on the path meant.`,
   });
 
+/**
+ * The workspace root is gone (deleted, or a file in its place) since the server started:
+ * the generic LOCAL_IO said only "a local file operation failed", and retrying never helps.
+ */
+const rootGone = (workspaceRoot: string): DomainError =>
+  domainError({
+    code: "ENGINE_FAILED",
+    reason: "LOCAL_IO",
+    message: `The workspace root ${pathForMessage(workspaceRoot)} no longer exists as a directory (it was deleted or moved). Nothing was read or written. Create it again (then pull), or start quire on another --workspace-root.`,
+  });
+
 /** The first component of `parts` (from the root's tree) that is not a real directory. */
 const firstStop = (
   root: RootedTree,
@@ -161,7 +172,9 @@ export const openWorkingCopy = (
         Effect.mapError((error) =>
           error.reason === "Moved"
             ? rootReplaced(workspaceRoot)
-            : io("opening the workspace root")(error),
+            : error.reason === "NotFound" || error.reason === "NotADirectory"
+              ? rootGone(workspaceRoot)
+              : io("opening the workspace root")(error),
         ),
       );
     let parts = relative(workspaceRoot, lexical)
