@@ -520,10 +520,26 @@ const heldTokens = (): Set<string> => {
 const isProcessAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     // EPERM: it exists but belongs to someone else.
     return errnoCode(error) !== "ESRCH";
+  }
+  return !isZombie(pid);
+};
+
+/**
+ * Whether `pid` has exited but was not reaped yet (state `Z` in /proc/<pid>/stat, Linux):
+ * signal 0 still reaches it, but it holds nothing any more. A host that stops reaping its
+ * children (a killed sharing `serve`, say) otherwise kept its locks "live", and every call
+ * of that copy waited for the lock and answered BUSY. `false` where /proc cannot tell.
+ */
+const isZombie = (pid: number): boolean => {
+  try {
+    const stat = nodeFs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // "pid (comm) S …": comm may hold spaces and parentheses; the state follows the last ")".
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
+  } catch {
+    return false;
   }
 };
 

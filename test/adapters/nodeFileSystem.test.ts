@@ -263,6 +263,34 @@ describe("nodeFileSystem", () => {
       }),
     );
 
+    it.live("a lock held by a process that exited but was not reaped (a zombie) is stale", () =>
+      Effect.gen(function* () {
+        if (!nodeFs.existsSync("/proc/self/stat")) return;
+        // The shell starts a child that exits a little later, prints its pid, and becomes
+        // `sleep`, which never reaps it: the child stays a zombie until the sleep ends.
+        // (A child that exits at once may be reaped by the shell before its exec.)
+        const parent = spawn("sh", ["-c", "sleep 0.3 & echo $!; exec sleep 30"], {
+          stdio: ["ignore", "pipe", "ignore"],
+        });
+        const zombie = yield* Effect.promise(
+          () =>
+            new Promise<number>((resolve) =>
+              parent.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString()))),
+            ),
+        );
+        const state = () => {
+          const stat = nodeFs.readFileSync(`/proc/${zombie}/stat`, "utf8");
+          return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+        };
+        while (state() !== "Z") yield* Effect.sleep("10 millis");
+        const path = join(root, "zombie.lock");
+        writeLock(path, { pid: zombie, host: hostname(), token: "exited" });
+        const release = yield* fs.lock(path, 0);
+        yield* release;
+        parent.kill("SIGKILL");
+      }),
+    );
+
     it.live("a lock from another host is presumed alive", () =>
       Effect.gen(function* () {
         const path = join(root, "remote.lock");
