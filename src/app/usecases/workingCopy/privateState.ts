@@ -12,12 +12,12 @@
  */
 import { keyDigest } from "../../keyDigest.js";
 import { join } from "node:path";
-import { Effect, Either, Option, ParseResult, Schema } from "effect";
+import { Clock, Effect, Either, Option, ParseResult, Schema } from "effect";
 import { alongside } from "../shared/pooled.js";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import { encodeText } from "../../../domain/content.js";
 import { parseStrictJson } from "../../../domain/strictJson.js";
-import type { FileSystemService } from "../../../ports/FileSystem.js";
+import { leftoverTempName, type FileSystemService } from "../../../ports/FileSystem.js";
 import { localFailure } from "../shared/failures.js";
 import { makeRecentMap, type RecentMap } from "../shared/recentMap.js";
 
@@ -459,9 +459,18 @@ export const saveBaseline = (
   );
 
 /**
+ * How old a temporary file of the private state (`.<name>.quire-<id>.tmp`: a record or a
+ * pack being written) must be before a prune removes it. One being written is
+ * milliseconds old; one an hour old was left by a process killed mid-write (a second
+ * SIGINT, SIGKILL), and nothing else would ever remove it — a pack's is as large as the
+ * pack. The same bound as the file store's `tmp/`.
+ */
+const staleTempMs = 60 * 60 * 1000;
+
+/**
  * Deletes the baseline files other than `baselineFile` (the previous one, and any a
- * failed or crashed call wrote without recording it) and the cached packs the
- * baseline no longer references; never fails.
+ * failed or crashed call wrote without recording it), the cached packs the baseline no
+ * longer references, and temporary files older than {@link staleTempMs}; never fails.
  */
 const prune = (
   fs: FileSystemService,
@@ -469,12 +478,15 @@ const prune = (
   baselineFile: string,
   keep: ReadonlySet<string>,
 ): Effect.Effect<void> =>
-  fs.walk(copyDir).pipe(
-    Effect.flatMap((entries) =>
+  Effect.all([fs.walk(copyDir), Clock.currentTimeMillis]).pipe(
+    Effect.flatMap(([entries, nowMs]) =>
       Effect.forEach(
         entries.filter((entry) => {
           const pack = /^packs\/([0-9a-f]{64})\.pack$/.exec(entry.relativePath);
           if (pack !== null) return pack[1] !== undefined && !keep.has(pack[1]);
+          const name = entry.relativePath.slice(entry.relativePath.lastIndexOf("/") + 1);
+          if (leftoverTempName.test(name))
+            return entry.kind === "file" && nowMs - entry.mtimeMs > staleTempMs;
           return baselineFileName.test(entry.relativePath) && entry.relativePath !== baselineFile;
         }),
         (entry) => fs.removeFile(join(copyDir, ...entry.relativePath.split("/"))),
