@@ -16,8 +16,12 @@ const bidi = "\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069";
 /** Every control character but tab, the line and paragraph separators and the bidi controls. */
 const unsafeInText = new RegExp(`[^\\P{Cc}\\t]|[\\u2028\\u2029${bidi}]`, "gu");
 
-/** As {@link unsafeInText}, but a newline (LF) stays. */
-const unsafeInLines = new RegExp(`[^\\P{Cc}\\t\\n]|[\\u2028\\u2029${bidi}]`, "gu");
+/**
+ * As {@link unsafeInText}, but a newline (LF) stays, and so does a CR right before one: it
+ * is a CRLF file's line ending, which only returns the cursor before the newline (git
+ * prints it as is); shown as U+FFFD, every line of such a file ended in one.
+ */
+const unsafeInLines = new RegExp(`[^\\P{Cc}\\t\\n\\r]|\\r(?!\\n)|[\\u2028\\u2029${bidi}]`, "gu");
 
 /**
  * What a name may not show: every control character (C0 with tab and newline, DEL, C1),
@@ -34,8 +38,8 @@ const unsafeInName =
   /(?![\u200c\u200d\ufe00-\ufe0f\u{e0100}-\u{e01ef}])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
 
 /**
- * `text` (a message, an author, a diff) with every control character but tab (and LF
- * when `lines`), the line and paragraph separators and the bidirectional controls
+ * `text` (a message, an author, a diff) with every control character but tab (and LF,
+ * and CR before LF, when `lines`), the line and paragraph separators and the bidirectional controls
  * replaced by U+FFFD. Never fails. A tab and the characters that shape scripts (such as
  * the zero-width joiner of an emoji) stay: they belong to a text and cannot rewrite the
  * terminal.
