@@ -166,7 +166,8 @@ const matchSegment = (tokens: SegmentPattern, segment: string): boolean =>
  * (`**` at the end: everything inside). NFC-normalised; case-sensitive. Fails with a
  * problem description for what gitattributes forbids or quire does not support: an
  * empty pattern, a negated (`!`) pattern, a trailing `/` (directory patterns never
- * match files; write `dir/**`), empty segments, unclosed classes, empty ranges,
+ * match files; write `dir/**`), empty segments, `.` and `..` segments (no notebook path
+ * has one, so the pattern would never match), unclosed classes, empty ranges,
  * `[:class:]`, a trailing backslash.
  */
 export const compilePattern = (written: string): Either.Either<PathPattern, string> => {
@@ -180,6 +181,12 @@ export const compilePattern = (written: string): Either.Either<PathPattern, stri
     );
   const anchored = pattern.startsWith("/");
   const body = anchored ? pattern.slice(1) : pattern;
+  // No notebook path has a `.` or `..` segment: such a pattern would never match, and
+  // the person who wrote `./journal.md` would get text conflicts without a word.
+  if (body.split("/").some((glob) => glob === "." || glob === ".."))
+    return Either.left(
+      "the pattern has a . or .. segment, which no notebook path has; write the path from the notebook root (journal.md, /notes/journal.md)",
+    );
   if (!anchored && !body.includes("/")) {
     const tokens = compileSegment(body);
     if (Either.isLeft(tokens)) return Either.left(tokens.left);

@@ -85,6 +85,11 @@ describe("compilePattern (gitattributes globs)", () => {
     expect(problemOf("!*.md")).toMatch(/negated/);
     expect(problemOf("logs/")).toMatch(/logs\/\*\*|dir\/\*\*/);
     expect(problemOf("a//b")).toMatch(/empty segment/);
+    // Accepted before, they matched nothing: the file merged as text without a word.
+    for (const never of ["./journal.md", "a/../b.md", "/./x", "..", "notes/."])
+      expect(problemOf(never)).toMatch(/\. or \.\. segment/);
+    expect(Either.isRight(compilePattern(".journal.md"))).toBe(true);
+    expect(Either.isRight(compilePattern("..md"))).toBe(true);
     expect(problemOf("[ab")).toMatch(/never closed/);
     expect(problemOf("[[:alpha:]]")).toMatch(/not supported/);
     expect(problemOf("[z-a]")).toMatch(/empty/);
