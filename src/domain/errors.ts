@@ -537,6 +537,12 @@ export class DomainError extends Data.TaggedError("DomainError")<{
   readonly changed?: ReadonlyArray<ChangedFile>;
   /** With `changed`: files saved by someone during the call, left as they were. */
   readonly held?: ReadonlyArray<string>;
+  /**
+   * What the host reported for a local failure no `detail` classifies (its reason and
+   * message): for the call's log record only, which errors.md promises holds the cause —
+   * never in an answer (it may name private paths; the logger redacts them).
+   */
+  readonly hostCause?: string;
 }> {}
 
 /**
@@ -551,6 +557,7 @@ export type DomainErrorInput = {
     readonly reason: ReasonOf<C>;
     readonly message: string;
     readonly files?: ReadonlyArray<FileIssue>;
+    readonly hostCause?: string;
   } & (C extends "ENGINE_FAILED"
     ? { readonly detail?: EngineDetail }
     : { readonly detail?: never }) &
@@ -579,6 +586,7 @@ export const domainError = (input: DomainErrorInput): DomainError => {
     files: input.files ?? [],
     ...(input.detail === undefined ? {} : { detail: input.detail }),
     ...(input.recovery === undefined ? {} : { recovery: input.recovery }),
+    ...(input.hostCause === undefined ? {} : { hostCause: input.hostCause }),
     ...(input.changed === undefined
       ? {}
       : { changed: input.changed.files, held: input.changed.held }),

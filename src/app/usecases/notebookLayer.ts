@@ -58,6 +58,22 @@ const lockPollMs = 25;
 export const copyLockWaitMs: FiberRef.FiberRef<number> = FiberRef.unsafeMake(lockTimeoutMs);
 
 /**
+ * Logs what the host reported for a local failure that no `detail` classifies (the
+ * error's `hostCause`): the answer says only "a local file operation failed", and
+ * errors.md promises that the log record with the call's diagnosticId holds the cause.
+ */
+const logHostCause = <A, R>(
+  call: Effect.Effect<A, DomainError, R>,
+): Effect.Effect<A, DomainError, R> =>
+  Effect.tapError(call, (error) =>
+    error.hostCause === undefined
+      ? Effect.void
+      : Effect.logWarning("a local file operation failed").pipe(
+          Effect.annotateLogs({ reason: error.reason, cause: error.hostCause }),
+        ),
+  );
+
+/**
  * Builds the Notebook service from its ports. Each call checks its request's shape
  * first (shared/requestShapes.ts): a malformed one from plain JavaScript fails with
  * INVALID_REQUEST/INVALID_ARGUMENT, never throws or dies.
@@ -285,6 +301,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         Effect.scoped,
         Effect.map(({ path: resolved, value }) => ({ ...value, path: resolved })),
         Effect.withLogSpan(span),
+        logHostCause,
         Effect.annotateLogs("module", "notebook"),
       );
 
@@ -346,6 +363,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
               : {}),
           })),
           Effect.withLogSpan("pull"),
+          logHostCause,
           Effect.annotateLogs("module", "notebook"),
         ),
       commit: (request) =>
@@ -370,6 +388,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
               : { interruptedCommit: value.interruptedCommit }),
           })),
           Effect.withLogSpan("commit"),
+          logHostCause,
           Effect.annotateLogs("module", "notebook"),
         ),
       log: (request) =>

@@ -79,7 +79,7 @@ const failureNaming = (error: FsError, message: string): DomainError => {
     code: "ENGINE_FAILED",
     reason: "LOCAL_IO",
     message,
-    ...(detail === undefined ? {} : { detail }),
+    ...(detail === undefined ? { hostCause: `${error.reason}: ${error.message}` } : { detail }),
   });
 };
 
