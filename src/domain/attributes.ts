@@ -13,6 +13,15 @@ export const attributesPath = ".quireattributes";
 /** How a file both sides changed is merged: git's text merge, or the union merge. */
 export type MergePolicy = "text" | "union";
 
+/**
+ * Which rules a merge follows: `attributes` (pull and commit) honours the `merge=union`
+ * of the attributes in force; `text` merges every file as text, for an undo or a restore:
+ * a union "merge" there keeps the very lines it was asked to remove (or the person's
+ * version beside the restored one) and never conflicts, so the call would answer
+ * "undone" or "restored" with the old lines still in the file.
+ */
+export type MergeRules = "attributes" | "text";
+
 /** One valid line: files matching `pattern` merge with `merge`. */
 export interface AttributeRule {
   /** One-based line number in the attributes file. */

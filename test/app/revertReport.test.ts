@@ -158,6 +158,24 @@ describe("a revert in a file the attributes merge as a union", () => {
     expect(read("/ws/a/journal.md")).toContain("<<<<<<< local");
   });
 
+  it("never answers a file undone that a save during the call left holding the lines", async () => {
+    let armed = false;
+    const { notebook, write, read } = setup((path) => {
+      // The person appends to the journal just as the revert writes it.
+      if (!armed || path !== "/ws/a/journal.md") return;
+      armed = false;
+      write("/ws/a/journal.md", "# journal\n- b\n- c\n- d\n");
+    });
+    await journal(notebook, write);
+    armed = true;
+    const exit = await Effect.runPromiseExit(notebook.revert({ path: "/ws/a", generation: 3 }));
+    const text = read("/ws/a/journal.md");
+    expect(text).toContain("- d");
+    // Merged again as a union, the save kept `- c` and the revert answered it undone.
+    if (exit._tag === "Success" && exit.value.files.some((f) => f.path === "journal.md"))
+      expect(text).not.toContain("- c");
+  });
+
   it("removes the lines of the last publication, which nothing followed", async () => {
     const { notebook, write, read } = setup();
     await journal(notebook, write);

@@ -50,7 +50,8 @@ const write = (
   changed: ReadonlyArray<string>,
   generation: number,
 ): Effect.Effect<RestoredFiles, DomainError> =>
-  materialise(call.tree, scan, target, changed, call.blobs).pipe(
+  // A file saved during the call merges again as text: see MergeRules.
+  materialise(call.tree, scan, target, changed, call.blobs, "text").pipe(
     Effect.map(({ held }) => ({
       generation,
       files: changed
@@ -304,7 +305,7 @@ export const revertPublication = (
       if (was === undefined) theirs.delete(path);
       else theirs.set(path, was);
     }
-    // As text, whatever the attributes say: see MergeRules.
+    // As text, whatever the attributes say: see MergeRules (domain/attributes.ts).
     const { merged, conflicts } = yield* runMerge(base, local, theirs, call.blobs, "text");
     const changed = [...new Set([...merged.keys(), ...local.keys()])]
       .filter((path) => merged.get(path) !== local.get(path))

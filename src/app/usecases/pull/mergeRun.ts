@@ -9,6 +9,7 @@ import {
   mergePolicyOf,
   noAttributes,
   type MergePolicy,
+  type MergeRules,
 } from "../../../domain/attributes.js";
 import {
   contentId,
@@ -89,14 +90,6 @@ interface TextMergeJob {
   readonly local: string;
   readonly remote: string;
 }
-
-/**
- * Which merge rules {@link runMerge} applies: `attributes` (pull and commit) honours the
- * `merge=union` of the attributes in force; `text` merges every file as text, for an undo
- * (revert): a union "merge" of an undo keeps the very lines it was asked to remove and
- * never conflicts, so a revert would answer "undone" with the publication still there.
- */
-export type MergeRules = "attributes" | "text";
 
 /**
  * Merges `local` and `remote` edits of `base`. Conflicting text is merged with marker

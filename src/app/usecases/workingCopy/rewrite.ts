@@ -15,6 +15,7 @@ import {
   mergePolicyOf,
   parseAttributes,
   type MergePolicy,
+  type MergeRules,
 } from "../../../domain/attributes.js";
 import { mergeText, mergeUnion } from "../../../domain/textMerge.js";
 import type { Tree } from "../../../domain/tree.js";
@@ -238,7 +239,8 @@ export const writesAroundRemovals = (
  * id): writes each note moving to a new name (moved aside) there, then removes files,
  * then empty directories they leave, then writes each other changed file, each
  * atomically (mode 0644, parents 0755). Only `changed` is touched, each file only if
- * it still is what the scan saw (see the module comment). Fails only when the file system
+ * it still is what the scan saw (see the module comment); a file saved meanwhile is merged
+ * again under `rules` (restore and revert: as text). Fails only when the file system
  * fails otherwise (ENGINE_FAILED/LOCAL_IO).
  */
 export const materialise = (
@@ -247,6 +249,7 @@ export const materialise = (
   target: Tree,
   changed: ReadonlyArray<string>,
   blobs: BlobSource,
+  rules: MergeRules = "attributes",
 ): Effect.Effect<Materialised, DomainError> =>
   Effect.gen(function* () {
     const io = (doing: string) => Effect.mapError((e: FsError) => workingCopyFailure(e, doing));
@@ -256,7 +259,7 @@ export const materialise = (
     const policyOf = (path: string): Effect.Effect<MergePolicy> =>
       Effect.gen(function* () {
         // The attributes file itself always merges as text (as in the merge run).
-        if (path === attributesPath) return "text";
+        if (path === attributesPath || rules === "text") return "text";
         if (policies === undefined) {
           const id = target.get(attributesPath);
           const bytes = id === undefined ? undefined : yield* Effect.option(blobs.load(id));
