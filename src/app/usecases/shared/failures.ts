@@ -79,7 +79,11 @@ const failureNaming = (error: FsError, message: string): DomainError => {
     code: "ENGINE_FAILED",
     reason: "LOCAL_IO",
     message,
-    ...(detail === undefined ? { hostCause: `${error.reason}: ${error.message}` } : { detail }),
+    // Without the paths the host quoted: a private-state path's layout (copies/<hex>/…)
+    // stays out of the log too (docs/logging.md); the errno and the operation stay.
+    ...(detail === undefined
+      ? { hostCause: `${error.reason}: ${error.message.replace(/'[^']*'/g, "'…'")}` }
+      : { detail }),
   });
 };
 
