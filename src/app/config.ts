@@ -495,13 +495,14 @@ const parseLog = (
 
 /**
  * Why the home directory cannot be used, or `undefined`: an empty or relative `HOME` would
- * put the default store and private state (and `~/` paths) under the current directory,
- * wherever that is — inside a working copy, or a project that is not the user's.
+ * put the default store and private state (and `~/` paths, and the MCP clients' user
+ * configuration files) under the current directory, wherever that is — inside a working
+ * copy, or a project that is not the user's.
  */
-const homeProblem = (host: Host): string | undefined =>
+export const homeProblem = (host: Host): string | undefined =>
   NodePath.isAbsolute(host.homeDirectory)
     ? undefined
-    : `HOME is ${host.homeDirectory === "" ? "empty" : `relative (${JSON.stringify(host.homeDirectory)})`}: quire keeps its store and private state under it by default; set HOME to your home directory's absolute path`;
+    : `HOME is ${host.homeDirectory === "" ? "empty" : `relative (${JSON.stringify(host.homeDirectory)})`}: quire keeps its store, its private state and the MCP clients' user settings under it; set HOME to your home directory's absolute path`;
 
 /**
  * Why a path from the command line cannot be used as given, or `undefined`: U+0000, or

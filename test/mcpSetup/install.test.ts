@@ -18,6 +18,7 @@ import {
   existsSync,
   rmSync,
 } from "node:fs";
+import { spawn } from "node:child_process";
 import * as path from "node:path";
 import { Either } from "effect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -686,6 +687,37 @@ describe("the command line", () => {
       "registered: /nowhere/quire serve (the command does not exist)",
     );
     expect(result.stdout).not.toContain("claude-desktop project");
+  });
+
+  it("refuses an empty or relative HOME, whose user scope named the current directory's files", async () => {
+    for (const value of ["", "relhome"]) {
+      const result = await runQuire(["mcp", "install", "cursor"], {
+        cwd: project,
+        env: { ...box.env, HOME: value },
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain("HOME is");
+      expect(existsSync(path.join(project, ".cursor"))).toBe(false);
+      expect(existsSync(path.join(project, "relhome"))).toBe(false);
+    }
+  });
+
+  it("ends quietly when its reader goes away (quire mcp status | head -1)", async () => {
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [binPath, "mcp", "status"], {
+        cwd: project,
+        env: box.env,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      // The reader takes the first chunk and leaves, as head does.
+      child.stdout.once("data", () => child.stdout.destroy());
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+    // It crashed with an unhandled EPIPE and a stack trace.
+    expect(result.stderr).not.toContain("EPIPE");
+    expect(result.code).toBe(0);
   });
 
   it("-h explains the command", async () => {

@@ -11,6 +11,7 @@ import { redact } from "../../domain/redact.js";
 import {
   type Host,
   type Invocation,
+  homeProblem,
   jsonRequested,
   parseInvocation,
   secretValuesOf,
@@ -157,9 +158,22 @@ const runMcp = async (argv: ReadonlyArray<string>, host: Host): Promise<number> 
 
 /** Runs the process for `argv` (without node and the script) and returns the exit status. */
 export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
+  // A reader that went away (`quire mcp status | head`) makes the next write fail with
+  // EPIPE, which unhandled ended the process with a stack trace. Output is best effort
+  // then: the command ends as it would have, with its own exit status (serve learns that
+  // its host left from stdin).
+  process.stdout.on("error", () => undefined);
   const host = currentHost();
   routeProcessWarnings(host);
-  if (argv[0] === "mcp") return runMcp(argv.slice(1), host);
+  if (argv[0] === "mcp") {
+    // The user scope's files are found under HOME: an empty one named the project's file.
+    const home = homeProblem(host);
+    if (home !== undefined && !argv.some((arg) => arg === "-h" || arg === "--help")) {
+      process.stderr.write(`quire mcp: ${home}\n`);
+      return exitCodes.config;
+    }
+    return runMcp(argv.slice(1), host);
+  }
   const parsed = parseInvocation(argv, host);
   if (Either.isLeft(parsed)) {
     // Only credentials are scrubbed: the operator needs to see which of their settings failed.
