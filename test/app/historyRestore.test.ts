@@ -65,6 +65,23 @@ describe("restore and revert over an editor's name that now holds a link", () =>
     expect(read("/ws/a/d/.DS_Store")).toBe("Bud1\u0000\u0000");
   });
 
+  it("a restore of a directory holding an editor's file where no note goes writes the notes", async () => {
+    const { notebook, write, read, commit } = await pulled();
+    write("/ws/a/d/x.md", "one\n");
+    await commit("g1");
+    write("/ws/a/d/x.md", "two\n");
+    await commit("g2");
+    // Finder's file in every folder it showed, and a vim swap file: never notes.
+    write("/ws/a/d/.DS_Store", "Bud1\u0000\u0000");
+    write("/ws/a/d/.x.md.swp", "b0VIM\u0000");
+    const restored = await Effect.runPromise(
+      notebook.restore({ path: "/ws/a", generation: 1, files: ["d"], force: false }),
+    );
+    expect(restored.files).toEqual([{ path: "d/x.md", change: "modified" }]);
+    expect(read("/ws/a/d/x.md")).toBe("one\n");
+    expect(read("/ws/a/d/.DS_Store")).toBe("Bud1\u0000\u0000");
+  });
+
   it("an editor's file at a path neither call concerns does not stop them", async () => {
     const { notebook, vol, write, read, commit } = await pulled();
     write("/ws/a/n.md", "one\n");

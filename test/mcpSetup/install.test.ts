@@ -7,6 +7,8 @@
  * not parse is refused with nothing written.
  */
 import {
+  closeSync,
+  openSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -718,6 +720,24 @@ describe("the command line", () => {
     // It crashed with an unhandled EPIPE and a stack trace.
     expect(result.stderr).not.toContain("EPIPE");
     expect(result.code).toBe(0);
+  });
+
+  it("fails when its output cannot be written (a full disk), never exits 0", async () => {
+    if (!existsSync("/dev/full")) return;
+    const full = openSync("/dev/full", "w");
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [binPath, "mcp", "status"], {
+        cwd: project,
+        env: box.env,
+        stdio: ["ignore", full, "pipe"],
+      });
+      let stderr = "";
+      child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+    closeSync(full);
+    expect(result.code).toBe(70);
+    expect(result.stderr).toContain("cannot write the output: ENOSPC");
   });
 
   it("-h explains the command", async () => {

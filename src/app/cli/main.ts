@@ -39,7 +39,17 @@ const osUserName = (): string => {
 };
 
 /** Exits if something (a keep-alive socket, stdin) still holds the event loop shortly after. */
-const exitSoon = (code: number) => {
+/**
+ * Why stdout could not be written (a full disk under `quire log > file`), if it could not:
+ * the output is incomplete, so a run that would have exited 0 exits with the internal
+ * status instead. A reader that went away (EPIPE: `quire mcp status | head`) is not a
+ * failure: it took what it wanted.
+ */
+let outputFailure: string | undefined;
+
+const exitSoon = (status: number) => {
+  const code = status === exitCodes.ok && outputFailure !== undefined ? exitCodes.internal : status;
+  if (code !== status) process.stderr.write(`quire: cannot write the output: ${outputFailure}\n`);
   process.exitCode = code;
   setTimeout(() => process.exit(code), 200).unref();
 };
@@ -158,11 +168,12 @@ const runMcp = async (argv: ReadonlyArray<string>, host: Host): Promise<number> 
 
 /** Runs the process for `argv` (without node and the script) and returns the exit status. */
 export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
-  // A reader that went away (`quire mcp status | head`) makes the next write fail with
-  // EPIPE, which unhandled ended the process with a stack trace. Output is best effort
-  // then: the command ends as it would have, with its own exit status (serve learns that
-  // its host left from stdin).
-  process.stdout.on("error", () => undefined);
+  // Unhandled, a failed write of stdout (EPIPE when the reader went away, ENOSPC) ended
+  // the process with a stack trace. The command ends as it would have; see outputFailure
+  // for the status (serve handles its own stdout: stdio.ts).
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") outputFailure ??= error.code ?? error.message;
+  });
   const host = currentHost();
   routeProcessWarnings(host);
   if (argv[0] === "mcp") {

@@ -264,13 +264,17 @@ export const restoreFiles = (
       .filter(named)
       .sort(compareCodeUnits);
     // What the scan refused or skipped there (a symlink, a FIFO): not in the copy's
-    // view, but there.
+    // view, but there — a FILE naming one is known.
     const refusedHere = refused.map((issue) => issue.path).filter(named);
     yield* refuseUnknownFiles(files, [...paths, ...refusedHere], generation);
     const target = restoredTree(local, after, paths);
     yield* refuseReplacingEdits(changes, local, target, force);
     const changed = paths.filter((path) => local.get(path) !== target.get(path));
-    yield* refuseUnwritable(refused, target, local, changed, refusedHere);
+    // A refused file in a named directory stops the restore (a commit would refuse it
+    // too); an editor's skipped file there (a `.DS_Store`, a vim swap file) only where
+    // the restore would write: a commit takes such a folder as it is.
+    const blocking = issues.map((issue) => issue.path).filter(named);
+    yield* refuseUnwritable(refused, target, local, changed, blocking);
     return yield* write(call, scan, local, target, changed, generation);
   });
 

@@ -65,9 +65,9 @@ export const loadText = (blobs: BlobSource, id: string): Effect.Effect<string, D
  * A clean merge whose text holds complete marker blocks that neither side held — half a
  * block from each side, joined (SPEC §6.3: a commit never accepts one, wherever it came
  * from) — answered as conflicting at those blocks, so that it is reported and written
- * like any conflict instead of published; found by an adversarial probe, where two
- * agents' appends to a union journal formed one. Only merged files are scanned, and
- * the sides only when the merged text holds a block.
+ * like any conflict instead of published (every block of the file is listed); found by
+ * an adversarial probe, where two agents' appends to a union journal formed one. Only
+ * merged files are scanned, and the sides only when the merged text holds a block.
  */
 const withFormedBlocks = (
   merge: { readonly text: string; readonly conflicts: ReadonlyArray<LineRange> },
@@ -78,8 +78,10 @@ const withFormedBlocks = (
     return merge;
   const blocks = findMarkerBlocks(merge.text);
   if (blocks.length === 0) return merge;
-  if (findMarkerBlocks(localText).length > 0 || findMarkerBlocks(remoteText).length > 0)
-    return merge;
+  // Blocks a side already held (an older release could publish them) are not new; more
+  // blocks than either side held means one formed.
+  const held = Math.max(findMarkerBlocks(localText).length, findMarkerBlocks(remoteText).length);
+  if (blocks.length <= held) return merge;
   return { text: merge.text, conflicts: blocks };
 };
 
