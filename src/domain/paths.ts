@@ -163,6 +163,9 @@ export const utf8Length = (text: string): number => {
   return bytes;
 };
 
+/** The last segment of a `/`-separated path: the name of the file or directory it names. */
+export const nameOf = (path: string): string => path.slice(path.lastIndexOf("/") + 1);
+
 /** Code-unit order: the deterministic order of paths in reports and manifests. */
 export const compareCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 

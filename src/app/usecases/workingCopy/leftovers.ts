@@ -8,6 +8,7 @@ import { Effect, Option } from "effect";
 import { contentId, decodeText, maxFileBytes } from "../../../domain/content.js";
 import type { DomainError } from "../../../domain/errors.js";
 import { splitLines } from "../../../domain/lines.js";
+import { nameOf } from "../../../domain/paths.js";
 import {
   leftoverTempName,
   setAsideName,
@@ -50,8 +51,6 @@ export const noOwnVersions: OwnVersions = Effect.succeed({
  * a scan of 10,000 notes otherwise spends more on them than on anything but `lstat`.
  */
 const ours = ".quire-";
-
-const nameOf = (path: string): string => path.slice(path.lastIndexOf("/") + 1);
 
 /**
  * The path a file set aside by a guarded replace or remove of ours had, when its name

@@ -16,6 +16,7 @@ import { Clock, Effect, Either, Option, ParseResult, Schema } from "effect";
 import { alongside } from "../shared/pooled.js";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import { encodeText } from "../../../domain/content.js";
+import { nameOf } from "../../../domain/paths.js";
 import { parseStrictJson } from "../../../domain/strictJson.js";
 import { leftoverTempName, type FileSystemService } from "../../../ports/FileSystem.js";
 import { localFailure } from "../shared/failures.js";
@@ -484,8 +485,7 @@ const prune = (
         entries.filter((entry) => {
           const pack = /^packs\/([0-9a-f]{64})\.pack$/.exec(entry.relativePath);
           if (pack !== null) return pack[1] !== undefined && !keep.has(pack[1]);
-          const name = entry.relativePath.slice(entry.relativePath.lastIndexOf("/") + 1);
-          if (leftoverTempName.test(name))
+          if (leftoverTempName.test(nameOf(entry.relativePath)))
             return entry.kind === "file" && nowMs - entry.mtimeMs > staleTempMs;
           return baselineFileName.test(entry.relativePath) && entry.relativePath !== baselineFile;
         }),

@@ -13,6 +13,7 @@ import {
 import {
   compareCodeUnits,
   findCaseCollisions,
+  nameOf,
   normalizeNotebookPath,
 } from "../../../domain/paths.js";
 import {
@@ -118,8 +119,6 @@ const stampMatches = (
 };
 
 const issue = (path: string, reason: FileReason): FileIssue => ({ path, reason, ranges: [] });
-
-const nameOf = (path: string): string => path.slice(path.lastIndexOf("/") + 1);
 
 /**
  * How a report names an entry found below a directory too deep to name (the walk builds
