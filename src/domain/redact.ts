@@ -94,9 +94,9 @@ const maxPasses = 8;
  */
 export const redact = (text: string, options: RedactOptions = {}): string => {
   const literals: ReadonlyArray<readonly [string, string]> = [
-    ...longestFirst(
-      (options.secretValues ?? []).filter((value) => value.length >= minSecretLength),
-    ).map((value) => [value, redactionTokens.secret] as const),
+    ...scrubbedSecrets(options.secretValues ?? []).map(
+      (value) => [value, redactionTokens.secret] as const,
+    ),
     ...longestFirst((options.privatePaths ?? []).filter(isPathLike)).map(
       (value) => [value, redactionTokens.privatePath] as const,
     ),
@@ -139,7 +139,7 @@ export const redactCredentials = (
   secretValues: ReadonlyArray<string> = [],
 ): string => {
   let current = text;
-  for (const value of longestFirst(secretValues.filter((item) => item.length >= minSecretLength)))
+  for (const value of scrubbedSecrets(secretValues))
     current = current.split(value).join(redactionTokens.secret);
   for (const [pattern, replacement] of [passwordUserInfoRule, userInfoRule, awsAccessKeyIdRule])
     current = current.replace(pattern, replacement);
@@ -147,6 +147,10 @@ export const redactCredentials = (
 };
 
 const isPathLike = (value: string): boolean => value.length > 1 && /[/\\]/u.test(value);
+
+/** The secret values long enough to be scrubbed (shorter ones would match anywhere), longest first. */
+const scrubbedSecrets = (values: ReadonlyArray<string>): ReadonlyArray<string> =>
+  longestFirst(values.filter((value) => value.length >= minSecretLength));
 
 const longestFirst = (values: ReadonlyArray<string>): ReadonlyArray<string> =>
   [...new Set(values)].sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
