@@ -537,7 +537,7 @@ const isZombie = (pid: number): boolean => {
   try {
     const stat = nodeFs.readFileSync(`/proc/${pid}/stat`, "utf8");
     // "pid (comm) S …": comm may hold spaces and parentheses; the state follows the last ")".
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
+    return stat.charAt(stat.lastIndexOf(")") + 2) === "Z";
   } catch {
     return false;
   }

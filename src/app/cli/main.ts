@@ -38,7 +38,6 @@ const osUserName = (): string => {
   }
 };
 
-/** Exits if something (a keep-alive socket, stdin) still holds the event loop shortly after. */
 /**
  * Why stdout could not be written (a full disk under `quire log > file`), if it could not:
  * the output is incomplete, so a run that would have exited 0 exits with the internal
@@ -47,6 +46,10 @@ const osUserName = (): string => {
  */
 let outputFailure: string | undefined;
 
+/**
+ * Exits with `status` (the internal one instead of 0 after an output failure) if
+ * something (a keep-alive socket, stdin) still holds the event loop shortly after.
+ */
 const exitSoon = (status: number) => {
   const code = status === exitCodes.ok && outputFailure !== undefined ? exitCodes.internal : status;
   if (code !== status) process.stderr.write(`quire: cannot write the output: ${outputFailure}\n`);

@@ -62,9 +62,9 @@ export const loadText = (blobs: BlobSource, id: string): Effect.Effect<string, D
   Effect.flatMap(blobs.load(id), textOf);
 
 /**
- * A clean merge whose text holds complete marker blocks that neither side held — half a
- * block from each side, joined (SPEC §6.3: a commit never accepts one, wherever it came
- * from) — answered as conflicting at those blocks, so that it is reported and written
+ * A clean merge whose text holds more complete marker blocks than either side held —
+ * half a block from each side, joined (SPEC §6.3: a commit never accepts one, wherever
+ * it came from) — answered as conflicting at those blocks, so that it is reported and written
  * like any conflict instead of published (every block of the file is listed); found by
  * an adversarial probe, where two agents' appends to a union journal formed one. Only
  * merged files are scanned, and the sides only when the merged text holds a block.
