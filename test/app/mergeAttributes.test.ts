@@ -238,4 +238,32 @@ describe("a merge that joins half a conflict block from each side", () => {
     ]);
     expect(read("/ws/b/notes.md")).toBe(`1\n<<<<<<< local\n=======\n2\n3\n4\n5\n>>>>>>> remote\n`);
   });
+
+  it("is listed beside the merge's own conflicts in the same file", async () => {
+    const { notebook, read, write } = memNotebook();
+    const rest = "2\n3\n4\n5\n";
+    const tail = "6\n7\n8\n9\n";
+    await pull(notebook, "/ws/a");
+    write("/ws/a/notes.md", `1\n${rest}${tail}`);
+    await commit(notebook, "/ws/a");
+    await pull(notebook, "/ws/b");
+    write("/ws/a/notes.md", `A1\n${rest}<<<<<<< local\n=======\n${tail}`);
+    await commit(notebook, "/ws/a");
+    write("/ws/b/notes.md", `B1\n${rest}${tail}>>>>>>> remote\n`);
+    const byB = await fails(notebook.commit({ path: "/ws/b", message: "m", author }));
+    expect([byB.code, byB.reason]).toEqual(["CONTENT_CONFLICT", "MERGE_CONFLICT"]);
+    expect(byB.files).toEqual([
+      {
+        path: "notes.md",
+        reason: "TEXT_CONFLICT",
+        ranges: [
+          { start: 1, end: 5 },
+          { start: 10, end: 16 },
+        ],
+      },
+    ]);
+    expect(read("/ws/b/notes.md")).toBe(
+      `<<<<<<< local\nB1\n=======\nA1\n>>>>>>> remote\n${rest}<<<<<<< local\n=======\n${tail}>>>>>>> remote\n`,
+    );
+  });
 });

@@ -66,22 +66,25 @@ export const loadText = (blobs: BlobSource, id: string): Effect.Effect<string, D
  * half a block from each side, joined (SPEC §6.3: a commit never accepts one, wherever
  * it came from) — answered as conflicting at those blocks, so that it is reported and written
  * like any conflict instead of published (every block of the file is listed); found by
- * an adversarial probe, where two agents' appends to a union journal formed one. Only
- * merged files are scanned, and the sides only when the merged text holds a block.
+ * an adversarial probe, where two agents' appends to a union journal formed one. A
+ * merge that also conflicts lists the formed block beside its conflicts. Only merged
+ * files are scanned, and the sides only when the merged text holds more blocks than
+ * the merge's conflicts.
  */
 const withFormedBlocks = (
   merge: { readonly text: string; readonly conflicts: ReadonlyArray<LineRange> },
   localText: string,
   remoteText: string,
 ): { readonly text: string; readonly conflicts: ReadonlyArray<LineRange> } => {
-  if (merge.conflicts.length > 0 || merge.text === localText || merge.text === remoteText)
-    return merge;
+  if (merge.text === localText || merge.text === remoteText) return merge;
   const blocks = findMarkerBlocks(merge.text);
-  if (blocks.length === 0) return merge;
+  // The merge's own conflicts are blocks of the text; only blocks beyond them can have formed.
+  if (blocks.length <= merge.conflicts.length) return merge;
   // Blocks a side already held (an older release could publish them) are not new; more
-  // blocks than either side held means one formed.
+  // blocks than the conflicts and either side held means one formed. With conflicts, the
+  // formed one is listed beside them, or only the next commit would name it.
   const held = Math.max(findMarkerBlocks(localText).length, findMarkerBlocks(remoteText).length);
-  if (blocks.length <= held) return merge;
+  if (blocks.length <= merge.conflicts.length + held) return merge;
   return { text: merge.text, conflicts: blocks };
 };
 
