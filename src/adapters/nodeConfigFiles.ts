@@ -113,13 +113,15 @@ const discard = (temporary: string): Promise<void> =>
 /**
  * Writes `content` to a new file beside `destination` (created with `wx`, so nothing
  * that already exists there, a symlink included, is opened), sets `mode`, flushes it
- * and returns its path; removes it again when any of that fails (a full disk).
+ * and returns its path; removes it again when any of that fails (a full disk). First
+ * removes the stale ones a killed edit left there ({@link tidyStaleTemporaries}).
  */
 const writeTemporary = async (
   destination: string,
   content: string | Uint8Array,
   mode: number,
 ): Promise<string> => {
+  await tidyStaleTemporaries(destination, Date.now());
   const temporary = NodePath.join(
     NodePath.dirname(destination),
     `.${NodePath.basename(destination)}.quire-${randomBytes(6).toString("hex")}.tmp`,
@@ -166,6 +168,34 @@ const entryAt = async (path: string): Promise<Stats | undefined> => {
     // ENOTDIR: a file on the way, which a later step reports as such.
     if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ENOTDIR") return undefined;
     throw error;
+  }
+};
+
+/** How old a temporary file of ours must be before a later edit removes it. */
+const staleTemporaryMs = 60 * 60 * 1000;
+
+/** Whether `name` is that of a temporary file {@link writeTemporary} makes beside `destination`. */
+const isTemporaryOf = (destination: string, name: string): boolean => {
+  const prefix = `.${NodePath.basename(destination)}.quire-`;
+  if (!name.startsWith(prefix) || !name.endsWith(".tmp")) return false;
+  return /^[0-9a-f]{12}$/.test(name.slice(prefix.length, -".tmp".length));
+};
+
+/**
+ * Removes temporary files of ours beside `destination` that a killed edit left (one
+ * killed between writing its temporary file and renaming it), older than an hour: an
+ * edit in progress takes well under a second, so a younger one may be another quire's
+ * and stays. Only plain files of exactly that name are removed; any failure is ignored
+ * (tidying never stops an edit).
+ */
+const tidyStaleTemporaries = async (destination: string, nowMs: number): Promise<void> => {
+  const directory = NodePath.dirname(destination);
+  const names = await fs.readdir(directory).catch(() => []);
+  for (const name of names) {
+    if (!isTemporaryOf(destination, name)) continue;
+    const path = NodePath.join(directory, name);
+    const stats = await entryAt(path).catch(() => undefined);
+    if (stats?.isFile() === true && nowMs - stats.mtimeMs > staleTemporaryMs) await discard(path);
   }
 };
 

@@ -17,6 +17,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -204,5 +205,37 @@ describe("another program writing the file during a replacement", () => {
     expect(Either.isLeft(result) && result.left.reason).toBe("CHANGED");
     expect(readFileSync(config, "utf8")).toBe("{}\n");
     expect(strays(root)).toEqual([]);
+  });
+});
+
+describe("temporary files a killed edit left", () => {
+  it("are removed by a later edit once an hour old; younger ones, other names and links stay", async () => {
+    const config = path.join(root, ".mcp.json");
+    writeFileSync(config, "{}\n");
+    // writeTemporary's names: "." + the file's name + ".quire-" + 12 hex digits + ".tmp".
+    const stale = path.join(root, "..mcp.json.quire-0123456789ab.tmp");
+    const staleBackup = path.join(root, "..mcp.json.quire.bak.quire-ba9876543210.tmp");
+    const young = path.join(root, "..mcp.json.quire-aaaaaaaaaaaa.tmp");
+    const otherFile = path.join(root, ".other.json.quire-0123456789ab.tmp");
+    const lookAlike = path.join(root, "..mcp.json.quire-0123456789ab.tmp.keep");
+    const victim = path.join(root, "victim");
+    const link = path.join(root, "..mcp.json.quire-bbbbbbbbbbbb.tmp");
+    for (const file of [stale, staleBackup, young, otherFile, lookAlike, victim])
+      writeFileSync(file, "x\n");
+    symlinkSync(victim, link);
+    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    for (const file of [stale, staleBackup, otherFile, lookAlike, victim])
+      utimesSync(file, twoHoursAgo, twoHoursAgo);
+    await run(
+      nodeConfigFiles.replace(config, '{"a": 1}\n', {
+        expected: "{}\n",
+        backupPath: `${config}.quire.bak`,
+      }),
+    );
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(staleBackup)).toBe(false);
+    for (const kept of [young, otherFile, lookAlike, victim]) expect(existsSync(kept)).toBe(true);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(config, "utf8")).toBe('{"a": 1}\n');
   });
 });
