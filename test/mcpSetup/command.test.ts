@@ -122,3 +122,32 @@ describe("a file another program writes while quire edits it", () => {
     expect(readFileSync(file, "utf8")).toBe(last);
   });
 });
+
+describe("an install over quire's own entry", () => {
+  it("leaves an entry with the same options, laid out otherwise, as it is", async () => {
+    const file = path.join(home, ".claude.json");
+    const text = `{"mcpServers":{"quire":{"args":["serve","--no-share"],"type":"stdio","command":"${launcher}"}}}\n`;
+    writeFileSync(file, text);
+    const installed = await run(["install", "claude-code", "--no-share"]);
+    expect(installed.err).toBe("");
+    expect(installed.code).toBe(0);
+    expect(installed.out).toContain("quire is already registered with these options");
+    expect(readFileSync(file, "utf8")).toBe(text);
+  });
+
+  it("replaces one whose arguments print alike but launch differently, and says so", async () => {
+    const file = path.join(home, ".claude.json");
+    writeFileSync(
+      file,
+      `{"mcpServers":{"quire":{"type":"stdio","command":"${launcher}","args":["serve --no-share"]}}}\n`,
+    );
+    const installed = await run(["install", "claude-code", "--no-share"]);
+    expect(installed.code).toBe(0);
+    expect(installed.out).toContain("registered quire in Claude Code (user scope)");
+    expect(installed.out).toContain("replaced");
+    expect(JSON.parse(readFileSync(file, "utf8")).mcpServers.quire.args).toEqual([
+      "serve",
+      "--no-share",
+    ]);
+  });
+});

@@ -155,12 +155,32 @@ const setEntry = (
  * `[mcp_servers.quire.env]`) is refused: its lines cannot be kept while the table is
  * rewritten.
  */
+/** Whether two JSON values are equal: the same members (in any order) and items. */
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, index) => sameJson(item, b[index]));
+  }
+  const aEntries = Object.entries(a);
+  const bMap = new Map(Object.entries(b));
+  return (
+    aEntries.length === bMap.size &&
+    aEntries.every(([key, item]) => bMap.has(key) && sameJson(item, bMap.get(key)))
+  );
+};
+
 const plannedEntry = (
   target: Target,
   text: string | undefined,
   ours: Record<string, unknown>,
 ): Either.Either<
-  { readonly value: Record<string, unknown>; readonly replaced?: string },
+  {
+    readonly value: Record<string, unknown>;
+    readonly replaced?: string;
+    readonly identical?: true;
+  },
   EntryProblem
 > => {
   if (text === undefined) return Either.right({ value: ours });
@@ -183,11 +203,23 @@ const plannedEntry = (
       .map(([key]) => key)
       .filter((key) => !keptMembers.has(key) && !(key in ours));
     const value = { ...ours, ...Object.fromEntries(kept) };
-    const same =
+    // Already there, member by member (not by describeEntry's line: `["--store x"]` and
+    // `["--store", "x"]` print alike and launch differently): nothing to write.
+    const existingMembers = new Map(members);
+    const identical =
       dropped.length === 0 &&
-      describeEntry(existing) === describeEntry(ours) &&
-      (!("type" in existing) || existing.type === ours["type"]);
-    if (same) return Either.right({ value });
+      Object.entries(ours).every(
+        ([key, item]) => existingMembers.has(key) && sameJson(existingMembers.get(key), item),
+      );
+    if (identical) return Either.right({ value, identical: true });
+    // The same launch with a member quire writes missing (an older release's entry
+    // without `type`): rewritten, but nobody's entry was replaced.
+    const sameLaunch =
+      dropped.length === 0 &&
+      sameJson(existingMembers.get("command"), ours["command"]) &&
+      sameJson(existingMembers.get("args"), ours["args"]) &&
+      (!existingMembers.has("type") || existingMembers.get("type") === ours["type"]);
+    if (sameLaunch) return Either.right({ value });
     const without = dropped.length === 0 ? "" : ` (dropped: ${dropped.join(", ")})`;
     return Either.right({ value, replaced: `${describeEntry(existing)}${without}` });
   });
@@ -393,7 +425,11 @@ const editOnce = (
         client.entry(context.launcher, parsed.serveArgs),
       );
       replaced = Either.getOrUndefined(planned)?.replaced;
-      after = Either.flatMap(planned, ({ value }) => setEntry(target, before ?? "", value));
+      // An entry that already holds these options stays as its owner wrote it: rewriting
+      // it in quire's layout would report a registration that changed nothing.
+      after = Either.flatMap(planned, ({ value, identical }) =>
+        identical === true ? Either.right(before ?? "") : setEntry(target, before ?? "", value),
+      );
     } else {
       after = removeEntry(target, before ?? "");
     }
