@@ -23,6 +23,7 @@ import {
 } from "./clients.js";
 import { type EntryProblem, readJsonEntry, removeJsonEntry, setJsonEntry } from "./jsonEntry.js";
 import { readTomlEntry, removeTomlEntry, setTomlEntry } from "./tomlEntry.js";
+import { sameValue } from "./sameValue.js";
 
 /** Where the command writes its report. */
 export interface McpOutput {
@@ -155,22 +156,6 @@ const setEntry = (
  * `[mcp_servers.quire.env]`) is refused: its lines cannot be kept while the table is
  * rewritten.
  */
-/** Whether two JSON values are equal: the same members (in any order) and items. */
-const sameJson = (a: unknown, b: unknown): boolean => {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((item, index) => sameJson(item, b[index]));
-  }
-  const aEntries = Object.entries(a);
-  const bMap = new Map(Object.entries(b));
-  return (
-    aEntries.length === bMap.size &&
-    aEntries.every(([key, item]) => bMap.has(key) && sameJson(item, bMap.get(key)))
-  );
-};
-
 const plannedEntry = (
   target: Target,
   text: string | undefined,
@@ -209,15 +194,15 @@ const plannedEntry = (
     const identical =
       dropped.length === 0 &&
       Object.entries(ours).every(
-        ([key, item]) => existingMembers.has(key) && sameJson(existingMembers.get(key), item),
+        ([key, item]) => existingMembers.has(key) && sameValue(existingMembers.get(key), item),
       );
     if (identical) return Either.right({ value, identical: true });
     // The same launch with a member quire writes missing (an older release's entry
     // without `type`): rewritten, but nobody's entry was replaced.
     const sameLaunch =
       dropped.length === 0 &&
-      sameJson(existingMembers.get("command"), ours["command"]) &&
-      sameJson(existingMembers.get("args"), ours["args"]) &&
+      sameValue(existingMembers.get("command"), ours["command"]) &&
+      sameValue(existingMembers.get("args"), ours["args"]) &&
       (!existingMembers.has("type") || existingMembers.get("type") === ours["type"]);
     if (sameLaunch) return Either.right({ value });
     const without = dropped.length === 0 ? "" : ` (dropped: ${dropped.join(", ")})`;

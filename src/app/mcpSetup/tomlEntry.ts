@@ -6,9 +6,10 @@
  * else (our table written as an inline table or dotted keys elsewhere, a parent that is
  * an inline table) is refused rather than written.
  */
-import { Either, Equal } from "effect";
+import { Either } from "effect";
 import { type TomlTable, TomlError, parse } from "smol-toml";
 import type { EntryProblem } from "./jsonEntry.js";
+import { sameValue } from "./sameValue.js";
 
 const problem = (message: string): Either.Either<never, EntryProblem> => Either.left({ message });
 
@@ -49,20 +50,6 @@ const withValue = (document: TomlTable, path: ReadonlyArray<string>, value: unkn
   const child = document[key];
   copy[key] = withValue(isTable(child) ? child : {}, rest, value);
   return copy;
-};
-
-/** Plain-data deep equality for parsed TOML (tables, arrays, scalars, dates). */
-const same = (a: unknown, b: unknown): boolean => {
-  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
-  if (Array.isArray(a) && Array.isArray(b))
-    return a.length === b.length && a.every((item, index) => same(item, b[index]));
-  if (isTable(a) && isTable(b)) {
-    const keys = Object.keys(a);
-    return (
-      keys.length === Object.keys(b).length && keys.every((key) => key in b && same(a[key], b[key]))
-    );
-  }
-  return Equal.equals(a, b);
 };
 
 /** The key of a `[table]` / `[[array]]` header line, split into unquoted parts, or undefined. */
@@ -266,7 +253,7 @@ const verified = (
       message: `cannot edit [${path.join(".")}] without changing other settings; edit the file by hand`,
     })),
     (parsed) =>
-      same(pruned(parsed), pruned(withValue(before, path, expected)))
+      sameValue(pruned(parsed), pruned(withValue(before, path, expected)))
         ? Either.right(after)
         : problem(
             `cannot edit [${path.join(".")}] without changing other settings (it is written as an inline table or dotted keys, or a parent table is inline); edit the file by hand`,
