@@ -202,6 +202,19 @@ describe("a malformed tools/call through a real quire serve", () => {
       message: /^tools\/call params\._meta is malformed/,
     },
     {
+      title: "a misspelt arguments member (its path would be ignored)",
+      params: '{"name":"notes_pull","argumets":{"path":"/etc"}}',
+      reason: "INVALID_ARGUMENT",
+      message:
+        /^tools\/call params has a member "argumets"; it accepts only name, arguments, _meta and task\.$/,
+    },
+    {
+      title: "an unknown params member beside valid arguments",
+      params: '{"name":"notes_commit","arguments":{"message":"m"},"path":"/etc"}',
+      reason: "INVALID_ARGUMENT",
+      message: /^tools\/call params has a member "path"; /,
+    },
+    {
       title: "a number where the path string belongs",
       params: '{"name":"notes_pull","arguments":{"path":4096}}',
       reason: "INVALID_ARGUMENT",

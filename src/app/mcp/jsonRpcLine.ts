@@ -113,6 +113,24 @@ const describeMalformed =
       : "The request is not a valid JSON-RPC 2.0 request.";
   };
 
+/** The members MCP defines for `tools/call` params (`task` asks for a task, which quire ignores). */
+const callParamsMembers = new Set(["name", "arguments", "_meta", "task"]);
+
+/**
+ * The defect of `tools/call` params holding a member MCP does not define, or undefined.
+ * The SDK's schema lets any extra member through, so a misspelt `arguments`
+ * (`"argumets": {"path": …}`) would otherwise run the tool with no arguments at all —
+ * on the server's notebook directory, not the one the client named.
+ */
+export const unknownParamsMember = (params: unknown): CallDefect | undefined => {
+  if (!isJsonObject(params)) return undefined;
+  const extra = Object.keys(params).find((key) => !callParamsMembers.has(key));
+  return extra === undefined
+    ? undefined
+    : (echo) =>
+        `tools/call params has a member ${JSON.stringify(echo(extra))}; it accepts only name, arguments, _meta and task.`;
+};
+
 /** The request, with `params.arguments` exactly as parsed from the text (not a copy). */
 const withRawArguments = (request: JSONRPCRequest, raw: unknown): JSONRPCRequest => {
   const params = isJsonObject(raw) ? raw["params"] : undefined;

@@ -36,7 +36,7 @@ import { IdGenerator } from "../../ports/IdGenerator.js";
 import { type Author, Notebook, type SyncReport } from "../Notebook.js";
 import { describeCommit, describePull, instructions } from "./descriptions.js";
 import { defectOf } from "./callDefects.js";
-import type { CallDefect } from "./jsonRpcLine.js";
+import { type CallDefect, unknownParamsMember } from "./jsonRpcLine.js";
 import {
   type Echo,
   cutEcho,
@@ -474,7 +474,7 @@ export const makeMcpServer = (
           params["arguments"],
           author,
           settings,
-          defectOf(request),
+          defectOf(request) ?? unknownParamsMember(params),
           Deferred.await(stopping),
         ),
       );
