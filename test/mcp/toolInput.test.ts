@@ -10,6 +10,8 @@ import {
   decodeLogArguments,
   decodePullArguments,
 } from "../../src/app/mcp/toolInput.js";
+import { toolDefinitions } from "../../src/app/mcp/server.js";
+import { noPathSets } from "../../src/domain/pathSets.js";
 
 const fields: ReadonlyArray<
   readonly [string, string, (value: string) => Either.Either<unknown, { message: string }>]
@@ -40,6 +42,34 @@ describe("encoding faults in tool arguments", () => {
       );
       // A well-formed pair is one character, not a fault.
       expect(messageOf(decode("\ud83d\ude00"))).not.toMatch(/surrogate|U\+0000/);
+    });
+  }
+});
+
+describe("notes_log's advertised integer bounds are the decode's", () => {
+  const schema = toolDefinitions(noPathSets, true).find((tool) => tool.name === "notes_log")
+    ?.inputSchema.properties;
+  const bounds = (field: string): { minimum?: unknown; maximum?: unknown } => {
+    const property: unknown = schema?.[field];
+    return typeof property === "object" && property !== null ? property : {};
+  };
+
+  for (const field of ["limit", "sinceGeneration"] as const) {
+    it(`${field}: the advertised maximum is accepted and one more is refused (none is unbounded)`, () => {
+      const { minimum, maximum } = bounds(field);
+      expect(typeof minimum).toBe("number");
+      expect(typeof maximum).toBe("number");
+      expect(messageOf(decodeLogArguments({ [field]: minimum }))).toBe("accepted");
+      expect(messageOf(decodeLogArguments({ [field]: maximum }))).toBe("accepted");
+      expect(messageOf(decodeLogArguments({ [field]: Number(maximum) + 1 }))).toMatch(/from/);
+      expect(messageOf(decodeLogArguments({ [field]: Number(minimum) - 1 }))).toMatch(/from/);
+    });
+
+    it(`${field}: a number too large for JSON (1e309 parses as Infinity) is out of range, not "a fraction"`, () => {
+      const tooLarge: unknown = JSON.parse("1e309");
+      expect(messageOf(decodeLogArguments({ [field]: tooLarge }))).toMatch(
+        new RegExp(`^"${field}" must be from `),
+      );
     });
   }
 });

@@ -43,7 +43,7 @@ import {
   decodeCommitArguments,
   decodeLogArguments,
   decodePullArguments,
-  maxLogLimit,
+  logIntegers,
 } from "./toolInput.js";
 import { defaultLogLimit, type HistoryLog } from "../../domain/history.js";
 import { logObject, renderLog } from "../../domain/logReport.js";
@@ -134,13 +134,14 @@ const logTool: Tool = {
       },
       sinceGeneration: {
         type: "integer",
-        minimum: 0,
+        minimum: logIntegers.sinceGeneration.min,
+        maximum: logIntegers.sinceGeneration.max,
         description: "Only publications newer than this generation.",
       },
       limit: {
         type: "integer",
-        minimum: 1,
-        maximum: maxLogLimit,
+        minimum: logIntegers.limit.min,
+        maximum: logIntegers.limit.max,
         description: `At most this many publications (default ${defaultLogLimit}).`,
       },
     },

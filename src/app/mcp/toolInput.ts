@@ -240,7 +240,11 @@ export interface LogArguments {
 /** The most publications one notes_log call lists. */
 export const maxLogLimit = 1000;
 
-const logIntegers = {
+/**
+ * The bounds of notes_log's whole-number fields, advertised as the schema's `minimum` and
+ * `maximum` too, so that the schema allows exactly the numbers this decode accepts.
+ */
+export const logIntegers = {
   limit: { min: 1, max: maxLogLimit },
   sinceGeneration: { min: 0, max: Number.MAX_SAFE_INTEGER },
 } as const;
@@ -268,6 +272,12 @@ export const decodeLogArguments = (
     if (key === "limit" || key === "sinceGeneration") {
       const value = input[key];
       const { min, max } = logIntegers[key];
+      // A number too large for a double (1e309) parses as Infinity: out of range, not a
+      // fraction.
+      if (typeof value === "number" && !Number.isFinite(value))
+        return Either.left(
+          invalid(`"${key}" must be from ${min} to ${max.toLocaleString("en-US")}.`),
+        );
       if (typeof value !== "number" || !Number.isInteger(value))
         return Either.left(
           invalid(
