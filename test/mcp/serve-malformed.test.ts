@@ -402,6 +402,20 @@ describe("lines that are not a tools/call", () => {
     });
   });
 
+  it("a request the SDK answers with params of the wrong shape gets -32602 naming the field, not a -32603 schema dump", async () => {
+    for (const [method, params, field] of [
+      ["tools/list", '{"cursor":5}', /params\.cursor/],
+      ["initialize", "{}", /params\.protocolVersion/],
+    ] as const) {
+      const id = server.nextId();
+      server.writeLine(`{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`);
+      const answer = await server.answer(id, `${method} with bad params`);
+      expect(answer, method).toMatchObject({ id, error: { code: -32602 } });
+      expect(answer.error?.message, method).toMatch(field);
+      expect(answer.error?.message, method).not.toMatch(/\n/);
+    }
+  });
+
   it("a JSON value that is not an object, and an unusable id, get -32600 with no id", async () => {
     for (const line of ["[1,2]", "42", '{"jsonrpc":"2.0","id":1.5,"method":"tools/call"}']) {
       server.writeLine(line);

@@ -19,9 +19,12 @@
  */
 import {
   ErrorCode,
+  InitializeRequestSchema,
   type JSONRPCMessage,
   JSONRPCMessageSchema,
   type JSONRPCRequest,
+  ListToolsRequestSchema,
+  PingRequestSchema,
   type RequestId,
   isJSONRPCRequest,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -113,6 +116,52 @@ const describeMalformed =
       : "The request is not a valid JSON-RPC 2.0 request.";
   };
 
+/**
+ * The requests besides `tools/call` that the SDK answers, with the schemas it checks
+ * their params against. It answers params of the wrong shape with `-32603` (internal
+ * error) and the whole validation report, many lines of JSON, as the message; these are
+ * checked here first and answered `-32602` (invalid params) naming the first bad field.
+ */
+const sdkRequestSchemas = {
+  initialize: InitializeRequestSchema,
+  "tools/list": ListToolsRequestSchema,
+  ping: PingRequestSchema,
+} as const;
+
+interface ParamsIssue {
+  readonly path: ReadonlyArray<PropertyKey>;
+  readonly message: string;
+}
+
+/** The first problem the SDK's schema finds in `request`, "none", or undefined for a method it has no schema for here. */
+const sdkParamsIssue = (request: JSONRPCRequest): ParamsIssue | "none" | undefined => {
+  const method = request.method;
+  if (!Object.hasOwn(sdkRequestSchemas, method)) return undefined;
+  const checked =
+    method === "initialize"
+      ? sdkRequestSchemas.initialize.safeParse(request)
+      : method === "tools/list"
+        ? sdkRequestSchemas["tools/list"].safeParse(request)
+        : sdkRequestSchemas.ping.safeParse(request);
+  if (checked.success) return "none";
+  return checked.error.issues[0] ?? { path: ["params"], message: "not the expected shape" };
+};
+
+/** The `-32602` answer to `request` if the SDK would refuse its params, or undefined. */
+const invalidParams = (request: JSONRPCRequest): LineOutcome | undefined => {
+  const issue = sdkParamsIssue(request);
+  if (issue === undefined || issue === "none") return undefined;
+  // Issue paths name only members of the SDK's schema (or array indices), never a key
+  // the client made up; the message names the expected and received types, not values.
+  const where = issue.path.map(String).join(".");
+  const why = issue.message.replace(/\s+/g, " ");
+  return errorResponse(
+    request.id,
+    ErrorCode.InvalidParams,
+    `Invalid params: ${request.method} ${where}: ${why.slice(0, 200)}`,
+  );
+};
+
 /** The members MCP defines for `tools/call` params (`task` asks for a task, which quire ignores). */
 const callParamsMembers = new Set(["name", "arguments", "_meta", "task"]);
 
@@ -160,8 +209,9 @@ export const readLine = (text: string, utf8 = true): LineOutcome => {
   const parsed = JSONRPCMessageSchema.safeParse(value);
   if (parsed.success) {
     const message = parsed.data;
-    if (!isJSONRPCRequest(message) || message.method !== "tools/call") {
-      return { _tag: "Deliver", message };
+    if (!isJSONRPCRequest(message)) return { _tag: "Deliver", message };
+    if (message.method !== "tools/call") {
+      return invalidParams(message) ?? { _tag: "Deliver", message };
     }
     const request = withRawArguments(message, value);
     if (!utf8)
