@@ -758,28 +758,46 @@ const parseSwitch = (
   return fail(`${env.origin} must be 1, true, 0 or false`);
 };
 
-/** Entries of a path-set option: every flag use (comma-separated) or else the environment list. */
+/**
+ * Entries of a path-set option: every flag use (comma-separated) or else the environment
+ * list; blank items (`a,,b`) are skipped. Fails on a flag use that names no entry at all
+ * (`--writable ""` would otherwise configure no set: a server confined by nothing) and on
+ * an entry with white space at either end (`docs, faq.md` would protect `" faq.md"`, a
+ * name nobody has, and leave `faq.md` writable). An empty environment list means no set.
+ */
 const pathSetEntries = (
   options: ReadonlyMap<string, ReadonlyArray<string>>,
   flag: string,
   envName: string,
   host: Host,
-): ReadonlyArray<string> => {
-  const raw = options.get(flag) ?? [envValue(host, envName) ?? ""];
-  return raw.flatMap((value) => value.split(",")).filter((entry) => entry !== "");
+): Either.Either<ReadonlyArray<string>, ConfigError> => {
+  const flagged = options.get(flag);
+  const listOf = (value: string) => value.split(",").filter((entry) => entry.trim() !== "");
+  if (flagged?.some((value) => listOf(value).length === 0) === true)
+    return fail(
+      `--${flag} names no entry; give a notebook path (or a comma-separated list), or leave the flag out for no ${flag} set`,
+    );
+  const entries = (flagged ?? [envValue(host, envName) ?? ""]).flatMap(listOf);
+  const padded = entries.find((entry) => /^\s|\s$/u.test(entry));
+  if (padded !== undefined)
+    return fail(
+      `invalid path set: the ${flag} entry ${JSON.stringify(padded)} starts or ends with white space; write the list without spaces around commas (docs,faq.md)`,
+    );
+  return Either.right(entries);
 };
 
 const parsePathSets = (
   options: ReadonlyMap<string, ReadonlyArray<string>>,
   host: Host,
 ): Either.Either<PathSets, ConfigError> =>
-  Either.mapLeft(
-    normalizePathSets({
-      writable: pathSetEntries(options, "writable", "QUIRE_WRITABLE", host),
-      readOnly: pathSetEntries(options, "read-only", "QUIRE_READ_ONLY", host),
-    }),
-    (error) => new ConfigError({ message: `invalid path set: ${error.message}` }),
-  );
+  Either.gen(function* () {
+    const writable = yield* pathSetEntries(options, "writable", "QUIRE_WRITABLE", host);
+    const readOnly = yield* pathSetEntries(options, "read-only", "QUIRE_READ_ONLY", host);
+    return yield* Either.mapLeft(
+      normalizePathSets({ writable, readOnly }),
+      (error) => new ConfigError({ message: `invalid path set: ${error.message}` }),
+    );
+  });
 
 /** The store-selecting settings given at one precedence level (flags or environment). */
 interface StoreLevel {

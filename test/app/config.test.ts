@@ -533,6 +533,32 @@ describe("path sets", () => {
   });
 });
 
+describe("path-set lists that would silently confine less than asked", () => {
+  it('refuses an entry with white space after a comma: `docs, faq.md` would protect " faq.md", not faq.md', () => {
+    expect(errorOf(["serve", "--read-only", "docs, faq.md"])).toMatch(
+      /invalid path set: .*" faq\.md".*white space/,
+    );
+    expect(errorOf(["serve"], { QUIRE_WRITABLE: "notes,\tdrafts" })).toMatch(/white space/);
+  });
+
+  it("refuses a --writable or --read-only flag that names no entry, rather than configuring no set", () => {
+    for (const flag of ["--writable", "--read-only"]) {
+      for (const value of ["", ",", " , "]) {
+        expect(errorOf(["serve", flag, value]), `${flag} ${JSON.stringify(value)}`).toMatch(
+          /names no entry/,
+        );
+      }
+    }
+  });
+
+  it("an empty environment list still means no set", () => {
+    expect(configOf(["serve"], { QUIRE_WRITABLE: "", QUIRE_READ_ONLY: "" }).pathSets).toEqual({
+      writable: [],
+      readOnly: [],
+    });
+  });
+});
+
 describe("secrets", () => {
   it("collects credential-like environment values for redaction", () => {
     expect(
