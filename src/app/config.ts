@@ -461,6 +461,8 @@ export const parseInvocation = (
     // Given once at most: splitArgv refuses a second -m.
     const [message] = options.get("message") ?? [];
     if (message === undefined) return yield* fail("quire commit needs -m MESSAGE");
+    if (message.includes(replacementCharacter))
+      return yield* fail(`-m/--message ${notUtf8Text}, which would be published instead`);
     return { _tag: "Commit", config, path, message } satisfies Invocation;
   });
 };
@@ -503,6 +505,13 @@ export const homeProblem = (host: Host): string | undefined =>
   NodePath.isAbsolute(host.homeDirectory)
     ? undefined
     : `HOME is ${host.homeDirectory === "" ? "empty" : `relative (${JSON.stringify(host.homeDirectory)})`}: quire keeps its store, its private state and the MCP clients' user settings under it; set HOME to your home directory's absolute path`;
+
+/** What Node puts in argv and the environment for bytes that are not UTF-8. */
+const replacementCharacter = "\ufffd";
+
+/** Why text holding {@link replacementCharacter} is refused: the bytes meant are lost. */
+const notUtf8Text =
+  "contains U+FFFD: its bytes are not UTF-8 (or it holds U+FFFD itself), so quire cannot tell what was written; pass it in UTF-8";
 
 /**
  * Why a path from the command line cannot be used as given, or `undefined`: U+0000, or
@@ -725,6 +734,8 @@ const parseRuntimeConfig = (
     const authorFault = author === undefined ? undefined : authorProblem(author);
     if (authorSetting !== undefined && authorFault !== undefined)
       return yield* fail(`${authorSetting.origin} ${authorFault}`);
+    if (authorSetting !== undefined && authorSetting.value.includes(replacementCharacter))
+      return yield* fail(`${authorSetting.origin} ${notUtf8Text}, which would be recorded instead`);
 
     return {
       store,

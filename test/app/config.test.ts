@@ -139,6 +139,17 @@ describe("paths that are not UTF-8", () => {
     expect(errorOf(["pull", "n", "--store", "file:/s\ufffd"])).toContain("U+FFFD");
   });
 
+  // A message typed in a Latin-1 terminal ("caf\xe9") arrived as "caf\ufffd" and was
+  // published so: the notebook kept a replacement character, not what was written.
+  it("a commit message or an --author holding U+FFFD is refused, not published with it", () => {
+    expect(errorOf(["commit", "/abs/n", "-m", "caf\ufffd"])).toContain(
+      "-m/--message contains U+FFFD",
+    );
+    expect(errorOf(["commit", "/abs/n", "-m", "m", "--author", "b\ufffd"])).toContain(
+      "--author contains U+FFFD",
+    );
+  });
+
   it("a relative PATH is refused when the current directory's name is not UTF-8", () => {
     const inside = { ...host({}, "/work/\ufffd"), homeDirectory: "/home/u" };
     const relative = parseInvocation(["pull", "notes"], inside);
