@@ -462,7 +462,7 @@ export const parseInvocation = (
     const [message] = options.get("message") ?? [];
     if (message === undefined) return yield* fail("quire commit needs -m MESSAGE");
     if (message.includes(replacementCharacter))
-      return yield* fail(`-m/--message ${notUtf8Text}, which would be published instead`);
+      return yield* fail(`-m/--message ${notUtf8Text("published")}`);
     return { _tag: "Commit", config, path, message } satisfies Invocation;
   });
 };
@@ -509,9 +509,12 @@ export const homeProblem = (host: Host): string | undefined =>
 /** What Node puts in argv and the environment for bytes that are not UTF-8. */
 const replacementCharacter = "\ufffd";
 
-/** Why text holding {@link replacementCharacter} is refused: the bytes meant are lost. */
-const notUtf8Text =
-  "contains U+FFFD: its bytes are not UTF-8 (or it holds U+FFFD itself), so quire cannot tell what was written; pass it in UTF-8";
+/**
+ * Why text holding {@link replacementCharacter} is refused: the bytes meant are lost, and
+ * the replacement character would be `kept` (published, recorded) in their place.
+ */
+const notUtf8Text = (kept: string): string =>
+  `contains U+FFFD: its bytes are not UTF-8 (or it holds U+FFFD itself), which would be ${kept} instead of what was written; pass it in UTF-8`;
 
 /**
  * Why a path from the command line cannot be used as given, or `undefined`: U+0000, or
@@ -735,7 +738,7 @@ const parseRuntimeConfig = (
     if (authorSetting !== undefined && authorFault !== undefined)
       return yield* fail(`${authorSetting.origin} ${authorFault}`);
     if (authorSetting !== undefined && authorSetting.value.includes(replacementCharacter))
-      return yield* fail(`${authorSetting.origin} ${notUtf8Text}, which would be recorded instead`);
+      return yield* fail(`${authorSetting.origin} ${notUtf8Text("recorded")}`);
 
     return {
       store,
