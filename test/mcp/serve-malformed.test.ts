@@ -206,7 +206,14 @@ describe("a malformed tools/call through a real quire serve", () => {
       params: '{"name":"notes_pull","argumets":{"path":"/etc"}}',
       reason: "INVALID_ARGUMENT",
       message:
-        /^tools\/call params has a member "argumets"; it accepts only name, arguments, _meta and task\.$/,
+        /^tools\/call params has a member "argumets"; it accepts only name, arguments and _meta\.$/,
+    },
+    {
+      // The SDK would answer it with a -32603 protocol error before any handler ran.
+      title: "a task-augmented call (quire offers no tasks)",
+      params: '{"name":"notes_pull","arguments":{},"task":{"ttl":1000}}',
+      reason: "INVALID_ARGUMENT",
+      message: /^tools\/call params has a member "task"; .*no MCP tasks/,
     },
     {
       title: "an unknown params member beside valid arguments",

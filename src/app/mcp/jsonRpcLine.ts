@@ -162,22 +162,24 @@ const invalidParams = (request: JSONRPCRequest): LineOutcome | undefined => {
   );
 };
 
-/** The members MCP defines for `tools/call` params (`task` asks for a task, which quire ignores). */
-const callParamsMembers = new Set(["name", "arguments", "_meta", "task"]);
+/** The members of `tools/call` params quire takes (MCP's `task` too is refused: quire offers no tasks). */
+const callParamsMembers = new Set(["name", "arguments", "_meta"]);
 
 /**
- * The defect of `tools/call` params holding a member MCP does not define, or undefined.
- * The SDK's schema lets any extra member through, so a misspelt `arguments`
- * (`"argumets": {"path": …}`) would otherwise run the tool with no arguments at all —
- * on the server's notebook directory, not the one the client named.
+ * The defect of `tools/call` params holding a member other than `name`, `arguments` and
+ * `_meta`, or undefined. The SDK's schema lets any extra member through, so a misspelt
+ * `arguments` (`"argumets": {"path": …}`) would otherwise run the tool with no arguments
+ * at all — on the server's notebook directory, not the one the client named; and it
+ * answers a `task` (MCP's task-augmented call) with a `-32603` protocol error, not the
+ * envelope.
  */
 export const unknownParamsMember = (params: unknown): CallDefect | undefined => {
   if (!isJsonObject(params)) return undefined;
   const extra = Object.keys(params).find((key) => !callParamsMembers.has(key));
-  return extra === undefined
-    ? undefined
-    : (echo) =>
-        `tools/call params has a member ${JSON.stringify(echo(extra))}; it accepts only name, arguments, _meta and task.`;
+  if (extra === undefined) return undefined;
+  const why = extra === "task" ? " (quire runs no MCP tasks: call the tool directly)" : "";
+  return (echo) =>
+    `tools/call params has a member ${JSON.stringify(echo(extra))}; it accepts only name, arguments and _meta${why}.`;
 };
 
 /** The request, with `params.arguments` exactly as parsed from the text (not a copy). */
@@ -214,6 +216,15 @@ export const readLine = (text: string, utf8 = true): LineOutcome => {
       return invalidParams(message) ?? { _tag: "Deliver", message };
     }
     const request = withRawArguments(message, value);
+    // Answered through a stand-in that holds only the tool name: the SDK would act on the
+    // extra member itself (a `task`) before the tool handler saw the request.
+    const extra = unknownParamsMember(request.params);
+    if (extra !== undefined)
+      return {
+        _tag: "MalformedCall",
+        request: standIn(request.id, request.params),
+        defect: extra,
+      };
     if (!utf8)
       return {
         _tag: "MalformedCall",
