@@ -99,3 +99,16 @@ describe("readOversizeLine", () => {
     });
   });
 });
+
+describe("ids JSON allows but JSON-RPC over MCP cannot carry", () => {
+  it("an integer id beyond 2^53 - 1 is refused as too large, not as 'not an integer'", () => {
+    const outcome = readLine(
+      '{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}',
+    );
+    expect(outcome._tag).toBe("Answer");
+    if (outcome._tag !== "Answer") return;
+    const error = "error" in outcome.message ? outcome.message.error : undefined;
+    expect(error?.code).toBe(-32600);
+    expect(error?.message).toMatch(/from -9007199254740991 to 9007199254740991/);
+  });
+});

@@ -255,7 +255,9 @@ export const readLine = (text: string, utf8 = true): LineOutcome => {
     return errorResponse(
       undefined,
       ErrorCode.InvalidRequest,
-      "Invalid Request: id must be a string or an integer.",
+      // An integer past 2^53 - 1 is an integer to JSON, but loses digits when read (the
+      // answer would carry another id), so it is named as too large, not as no integer.
+      "Invalid Request: id must be a string or an integer from -9007199254740991 to 9007199254740991.",
     );
   }
   if (value["method"] !== "tools/call") {
