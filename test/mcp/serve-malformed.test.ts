@@ -5,13 +5,14 @@
  * every other line that is not a message gets the JSON-RPC error JSON-RPC prescribes,
  * stdout stays JSON-RPC only, and the process survives all of it.
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type Sandbox, assertBuilt, makeSandbox, runQuire } from "../cli/quireProcess.js";
+import { type Sandbox, assertBuilt, binPath, makeSandbox, runQuire } from "../cli/quireProcess.js";
 import { resultProblems } from "./envelopeShape.js";
-import { type RawResponse, type RawServe, startRawServe } from "./rawServe.js";
+import { type RawResponse, type RawServe, answerDeadlineMs, startRawServe } from "./rawServe.js";
 
 let sandbox: Sandbox;
 let server: RawServe;
@@ -34,6 +35,37 @@ afterAll(async () => {
   server.kill();
   sandbox.cleanup();
 });
+
+/** The lines of `stream`, one by one; each wait fails after {@link answerDeadlineMs}. */
+const readLines = (stream: NodeJS.ReadableStream) => {
+  const ready: Array<string> = [];
+  const waiting: Array<(line: string) => void> = [];
+  let pending = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk: string) => {
+    pending += chunk;
+    for (let end = pending.indexOf("\n"); end !== -1; end = pending.indexOf("\n")) {
+      const line = pending.slice(0, end);
+      pending = pending.slice(end + 1);
+      const wake = waiting.shift();
+      if (wake === undefined) ready.push(line);
+      else wake(line);
+    }
+  });
+  return {
+    next: (): Promise<string> => {
+      const line = ready.shift();
+      if (line !== undefined) return Promise.resolve(line);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("no line on stdout")), answerDeadlineMs);
+        waiting.push((next) => {
+          clearTimeout(timer);
+          resolve(next);
+        });
+      });
+    },
+  };
+};
 
 const structuredOf = (response: RawResponse): Record<string, unknown> => {
   const structured = response.result?.["structuredContent"];
@@ -391,6 +423,35 @@ describe("lines that are not a tools/call", () => {
     expect(await own.close()).toEqual({ code: 0, signal: null });
     expect(own.stderr()).not.toContain("interrupting calls still in flight");
     expect(own.stderr()).not.toContain("waiting for calls in flight");
+  });
+
+  it("a byte order mark opening the stream is skipped: initialize is answered by its id", async () => {
+    // Spawned here: startRawServe sends its own initialize first.
+    const child = spawn(process.execPath, [binPath, "serve", ...serveArgs(sandbox)], {
+      cwd: sandbox.workspace,
+      env: sandbox.env,
+      stdio: ["pipe", "pipe", "ignore"],
+    });
+    try {
+      const lines = readLines(child.stdout);
+      const initialize = {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "bom", version: "1" },
+      };
+      child.stdin.write(
+        `\uFEFF${JSON.stringify({ jsonrpc: "2.0", id: 7, method: "initialize", params: initialize })}\n`,
+      );
+      expect(JSON.parse(await lines.next())).toMatchObject({
+        id: 7,
+        result: { serverInfo: { name: "quire" } },
+      });
+      // Only the stream's first line: a U+FEFF before a later message is not JSON.
+      child.stdin.write(`\uFEFF${JSON.stringify({ jsonrpc: "2.0", id: 8, method: "ping" })}\n`);
+      expect(JSON.parse(await lines.next())).toMatchObject({ error: { code: -32700 } });
+    } finally {
+      child.kill("SIGKILL");
+    }
   });
 
   it("text that is not JSON gets a parse error (-32700) with no id", async () => {

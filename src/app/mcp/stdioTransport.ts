@@ -14,6 +14,9 @@ import { type LineOutcome, readLine, readOversizeLine } from "./jsonRpcLine.js";
 
 /** The longest line read as a message, in bytes (the SDK's stdio limit too). */
 export const defaultMaxLineBytes = 10 * 1024 * 1024;
+
+/** The UTF-8 encoding of U+FEFF. */
+const byteOrderMark = Buffer.from([0xef, 0xbb, 0xbf]);
 /** How much of a longer line is kept to find its id and method. */
 const oversizePrefixBytes = 64 * 1024;
 
@@ -31,6 +34,8 @@ export class StdioLineTransport implements Transport {
   private length = 0;
   // Set while the current line is longer than the limit: its first bytes and its length.
   private oversize: { prefix: Buffer; bytes: number } | undefined;
+  /** Whether no line has ended yet: the stream's first line may open with a byte order mark. */
+  private firstLine = true;
 
   /**
    * @param maxLineBytes lines longer than this are not parsed: only their first 64 KiB
@@ -86,11 +91,18 @@ export class StdioLineTransport implements Transport {
       this.oversize = undefined;
       outcome = readOversizeLine(prefix.toString("utf8"), bytes, this.maxLineBytes);
     } else {
-      const bytes = Buffer.concat(this.chunks, this.length);
+      const joined = Buffer.concat(this.chunks, this.length);
       this.chunks = [];
       this.length = 0;
+      // A UTF-8 byte order mark opening the stream (some Windows tools write one) is no
+      // part of the JSON text; JSON.parse would fail on it and the client's initialize
+      // would get a parse error without its id, and wait forever (RFC 8259 §8.1 lets a
+      // parser ignore it). Anywhere else a U+FEFF is text, and refused as JSON.
+      const bytes =
+        this.firstLine && joined.subarray(0, 3).equals(byteOrderMark) ? joined.subarray(3) : joined;
       outcome = readLine(bytes.toString("utf8"), isUtf8(bytes));
     }
+    this.firstLine = false;
     this.dispatch(outcome);
   }
 
