@@ -37,7 +37,8 @@ export interface SyncReport {
   readonly files: ReadonlyArray<FileStat>;
   /**
    * Commit only: what the commit wrote into the working copy from others' publications
-   * (the merge's changes to the copy), sorted by path; absent when nothing came in. The
+   * (the merge's changes to the copy; a file held as its person saved it is not among
+   * them), sorted by path; absent when nothing came in. The
    * MCP result does not carry it (SPEC §2.3); the CLI report lists it.
    */
   readonly incoming?: ReadonlyArray<FileChange>;

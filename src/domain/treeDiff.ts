@@ -30,3 +30,17 @@ export const fileChanges = (from: Tree, to: Tree): ReadonlyArray<FileChange> =>
     path,
     change: !from.has(path) ? "added" : !to.has(path) ? "deleted" : "changed",
   }));
+
+/**
+ * `changes` without those at a `held` path. A held file was left as its person saved it
+ * (docs/working-copy.md): what the merge meant to bring there is not in the working copy,
+ * so it is not reported as merged into it.
+ */
+export const changesWritten = (
+  changes: ReadonlyArray<FileChange>,
+  held: ReadonlyArray<string>,
+): ReadonlyArray<FileChange> => {
+  if (held.length === 0) return changes;
+  const left = new Set(held);
+  return changes.filter((change) => !left.has(change.path));
+};

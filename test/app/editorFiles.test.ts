@@ -63,3 +63,27 @@ describe("editor working files beside an open note", () => {
     expect(survey.issues).toEqual([{ path: ".x.md.swp", reason: "CONTAINS_NUL", ranges: [] }]);
   });
 });
+
+describe("a note the notebook gains where an editor's binary file stands", () => {
+  it("is held, and a commit does not report it as merged into the working copy", async () => {
+    const { notebook, read, write } = memNotebook();
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    write("/ws/a/Thumbs.db/n.md", "a note\n");
+    write("/ws/a/x.md", "x\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "m", author }));
+    write("/ws/b/Thumbs.db", "\u0000binary");
+    // Nothing to publish: the commit only settles the copy on the notebook.
+    const idle = await Effect.runPromise(notebook.commit({ path: "/ws/b", message: "m", author }));
+    expect(read("/ws/b/Thumbs.db")).toBe("\u0000binary");
+    expect(idle.incoming?.map((c) => c.path)).toEqual(["x.md"]);
+    // A commit that publishes: the held note is still not in the copy, nor reported so.
+    write("/ws/b/y.md", "y\n");
+    const published = await Effect.runPromise(
+      notebook.commit({ path: "/ws/b", message: "m", author }),
+    );
+    expect(published.files.map((f) => f.path)).toEqual(["y.md"]);
+    expect(published.incoming ?? []).toEqual([]);
+    expect(read("/ws/b/Thumbs.db")).toBe("\u0000binary");
+  });
+});

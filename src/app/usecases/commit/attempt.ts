@@ -6,7 +6,7 @@
  */
 import { Clock, Effect, Either, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
-import { diffTrees, fileChanges } from "../../../domain/treeDiff.js";
+import { changesWritten, diffTrees, fileChanges } from "../../../domain/treeDiff.js";
 import type { Tree } from "../../../domain/tree.js";
 import type { Author } from "../../Notebook.js";
 import type { Setback } from "./contention.js";
@@ -210,14 +210,20 @@ const concludedEnd = (
       );
     case "nothing":
       return settleOnRemote(scanLearnt(copy.scan, copy.stats.stamps)).pipe(
-        Effect.as({
-          _tag: "Committed",
-          committed: {
-            generation: conclusion.remote.view.generation,
-            files: [],
-            incoming: fileChanges(scanTree(copy.scan), conclusion.merged),
-          },
-        } as const),
+        Effect.map(
+          (settled) =>
+            ({
+              _tag: "Committed",
+              committed: {
+                generation: conclusion.remote.view.generation,
+                files: [],
+                incoming: changesWritten(
+                  fileChanges(scanTree(copy.scan), conclusion.merged),
+                  settled.held,
+                ),
+              },
+            }) as const,
+        ),
       );
     case "unverified":
       return Effect.succeed({

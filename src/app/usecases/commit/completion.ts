@@ -7,7 +7,12 @@
 import { Cause, Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import { allDescriptors, type Manifest } from "../../../domain/manifest.js";
-import { type FileChange, diffTrees, fileChanges } from "../../../domain/treeDiff.js";
+import {
+  type FileChange,
+  changesWritten,
+  diffTrees,
+  fileChanges,
+} from "../../../domain/treeDiff.js";
 import type { FileStat, Tree } from "../../../domain/tree.js";
 import {
   prepareCheckpoint,
@@ -138,12 +143,12 @@ export const complete = (
     }).pipe(Effect.catchAll((failure) => publishedButUnsettled(call, failure)));
     // The call's last settle: its prune can wait for the answer (maintenance only
     // writes to the store).
-    yield* settle(call, scan, merged, ready.view, "yes", true, "afterAnswer");
+    const settled = yield* settle(call, scan, merged, ready.view, "yes", true, "afterAnswer");
     yield* maintain(call, ready.checkpoint);
     return {
       generation: ready.view.generation,
       files: ready.files,
-      incoming: fileChanges(scanTree(scan), merged),
+      incoming: changesWritten(fileChanges(scanTree(scan), merged), settled.held),
     };
   });
 

@@ -11,7 +11,7 @@ import {
 import { idsOf, type FileStat, type Tree } from "../../../domain/tree.js";
 import type { Manifest } from "../../../domain/manifest.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
-import { fileChanges, type FileChange } from "../../../domain/treeDiff.js";
+import { changesWritten, fileChanges, type FileChange } from "../../../domain/treeDiff.js";
 import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "./mergeRun.js";
 import { keepingLocal, unresolvedBlocks } from "./unresolvedBlocks.js";
@@ -64,8 +64,9 @@ export interface Synchronised {
   /** Conflicts written into the working copy (empty when the merge was clean). */
   readonly conflicts: ReadonlyArray<FileIssue>;
   /**
-   * What the merge wrote over the working copy as scanned, path by path: computed on
-   * demand (only a commit another writer's swap accepted reports it; a pull does not).
+   * What the merge wrote over the working copy as scanned, path by path (a held file is
+   * left out: it holds what its person saved): computed on demand (only a commit another
+   * writer's swap accepted reports it; a pull does not).
    */
   readonly incoming: () => ReadonlyArray<FileChange>;
   /**
@@ -170,7 +171,7 @@ export const synchronise = (
         withoutHeld(withLeftOver(conflicts, leftOver), settled.held),
         unresolved,
       ),
-      incoming: () => fileChanges(onDisk, merged),
+      incoming: () => changesWritten(fileChanges(onDisk, merged), settled.held),
       completed: landed,
     };
   });
