@@ -85,6 +85,21 @@ describe("a save in progress as a commit scans", () => {
     expect(read("/ws/b/n.md")).toBe("rewritten\n");
   });
 
+  it("a write in two parts (caught after its first): the whole note is published, not its first part", async () => {
+    const { notebook, vol, read, run, setup, saveDuringNextScan } = personSaving();
+    await setup();
+    // An in-place save (vim's backupcopy, a tool writing in chunks): truncated, the
+    // first part written as the scan reads it, the rest a moment later.
+    saveDuringNextScan(
+      () => vol.writeFileSync("/ws/a/n.md", "one\ntwo\nth"),
+      () => vol.appendFileSync("/ws/a/n.md", "ree\nfour\n"),
+    );
+    await run(notebook.commit({ path: "/ws/a", message: "m", author }));
+    await run(notebook.pull({ path: "/ws/b" }));
+    expect(read("/ws/b/n.md")).toBe("one\ntwo\nthree\nfour\n");
+    expect(read("/ws/a/n.md")).toBe("one\ntwo\nthree\nfour\n");
+  });
+
   it("a deletion that stays is published after one look (no endless rescans)", async () => {
     const { notebook, vol, run, setup, saveDuringNextScan } = personSaving();
     await setup();

@@ -4,7 +4,7 @@
  * vim renames the note to `note.md~`, writes a new one and then removes the backup; a
  * shell's `>` truncates before it writes; some tools delete and recreate. A scan that
  * lands between two steps sees a state the person never meant to keep — a deleted note,
- * an empty one, a backup that is about to go — and a commit would publish it to
+ * an empty or half-written one, a backup that is about to go — and a commit would publish it to
  * everyone. The scan notes the few paths that look like such a step ({@link SaveSign});
  * after a short pause each is looked at again, and if any moved on, the scan is taken
  * again (workingCopy.ts). Only these paths cost anything: a scan with none pauses never.
@@ -14,9 +14,10 @@ import type { PathInfo, RootedTree } from "../../../ports/FileSystem.js";
 
 /**
  * A path that may be caught mid-save: `Gone`, a note the notebook holds and the last scan
- * saw, missing now; `Written`, a file read by this scan that is empty, or an editor's
- * working file the notebook does not hold (a backup a save removes at its end), with
- * what the scan saw of it.
+ * saw, missing now; `Written`, a file read by this scan that is empty, modified within
+ * the timestamp granularity of the scan (an in-place save written in parts may have
+ * more to come), or an editor's working file the notebook does not hold (a backup a
+ * save removes at its end), with what the scan saw of it.
  */
 export type SaveSign =
   | { readonly _tag: "Gone"; readonly path: string }

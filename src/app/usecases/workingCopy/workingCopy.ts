@@ -325,13 +325,16 @@ const surveyOnce = (
             if ("problem" in decoded) return skipOrRefuse(path, editorFile, decoded.problem);
             const id = contentId(bytes);
             blobs.addBytes(id, bytes);
-            if (bytes.length === 0 || editorFile)
+            // Modified so recently that its writer may still be at it (an in-place save
+            // in chunks, caught after its first: the rest would be published as deleted).
+            const racy = isRacy(info.mtimeMs, startedMs);
+            if (bytes.length === 0 || editorFile || racy)
               signs.push({ _tag: "Written", path, seen: { ...info, size: bytes.length } });
             // The stamp of the very file read (its descriptor's fstat), not of the listing.
             files.set(path, {
               id,
               stamp: stampOf({ ...info, size: bytes.length }, id),
-              racy: isRacy(info.mtimeMs, startedMs),
+              racy,
             });
             return undefined;
           }),
