@@ -268,6 +268,12 @@ export const landedGeneration = (
 export interface RecoveryInputs {
   readonly base: ReadonlyMap<string, BlobRef>;
   readonly local: Tree;
+  /**
+   * The base the copy as scanned descends from: `base`, but for a file rolled forward
+   * (its content on disk never was the target it is merged as), the base the
+   * interrupted merge used. What a rewrite intent records, since its O is the scan.
+   */
+  readonly scannedBase: ReadonlyMap<string, BlobRef>;
 }
 
 const textOf = (call: CopyCall, id: string): Effect.Effect<Option.Option<string>> =>
@@ -294,7 +300,10 @@ export const recoveryInputs = (
   local: Tree,
 ): Effect.Effect<RecoveryInputs> =>
   Effect.gen(function* () {
-    if (Option.isNone(intent)) return { base: mergeBaseOf(state), local };
+    if (Option.isNone(intent)) {
+      const base = mergeBaseOf(state);
+      return { base, local, scannedBase: base };
+    }
     const accepted = apply(state.baseline, intent.value.accepted);
     const previous = apply(state.baseline, intent.value.base);
     call.blobs.addTree(accepted);
@@ -305,11 +314,17 @@ export const recoveryInputs = (
     }
     const base = new Map(accepted);
     const rolled = new Map(local);
-    const keepPrevious = (path: string) => {
+    const setFrom = (tree: Map<string, BlobRef>, path: string) => {
       const ref = previous.get(path);
-      if (ref === undefined) base.delete(path);
-      else base.set(path, ref);
+      if (ref === undefined) tree.delete(path);
+      else tree.set(path, ref);
     };
+    const keepPrevious = (path: string) => setFrom(base, path);
+    // The rolled-forward files' contents on disk still descend from the previous base:
+    // a later recovery that finds one of them deleted or edited past merging must merge
+    // against that base, or the accepted changes the disk never held would read as the
+    // person's undoing them (a deletion taken silently over a change of the notebook's).
+    const rolledForward: string[] = [];
     for (const [path, before, after] of intent.value.targets) {
       const now = local.get(path) ?? null;
       const o = before?.id ?? null;
@@ -318,6 +333,7 @@ export const recoveryInputs = (
       if (now === o) {
         if (t === null) rolled.delete(path);
         else rolled.set(path, t);
+        rolledForward.push(path);
         continue;
       }
       // Edited since the crash: roll the edit forward onto T if that merges cleanly.
@@ -340,8 +356,11 @@ export const recoveryInputs = (
       const id = contentId(bytes);
       call.blobs.addBytes(id, bytes);
       rolled.set(path, id);
+      rolledForward.push(path);
     }
-    return { base, local: rolled };
+    const scannedBase = new Map(base);
+    for (const path of rolledForward) setFrom(scannedBase, path);
+    return { base, local: rolled, scannedBase };
   });
 
 /**
@@ -380,8 +399,10 @@ export const interruptedConflicts = (
  * Durably records the intent of rewriting the working copy from `scan` to `merged` to
  * settle on `accepted`, before `recoveryRequired` is set — or, with `publication`, before
  * a commit's compare-and-swap (see the module comment). The merge base recorded is
- * the baseline, or for a copy that is itself recovering the base {@link recoveryInputs}
- * gave its merge (recomputed: it is deterministic). Contents the intent needs that no
+ * the one the scanned contents descend from: the baseline, or for a copy that is itself
+ * recovering the `scannedBase` of {@link recoveryInputs} (recomputed: it is
+ * deterministic) — not the base its merge used for a file it rolled forward, whose
+ * content on disk never held the accepted change that base has. Contents the intent needs that no
  * cached pack holds go into a small pack of the object cache first. Returns once the
  * intent and every pack the call is still caching are durable.
  */
@@ -421,8 +442,10 @@ const buildIntent = (
   publication: string | null,
 ): Effect.Effect<string, DomainError> =>
   Effect.gen(function* () {
+    // The base the scanned contents (the intent's O) descend from.
     const base = state.recoveryRequired
-      ? (yield* recoveryInputs(call, state, yield* loadIntent(call, state), idsOf(scan))).base
+      ? (yield* recoveryInputs(call, state, yield* loadIntent(call, state), idsOf(scan)))
+          .scannedBase
       : mergeBaseOf(state);
     const changes: Array<readonly [string, string | null, string | null]> = [];
     for (const [path, file] of scan) {
