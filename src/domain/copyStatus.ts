@@ -41,6 +41,14 @@ export interface CopyStatus {
    * when there are none.
    */
   readonly held?: ReadonlyArray<string>;
+  /**
+   * The held files (among `held`) that an editor's or desktop's file the scan skips
+   * stands in the way of — at the note's path or at one of its folders (a binary
+   * `Thumbs.db` where the notebook has `Thumbs.db/n.md`), `by` naming it — sorted by
+   * path. No pull brings these in until the person removes or renames that file.
+   * Absent when there are none.
+   */
+  readonly keptOut?: ReadonlyArray<{ readonly path: string; readonly by: string }>;
 }
 
 export type { FileDiff } from "./history.js";
@@ -90,7 +98,11 @@ export const renderStatus = (status: CopyStatus, options: StatusRenderOptions): 
   // A held file that still holds conflict blocks was kept by a pull because of them
   // (docs/merge.md): no pull brings the notebook's change in until they are resolved.
   const blocked = new Set(status.markers.map((m) => m.path));
-  const held = (status.held ?? []).filter((path) => !blocked.has(path));
+  // One an editor's file stands in the way of is never brought in by a pull: the person
+  // must move that file first (said apart, not as a file the next pull merges).
+  const keptOut = status.keptOut ?? [];
+  const inTheWay = new Set(keptOut.map((k) => k.path));
+  const held = (status.held ?? []).filter((path) => !blocked.has(path) && !inTheWay.has(path));
   const waiting = (status.held ?? []).filter((path) => blocked.has(path));
   const files = (n: number) => `${n} file${n === 1 ? "" : "s"}`;
   const lines = [
@@ -100,7 +112,9 @@ export const renderStatus = (status: CopyStatus, options: StatusRenderOptions): 
         ? `generation ${status.generation}; ${files(held.length)} still to be merged from the notebook (quire pull brings ${held.length === 1 ? "it" : "them"} in)`
         : waiting.length > 0
           ? `generation ${status.generation}; ${files(waiting.length)} still to be merged from the notebook once ${waiting.length === 1 ? "its" : "their"} conflict blocks are resolved`
-          : `generation ${status.generation}; up to date with the notebook`,
+          : keptOut.length > 0
+            ? `generation ${status.generation}; ${files(keptOut.length)} of the notebook kept out of the working copy by files that are not notes`
+            : `generation ${status.generation}; up to date with the notebook`,
   ];
   if (status.recoveryPending)
     lines.push(
@@ -114,6 +128,13 @@ export const renderStatus = (status: CopyStatus, options: StatusRenderOptions): 
       "changed while an earlier call ran, not yet merged (the next pull or commit merges them):",
     );
     for (const path of held) lines.push(`  ${paint(yellow, shownName(path))}`);
+  }
+  if (keptOut.length > 0) {
+    lines.push(
+      "kept out by a file that is not a note (move or remove that file; the next pull or commit then brings the note in):",
+    );
+    for (const k of keptOut)
+      lines.push(`  ${paint(yellow, shownName(k.path))}  (${shownName(k.by)})`);
   }
   if (waiting.length > 0) {
     lines.push(
@@ -155,6 +176,9 @@ export const statusJson = (status: CopyStatus & { readonly path: string }): stri
     invalid: status.invalid.map((i) => ({ path: i.path, reason: i.reason })),
     recoveryPending: status.recoveryPending,
     ...(status.held === undefined || status.held.length === 0 ? {} : { held: status.held }),
+    ...(status.keptOut === undefined || status.keptOut.length === 0
+      ? {}
+      : { keptOut: status.keptOut }),
   })}\n`;
 
 /**

@@ -9,6 +9,7 @@
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import * as memFs from "../../src/adapters/memFileSystem.js";
+import { renderStatus } from "../../src/domain/copyStatus.js";
 import { makeBlobSource } from "../../src/app/usecases/workingCopy/blobs.js";
 import { surveyWorkingCopy } from "../../src/app/usecases/workingCopy/workingCopy.js";
 import { memNotebook } from "./memNotebook.js";
@@ -85,5 +86,13 @@ describe("a note the notebook gains where an editor's binary file stands", () =>
     expect(published.files.map((f) => f.path)).toEqual(["y.md"]);
     expect(published.incoming ?? []).toEqual([]);
     expect(read("/ws/b/Thumbs.db")).toBe("\u0000binary");
+    // Status says what keeps the note out and what to do, not that a pull brings it in.
+    const status = await Effect.runPromise(notebook.status({ path: "/ws/b" }));
+    expect(status.keptOut).toEqual([{ path: "Thumbs.db/n.md", by: "Thumbs.db" }]);
+    const text = renderStatus(status, { color: false });
+    expect(text).not.toContain("quire pull brings");
+    expect(text).not.toContain("the next pull or commit merges them");
+    expect(text).toContain("kept out by a file that is not a note");
+    expect(text).toContain("  Thumbs.db/n.md  (Thumbs.db)");
   });
 });

@@ -128,7 +128,7 @@ const withInvalidAttributes = (
  */
 export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainError> =>
   Effect.gen(function* () {
-    const { state, base, local, changes, issues } = yield* unpublished(call);
+    const { state, base, local, changes, issues, skipped } = yield* unpublished(call);
     const invalid = yield* withInvalidAttributes(call, base, local, issues);
     const markers = yield* filesWithBlocks(
       call.blobs,
@@ -161,5 +161,30 @@ export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainErro
       invalid,
       recoveryPending: state.recoveryRequired || unsettled,
       ...(state.held.size === 0 ? {} : { held: [...state.held.keys()].sort(compareCodeUnits) }),
+      ...keptOutOf(state.held.keys(), skipped),
     };
   });
+
+/**
+ * The held paths a skipped editor's file stands in the way of (at the path or one of
+ * its folders), each with that file, sorted; `{}` when there are none. Linear in the
+ * held paths' lengths.
+ */
+const keptOutOf = (
+  held: Iterable<string>,
+  skipped: ReadonlyArray<FileIssue>,
+): { readonly keptOut?: ReadonlyArray<{ readonly path: string; readonly by: string }> } => {
+  if (skipped.length === 0) return {};
+  const standing = new Set(skipped.map((issue) => issue.path));
+  const keptOut: Array<{ readonly path: string; readonly by: string }> = [];
+  for (const path of held)
+    for (let end = path.length; end > 0; end = path.lastIndexOf("/", end - 1)) {
+      const prefix = path.slice(0, end);
+      if (standing.has(prefix)) {
+        keptOut.push({ path, by: prefix });
+        break;
+      }
+    }
+  keptOut.sort((a, b) => compareCodeUnits(a.path, b.path));
+  return keptOut.length === 0 ? {} : { keptOut };
+};
