@@ -236,3 +236,26 @@ export const decodePack = (bytes: Uint8Array): Either.Either<DecodedPack, string
 /** The bytes of one put entry of a decoded pack (a view, not a copy). */
 export const blobOf = (bytes: Uint8Array, pack: DecodedPack, put: PackPut): Uint8Array =>
   bytes.subarray(pack.blobStart + put.offset, pack.blobStart + put.offset + put.size);
+
+/**
+ * Whether every put of a decoded pack addresses bytes that hash to its content id (each
+ * distinct blob hashed once). The pack's SHA-256 only proves the pack is the one its
+ * descriptor names, not that its writer recorded the right ids: a pack built by a buggy
+ * or hostile writer, with a matching descriptor, would otherwise put content under an id
+ * it does not have — written into working copies as if it were that id, then shown as a
+ * local change nobody made. Pure; never fails.
+ */
+export const blobsMatchIds = (bytes: Uint8Array, pack: DecodedPack): boolean => {
+  const checked = new Map<string, string>();
+  for (const put of pack.header.puts) {
+    const where = `${put.offset}:${put.size}`;
+    const known = checked.get(where);
+    if (known !== undefined) {
+      if (known !== put.id) return false;
+      continue;
+    }
+    if (contentId(blobOf(bytes, pack, put)) !== put.id) return false;
+    checked.set(where, put.id);
+  }
+  return true;
+};

@@ -17,7 +17,14 @@
 import { createHash } from "node:crypto";
 import { Either, ParseResult, Schema } from "effect";
 import { encodeText } from "./content.js";
-import { blobOf, decodePack, encodePack, type DecodedPack, type PackHeader } from "./pack.js";
+import {
+  blobOf,
+  blobsMatchIds,
+  decodePack,
+  encodePack,
+  type DecodedPack,
+  type PackHeader,
+} from "./pack.js";
 import { caseFoldKey } from "./paths.js";
 import { describeIssue } from "./schemaProblem.js";
 import { parseStrictJson } from "./strictJson.js";
@@ -112,9 +119,10 @@ export const encodeStaged = (
 
 /**
  * Decodes and checks a staged record: the header's shape, every pack's size and
- * SHA-256, every pack a valid increment pack with a publication, distinct publication
- * ids, and generations that follow the base one by one. Returns a problem description
- * on any violation: such a record is never included, whoever wrote it.
+ * SHA-256, every pack a valid increment pack with a publication whose blobs hash to
+ * their content ids, distinct publication ids, and generations that follow the base one
+ * by one. Returns a problem description on any violation: such a record is never
+ * included, whoever wrote it.
  */
 export const decodeStaged = (bytes: Uint8Array): Either.Either<Staged, string> => {
   const magicBytes = encodeText(magic);
@@ -153,6 +161,8 @@ export const decodeStaged = (bytes: Uint8Array): Either.Either<Staged, string> =
     const decoded = decodePack(packBytes);
     if (Either.isLeft(decoded)) return Either.left(`a pack is malformed: ${decoded.left}`);
     const pack = decoded.right;
+    // Another writer's content is republished by whoever includes it: ids must be right.
+    if (!blobsMatchIds(packBytes, pack)) return Either.left("a pack's content is not its id");
     const expected = header.baseGeneration + index + 1;
     if (pack.header.kind !== "increment" || pack.header.publication === undefined)
       return Either.left("a pack is not a publication's increment");

@@ -1,7 +1,7 @@
 import { Either } from "effect";
 import { describe, expect, it } from "vitest";
 import { contentId, encodeText } from "../../src/domain/content.js";
-import { blobOf, decodePack, encodePack } from "../../src/domain/pack.js";
+import { blobOf, blobsMatchIds, decodePack, encodePack } from "../../src/domain/pack.js";
 
 describe("pack codec", () => {
   it("round-trips puts and deletes, storing equal contents once", () => {
@@ -31,6 +31,24 @@ describe("pack codec", () => {
     expect(a?.offset).toBe(b?.offset);
     for (const put of decoded.header.puts)
       expect(contentId(blobOf(bytes, decoded, put))).toBe(put.id);
+  });
+
+  it("blobsMatchIds: true for an encoded pack, false once a blob differs from its id", () => {
+    const { bytes } = encodePack({
+      kind: "checkpoint",
+      generation: 1,
+      publicationId: "0190a5b4-0000-7000-8000-000000000001",
+      baseGeneration: 0,
+      files: new Map<string, Uint8Array | undefined>([
+        ["a.md", encodeText("same\n")],
+        ["b.md", encodeText("same\n")],
+        ["c.md", encodeText("other\n")],
+      ]),
+    });
+    expect(blobsMatchIds(bytes, Either.getOrThrow(decodePack(bytes)))).toBe(true);
+    const forged = bytes.slice();
+    forged[Buffer.from(forged).lastIndexOf("other\n")] = "O".charCodeAt(0);
+    expect(blobsMatchIds(forged, Either.getOrThrow(decodePack(forged)))).toBe(false);
   });
 
   it("refuses truncated or malformed packs", () => {

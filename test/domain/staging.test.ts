@@ -95,6 +95,16 @@ describe("staged records: the codec", () => {
     expect(Either.isLeft(decodeStaged(encodeText("not a record")))).toBe(true);
   });
 
+  it("refuses a record whose pack holds content that is not its content id", () => {
+    const pack = increment(6, 1, { "a.md": "one\n" });
+    // Same size, so the pack still decodes; the record's SHA-256 is computed over it.
+    const at = Buffer.from(pack).lastIndexOf("one\n");
+    pack[at] = "O".charCodeAt(0);
+    expect(decodeStaged(encodeStaged(5, id(9), [pack]))).toEqual(
+      Either.left("a pack's content is not its id"),
+    );
+  });
+
   it("refuses every truncation and every single flipped byte of a record", () => {
     const record = encodeStaged(5, id(9), [increment(6, 1, { "a.md": "one\ntwo\n" })]);
     for (let length = 0; length < record.length; length++)

@@ -12,7 +12,8 @@ import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
 import { copyDirectory } from "../../src/app/usecases/workingCopy/privateState.js";
 import { rememberWritten } from "../../src/app/usecases/commit/lastWritten.js";
 import type { FileSystemService } from "../../src/ports/FileSystem.js";
-import { encodeText } from "../../src/domain/content.js";
+import { contentId, encodeText } from "../../src/domain/content.js";
+import { encodeManifest } from "../../src/domain/manifest.js";
 import { domainError } from "../../src/domain/errors.js";
 import {
   author,
@@ -471,6 +472,34 @@ describe("damaged store", () => {
     w.faults.clear();
     await pull(w.open(), "/ws/b");
     expect(w.read("/ws/b/x.md")).toBe("one\n");
+  });
+
+  it("a pack whose size and SHA-256 match but whose blob is not its content id: PACK_INVALID, nothing written", async () => {
+    const { w } = await edited();
+    const m = await manifestOf(w.store);
+    const key = m!.checkpoint.key;
+    const stored = await Effect.runPromise(w.store.get(key));
+    const bytes = Option.getOrThrow(stored).body.slice();
+    // The blob "one\n" becomes "onX\n" under the same content id (a buggy or hostile
+    // writer); the descriptor is made to describe the forged pack, so only the blob's own
+    // id can tell.
+    const at = Buffer.from(bytes).lastIndexOf("one\n");
+    bytes[at + 2] = "X".charCodeAt(0);
+    await Effect.runPromise(w.store.put(key, bytes, { _tag: "Unconditional" }));
+    const forged = {
+      ...m!,
+      checkpoint: { ...m!.checkpoint, sha256: contentId(bytes) },
+    };
+    await Effect.runPromise(
+      w.store.put("current", encodeText(encodeManifest(forged)), { _tag: "Unconditional" }),
+    );
+    const error = await fails(w.open().pull({ path: "/ws/b" }));
+    expect([error.code, error.reason, error.action]).toEqual([
+      "STORAGE_INTEGRITY",
+      "PACK_INVALID",
+      "CONTACT_OPERATOR",
+    ]);
+    expect(w.files("/ws/b")).toEqual({});
   });
 
   it("a missing pack with an unchanged manifest: PACK_MISSING after one re-read, no loop", async () => {

@@ -16,7 +16,12 @@ import {
   type Manifest,
   type PackDescriptor,
 } from "../../../domain/manifest.js";
-import { decodePack, type DecodedPack, type PackHeader } from "../../../domain/pack.js";
+import {
+  blobsMatchIds,
+  decodePack,
+  type DecodedPack,
+  type PackHeader,
+} from "../../../domain/pack.js";
 import { encodeText } from "../../../domain/content.js";
 import type { FileSystemService, FsError, PathInfo } from "../../../ports/FileSystem.js";
 import { StoreError, type LocalFile, type ObjectStoreService } from "../../../ports/ObjectStore.js";
@@ -188,7 +193,8 @@ const fetchPack = (
       yield* file === undefined || file === cachePath
         ? cacheInCopy(remembered.bytes)
         : cacheAsLinkTo(file, remembered.bytes);
-      return yield* verified(ctx, descriptor, remembered.bytes);
+      // Remembered bytes were built by this process or verified when downloaded.
+      return yield* verified(ctx, descriptor, remembered.bytes, false);
     }
     const cached = yield* ctx.fs.readFile(cachePath).pipe(
       Effect.map(Option.some),
@@ -219,29 +225,38 @@ const fetchPack = (
           ),
         );
       }
+      // Verified before it is remembered: remembered bytes are not checked again.
+      const loaded = yield* verified(ctx, descriptor, bytes, true);
       if (recent) recentPacks.remember(ctx.store.identity, descriptor.sha256, bytes);
       // A store whose objects are local files (the file store) lends its own file: a
       // cold pull then writes the notes, not also a second copy of the whole checkpoint.
       const localFile = object.value.localFile;
       yield* localFile === undefined ? cacheInCopy(bytes) : cacheAsLinkTo(localFile, bytes);
+      return loaded;
     }
-    return yield* verified(ctx, descriptor, bytes);
+    return yield* verified(ctx, descriptor, bytes, true);
   });
 
 /**
  * Checks a pack whose size and SHA-256 match `descriptor` against it (the header
- * decodes and names the descriptor's publication, generation and kind) and registers
- * its blobs.
+ * decodes and names the descriptor's publication, generation and kind; with
+ * `checkBlobs`, every blob hashes to its content id) and registers its blobs. Fails with
+ * STORAGE_INTEGRITY/PACK_INVALID otherwise.
  */
 const verified = (
   ctx: RemoteContext,
   descriptor: PackDescriptor,
   bytes: Uint8Array,
+  checkBlobs: boolean,
 ): Effect.Effect<Option.Option<LoadedPack>, DomainError> =>
   Effect.gen(function* () {
     const decoded = decodePack(bytes);
     if (Either.isLeft(decoded))
       return yield* Effect.fail(integrity("PACK_INVALID", `A pack is malformed: ${decoded.left}`));
+    if (checkBlobs && !blobsMatchIds(bytes, decoded.right))
+      return yield* Effect.fail(
+        integrity("PACK_INVALID", "A pack holds content that does not match its content id."),
+      );
     const header = decoded.right.header;
     if (
       header.publicationId !== descriptor.publicationId ||
