@@ -339,8 +339,11 @@ const makeService = (
         const etag = bareEtag(answer.etag);
         return etag === undefined
           ? Effect.fail<Mapped>({
+              // The write took effect, but an answer without its ETag cannot be used:
+              // Ambiguous, so that the caller settles it by reading (a publication that
+              // landed is then found), as for a lost response.
               error: new StoreError({
-                reason: "Corrupt",
+                reason: "Ambiguous",
                 message: `MinIO PutObject ${key}: the answer has no ETag`,
               }),
               serverError: false,

@@ -268,8 +268,11 @@ const makeService = (client: S3Client, options: S3StoreOptions): ObjectStoreServ
         const etag = bareEtag(answer.ETag);
         return etag === undefined
           ? Effect.fail<Mapped>({
+              // The write took effect, but an answer without its ETag cannot be used:
+              // Ambiguous, so that the caller settles it by reading (a publication that
+              // landed is then found), as for a lost response.
               error: new StoreError({
-                reason: "Corrupt",
+                reason: "Ambiguous",
                 message: `S3 PutObject ${key}: the answer has no ETag`,
               }),
               serverError: false,

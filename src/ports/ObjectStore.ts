@@ -17,7 +17,7 @@ import { Context, Data, Effect, type Option } from "effect";
  * - `NotFound`: the key (or, for `BucketMissing`, the bucket) does not exist where
  *   existence was required.
  * - `Ambiguous`: the request may or may not have taken effect (timeout or reset after
- *   the request was sent, a dropped response).
+ *   the request was sent, a dropped response, a write answered without its ETag).
  * - `AccessDenied`: credentials missing or refused.
  * - `BucketMissing`: the configured bucket does not exist.
  * - `Unavailable`: the store could not be reached or failed before acting (proven no effect).
