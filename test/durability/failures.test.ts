@@ -542,6 +542,22 @@ describe("damaged store", () => {
     expect(report.generation).toBe((await manifestOf(w.store))?.generation);
   });
 
+  it("a malformed answer for current (a foreign file in its place): MANIFEST_INVALID, not PACK_INVALID", async () => {
+    const { w } = await edited();
+    w.faults.inject({
+      ops: ["get"],
+      key: "current",
+      fault: { _tag: "FailBefore", reason: "Corrupt" },
+    });
+    const error = await fails(w.open().pull({ path: "/ws/b" }));
+    expect([error.code, error.reason, error.action]).toEqual([
+      "STORAGE_INTEGRITY",
+      "MANIFEST_INVALID",
+      "CONTACT_OPERATOR",
+    ]);
+    expect(w.files("/ws/b")).toEqual({});
+  });
+
   it("a corrupt or unknown-version manifest: refused before any pack is read, commit publishes nothing", async () => {
     for (const [body, reason] of [
       ["{not json", "MANIFEST_INVALID"],

@@ -83,7 +83,11 @@ const integrity = (
 
 const isStoreError = (error: unknown): error is StoreError => error instanceof StoreError;
 
-/** Reads and strictly decodes `current`. */
+/**
+ * Reads and strictly decodes `current`. Fails with STORAGE_INTEGRITY/MANIFEST_INVALID
+ * (or UNSUPPORTED_VERSION) when it, or the store's answer for it, is malformed, and with
+ * STORAGE_FAILURE when the store cannot be read.
+ */
 export const readManifest = (
   store: ObjectStoreService,
 ): Effect.Effect<
@@ -91,7 +95,13 @@ export const readManifest = (
   DomainError
 > =>
   store.get(manifestKey).pipe(
-    Effect.mapError((error) => storeFailure(error, "reading the manifest")),
+    Effect.mapError((error) =>
+      // A malformed answer for `current` (a foreign file in its place, a body cut short) is
+      // the manifest failing validation, not a pack.
+      error.reason === "Corrupt"
+        ? integrity("MANIFEST_INVALID", `The manifest could not be read: ${error.message}`)
+        : storeFailure(error, "reading the manifest"),
+    ),
     Effect.flatMap((object) => {
       if (Option.isNone(object))
         return Effect.succeed({ manifest: Option.none(), etag: Option.none() });
