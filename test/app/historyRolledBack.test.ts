@@ -60,6 +60,53 @@ const rolledBack = async (replaced: boolean) => {
   return world;
 };
 
+/**
+ * /ws/a at generation 3 (x.md one, two, three); then the store is restored from a backup
+ * taken at generation 1, and another copy publishes three times on it: `current` is at
+ * generation 4, ahead of the copy, but its generations 2 and 3 are other publications.
+ */
+const restoredThenAhead = async () => {
+  const inner = memoryStore.make();
+  // Which store answers reads: the copy's own until the restore.
+  const served: { store: ObjectStoreService } = { store: inner };
+  const store: ObjectStoreService = { ...inner, get: (key) => served.store.get(key) };
+  const world = memNotebook(store);
+  const { notebook, write } = world;
+  const commit = (text: string) => {
+    write("/ws/a/x.md", text);
+    return Effect.runPromise(notebook.commit({ path: "/ws/a", message: text, author }));
+  };
+  await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+  await commit("one\n");
+  const backup = memoryStore.make();
+  for (const info of await Effect.runPromise(inner.list(""))) {
+    const object = await Effect.runPromise(inner.get(info.key));
+    if (Option.isSome(object))
+      await Effect.runPromise(backup.put(info.key, object.value.body, { _tag: "IfNoneMatch" }));
+  }
+  await commit("two\n");
+  await commit("three\n");
+  const other = memNotebook(backup);
+  await Effect.runPromise(other.notebook.pull({ path: "/ws/b" }));
+  for (const text of ["p\n", "q\n", "r\n"]) {
+    other.write("/ws/b/y.md", text);
+    await Effect.runPromise(other.notebook.commit({ path: "/ws/b", message: text, author }));
+  }
+  served.store = backup;
+  return world;
+};
+
+describe("a store restored from a backup that others published on since", () => {
+  it("pull and status answer MANIFEST_INVALID instead of applying the new generations onto the copy", async () => {
+    const { notebook, read } = await restoredThenAhead();
+    const pulled = await failure(quiet(notebook.pull({ path: "/ws/a" })));
+    expect([pulled.code, pulled.reason]).toEqual(["STORAGE_INTEGRITY", "MANIFEST_INVALID"]);
+    const status = await failure(quiet(notebook.status({ path: "/ws/a" })));
+    expect([status.code, status.reason]).toEqual(["STORAGE_INTEGRITY", "MANIFEST_INVALID"]);
+    expect(read("/ws/a/x.md")).toBe("three\n");
+  });
+});
+
 describe("a store that went back behind the copy", () => {
   for (const replaced of [false, true]) {
     const what = replaced ? "replaced by another notebook" : "rolled back";

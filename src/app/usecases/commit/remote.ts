@@ -341,8 +341,10 @@ export const readPacks = (
 
 /**
  * STORAGE_INTEGRITY/MANIFEST_INVALID when `manifest` (none: `current` is absent) does not
- * continue the history a copy has seen at `known` — it is older, or names another head
- * at the same generation (the store was rolled back, or replaced by another notebook's);
+ * continue the history a copy has seen at `known` — it is older, names another head at
+ * the same generation, or is newer but names another publication at `known`'s generation
+ * (the store was rolled back, or replaced by another notebook's, or restored from an
+ * older backup that others published on since);
  * `undefined` when it does. A copy never reads such a manifest onto itself: pull and
  * commit refuse it, and so do the history calls made on a copy (status, log, show,
  * restore, revert).
@@ -359,8 +361,17 @@ export const notContinuing = (
         )
       : undefined;
   const m = manifest.value;
+  // Ahead of the copy, `current` must still hold the publication the copy saw at its
+  // generation wherever it names one: a store restored from an older backup that others
+  // then published on names other publications there, and catching up on it (only the
+  // increments after the copy's generation) would silently mix two histories in the copy.
+  const increments = [m.increments, ...m.retained.map((chain) => chain.increments)].flat();
+  const otherAtKnown = increments.some(
+    (d) => d.generation === known.generation && d.publicationId !== known.head,
+  );
   return m.generation < known.generation ||
-    (m.generation === known.generation && m.head !== known.head)
+    (m.generation === known.generation && m.head !== known.head) ||
+    otherAtKnown
     ? integrity(
         "MANIFEST_INVALID",
         "The manifest does not continue the history this copy has seen (rolled back or replaced).",
