@@ -29,6 +29,7 @@ import {
   KEY_DIRECTORY_SUFFIX,
   decodeSegment,
   formatEtag,
+  isTempName,
   isTorn,
   keySegments,
   latestVersion,
@@ -284,12 +285,17 @@ const warnIfShared = (
     Effect.ignore,
   );
 
-// Best effort: a temp file we cannot remove only wastes space.
+// Best effort: a temp file we cannot remove only wastes space. Only the store's own names
+// in its own directory: a `tmp` replaced by a symlink (to /tmp, say) would otherwise have
+// every old file where it leads removed.
 const removeOrphans = (tmpDir: string): Effect.Effect<void> =>
   Effect.gen(function* () {
+    const dir = yield* call("stat temp directory", () => fs.lstat(tmpDir));
+    if (!dir.isDirectory()) return;
     const names = yield* call("list temp files", () => fs.readdir(tmpDir));
     const cutoff = Date.now() - Duration.toMillis(ORPHAN_AGE);
     for (const name of names) {
+      if (!isTempName(name)) continue;
       const file = path.join(tmpDir, name);
       const stat = yield* call("stat temp file", () => fs.lstat(file)).pipe(Effect.option);
       if (Option.isNone(stat) || stat.value.mtimeMs >= cutoff) continue;

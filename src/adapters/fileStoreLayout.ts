@@ -204,3 +204,12 @@ export const pruneFloor = (
   if (committed.kind !== "tombstone" && state.versions.length <= 2 * retain) return Option.none();
   return Option.some(floor);
 };
+
+/**
+ * Whether `name` is a name the store gives its own entries of `tmp/`: `<pid>-<uuid>` (a
+ * temp file being written) or `<pid>-<uuid>.gone` (a forgotten key being removed). The
+ * sweep of dead writers' leftovers removes only such names: anything else there (or
+ * wherever a `tmp` someone replaced by a symlink leads) is not the store's to remove.
+ */
+export const isTempName = (name: string): boolean =>
+  /^[0-9]{1,10}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.gone)?$/.test(name);

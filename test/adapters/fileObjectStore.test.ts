@@ -278,7 +278,7 @@ describe("file object store", () => {
         yield* store.delete("probe/p2", { forever: true });
         expect(yield* Effect.promise(() => entriesOf(probeDir))).toEqual([]);
         // A crash between moving a key away and removing it leaves a `.gone` directory.
-        const leftover = path.join(tmp, "123-dead.gone");
+        const leftover = path.join(tmp, "123-0b5e2f4c-1d2e-4f3a-9b8c-7d6e5f4a3b2c.gone");
         yield* Effect.promise(async () => {
           await fs.mkdir(path.join(leftover, "1"), { recursive: true });
           const old = new Date(Date.now() - 2 * 3600_000);
@@ -315,15 +315,51 @@ describe("file object store", () => {
       const root = yield* Effect.promise(freshRoot);
       yield* make({ root });
       const tmp = path.join(root, "tmp");
+      const old = "4242-0b5e2f4c-1d2e-4f3a-9b8c-7d6e5f4a3b2c";
+      const fresh = "4242-1c6f3a5d-2e3f-4a4b-8c9d-8e7f6a5b4c3d";
       yield* Effect.promise(async () => {
-        await fs.writeFile(path.join(tmp, "old"), "x");
+        await fs.writeFile(path.join(tmp, old), "x");
         const longAgo = new Date(Date.now() - 2 * 3600_000);
-        await fs.utimes(path.join(tmp, "old"), longAgo, longAgo);
-        await fs.writeFile(path.join(tmp, "fresh"), "x");
+        await fs.utimes(path.join(tmp, old), longAgo, longAgo);
+        await fs.writeFile(path.join(tmp, fresh), "x");
+        // Not a name the store gives: someone else's file, however old, is not removed.
+        await fs.writeFile(path.join(tmp, "notes.txt"), "x");
+        await fs.utimes(path.join(tmp, "notes.txt"), longAgo, longAgo);
       });
       yield* make({ root });
-      expect(yield* Effect.promise(() => fs.readdir(tmp))).toEqual(["fresh"]);
+      expect(yield* Effect.promise(() => entriesOf(tmp))).toEqual([fresh, "notes.txt"]);
     }),
+  );
+
+  it.effect(
+    "a temp directory that is a symlink: opening the store removes nothing where it leads",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* Effect.promise(freshRoot);
+        const elsewhere = yield* Effect.promise(freshRoot);
+        const tmp = path.join(root, "tmp");
+        // Old files in the directory the link leads to (someone linked tmp to /tmp, say),
+        // some of them named as the store names its own.
+        const names = [
+          "notes.txt",
+          "4242-0b5e2f4c-1d2e-4f3a-9b8c-7d6e5f4a3b2c",
+          "1-0b5e2f4c-1d2e-4f3a-9b8c-7d6e5f4a3b2c.gone",
+        ];
+        yield* Effect.promise(async () => {
+          await fs.mkdir(elsewhere, { recursive: true });
+          const longAgo = new Date(Date.now() - 2 * 3600_000);
+          for (const name of names) {
+            if (name.endsWith(".gone"))
+              await fs.mkdir(path.join(elsewhere, name, "1"), { recursive: true });
+            else await fs.writeFile(path.join(elsewhere, name), "keep me");
+            await fs.utimes(path.join(elsewhere, name), longAgo, longAgo);
+          }
+          await fs.mkdir(root, { recursive: true });
+          await fs.symlink(elsewhere, tmp);
+        });
+        yield* make({ root });
+        expect(yield* Effect.promise(() => entriesOf(elsewhere))).toEqual([...names].sort());
+      }),
   );
 
   it.effect("a root that cannot be a directory: make fails, layer refuses every call", () =>

@@ -2,6 +2,7 @@ import { Either, Option } from "effect";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  isTempName,
   decodeSegment,
   encodeSegment,
   formatEtag,
@@ -185,5 +186,22 @@ describe("file store key directories", () => {
         1,
       ),
     ).toEqual(Option.none());
+  });
+});
+
+describe("file store temp names", () => {
+  it("are the store's own <pid>-<uuid>[.gone] names and nothing else", () => {
+    const uuid = "0b5e2f4c-1d2e-4f3a-9b8c-7d6e5f4a3b2c";
+    expect(isTempName(`4242-${uuid}`)).toBe(true);
+    expect(isTempName(`4242-${uuid}.gone`)).toBe(true);
+    for (const name of [
+      "notes.txt",
+      uuid,
+      `x-${uuid}`,
+      `4242-${uuid}.tmp`,
+      `4242-${uuid.toUpperCase()}`,
+      ".bashrc",
+    ])
+      expect(isTempName(name)).toBe(false);
   });
 });
