@@ -150,7 +150,8 @@ export type WritePhase = "beforeCommit" | "afterCommit";
  * The single mapping of node errno codes to store reasons. After the commit point
  * every failure is `Ambiguous` (the new version may be visible already); before it:
  * ENOENT → NotFound, EACCES/EPERM/EROFS → AccessDenied, ENOTDIR/EISDIR/ELOOP (something
- * foreign in the store tree) → Corrupt, anything else (ENOSPC, EDQUOT, EIO, EMFILE,
+ * foreign in the store tree) and ERR_FS_FILE_TOO_LARGE (an object over 2 GiB, which no
+ * read can return) → Corrupt, anything else (ENOSPC, EDQUOT, EIO, EMFILE,
  * ENAMETOOLONG, …) → Unavailable. The message names the operation and the code, never
  * the path or key.
  */
@@ -162,7 +163,11 @@ export const mapError = (op: string, code: string, phase: WritePhase): StoreErro
         ? "NotFound"
         : code === "EACCES" || code === "EPERM" || code === "EROFS"
           ? "AccessDenied"
-          : code === "ENOTDIR" || code === "EISDIR" || code === "ELOOP"
+          : code === "ENOTDIR" ||
+              code === "EISDIR" ||
+              code === "ELOOP" ||
+              // A version over 2 GiB cannot be read at all: no retry helps.
+              code === "ERR_FS_FILE_TOO_LARGE"
             ? "Corrupt"
             : "Unavailable";
   const suffix = phase === "afterCommit" ? " after the write was committed" : "";

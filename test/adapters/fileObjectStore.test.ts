@@ -289,6 +289,22 @@ describe("file object store", () => {
       }),
   );
 
+  it.effect(
+    "a version too large to read (over 2 GiB: put there by someone else) is Corrupt, not Unavailable",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* Effect.promise(freshRoot);
+        const store = yield* make({ root });
+        yield* store.put("packs/p", text("x"), ifNoneMatch);
+        // Sparse: no disk space used, and the read fails before allocating anything.
+        yield* Effect.promise(() =>
+          fs.truncate(path.join(root, "objects", "packs", "p@", "1"), 3 * 1024 ** 3),
+        );
+        const error = yield* Effect.flip(store.get("packs/p"));
+        expect(error.reason).toBe("Corrupt");
+      }),
+  );
+
   it.effect("ignores foreign files in the tree and in key directories", () =>
     Effect.gen(function* () {
       const root = yield* Effect.promise(freshRoot);
@@ -493,6 +509,7 @@ describe("file object store", () => {
       ["EROFS", "AccessDenied"],
       ["ENOTDIR", "Corrupt"],
       ["EISDIR", "Corrupt"],
+      ["ERR_FS_FILE_TOO_LARGE", "Corrupt"],
       ["ENOSPC", "Unavailable"],
       ["EDQUOT", "Unavailable"],
       ["EIO", "Unavailable"],
