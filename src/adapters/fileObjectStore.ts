@@ -31,6 +31,7 @@ import {
   formatEtag,
   isTempName,
   isTorn,
+  isVersionNumber,
   keySegments,
   latestVersion,
   markerName,
@@ -582,6 +583,14 @@ const makeService = (
         const decided = plan(state);
         if (decided._tag === "Done") return Option.none();
         if (decided._tag === "Lost") return yield* preconditionFailed(decided.message);
+        if (!isVersionNumber(decided.n)) {
+          // Only a version put there by hand can be this high; claiming past it would
+          // write a version nobody reads, and answer as if it had landed.
+          return yield* new StoreError({
+            reason: "Corrupt",
+            message: "file store: the key's latest version has no next number",
+          });
+        }
         if (Option.isNone(state) && createsKey) {
           yield* ensureKeyDirectory(keyDir).pipe(Effect.mapError(toStoreError("beforeCommit")));
         }

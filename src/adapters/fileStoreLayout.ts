@@ -179,6 +179,14 @@ export const isTorn = (state: KeyDirectoryState): boolean =>
     onSome: (v) => v.n < state.floor,
   });
 
+/**
+ * Whether `n` can name a version: its name reads back as `n`. A key whose latest version
+ * someone numbered at the last safe integer has no next number — a version linked under
+ * it would be ignored by every reader.
+ */
+export const isVersionNumber = (n: number): boolean =>
+  VERSION_NAME.test(versionName(n)) && Number.isSafeInteger(n);
+
 /** The ETag of version `n`: its number in decimal, never reused for a key. */
 export const formatEtag = (n: number): string => String(n);
 

@@ -305,6 +305,36 @@ describe("file object store", () => {
       }),
   );
 
+  it.effect(
+    "a version numbered at the last safe integer (put there by hand): writes fail, never land unseen",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* Effect.promise(freshRoot);
+        const store = yield* make({ root });
+        yield* store.put("current", text("one"), ifNoneMatch);
+        const last = String(Number.MAX_SAFE_INTEGER);
+        yield* Effect.promise(() =>
+          fs.writeFile(path.join(root, "objects", "current@", last), "two"),
+        );
+        const got = yield* store.get("current");
+        expect(Option.map(got, (o) => [decode(o.body), o.etag])).toEqual(
+          Option.some(["two", last]),
+        );
+        // The next number would not read back as a version: the write would be invisible,
+        // and its writer told it succeeded.
+        for (const write of [
+          store.put("current", text("three"), ifMatch(last)),
+          store.put("current", text("three"), unconditional),
+          store.delete("current"),
+        ]) {
+          const error = yield* Effect.flip(write);
+          expect(error.reason).toBe("Corrupt");
+        }
+        const after = yield* store.get("current");
+        expect(Option.map(after, (o) => decode(o.body))).toEqual(Option.some("two"));
+      }),
+  );
+
   it.effect("ignores foreign files in the tree and in key directories", () =>
     Effect.gen(function* () {
       const root = yield* Effect.promise(freshRoot);
