@@ -358,7 +358,12 @@ const makeService = (
         const state = yield* readKeyDirectory(keyDir);
         if (Option.isNone(state) || !isTorn(state.value)) return state;
       }
-      return yield* throttled("the key directory kept changing while it was read");
+      // A listing torn by a prune is gone at the next read; one that stays torn this long
+      // has a marker above every version that no prune wrote (put there by hand).
+      return yield* new StoreError({
+        reason: "Corrupt",
+        message: "file store: a prune marker is above every version of the key",
+      });
     });
 
   /**

@@ -335,6 +335,22 @@ describe("file object store", () => {
       }),
   );
 
+  it.effect(
+    "a prune marker above every version (put there by hand) is Corrupt, not a retryable Throttled",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* Effect.promise(freshRoot);
+        const store = yield* make({ root });
+        yield* store.put("current", text("one"), ifNoneMatch);
+        yield* Effect.promise(() =>
+          fs.writeFile(path.join(root, "objects", "current@", "p100"), ""),
+        );
+        // Every listing now looks torn by a prune, and no retry changes that.
+        const error = yield* Effect.flip(store.get("current"));
+        expect(error.reason).toBe("Corrupt");
+      }),
+  );
+
   it.effect("ignores foreign files in the tree and in key directories", () =>
     Effect.gen(function* () {
       const root = yield* Effect.promise(freshRoot);
