@@ -44,6 +44,7 @@ import {
   type Version,
 } from "./fileStoreLayout.js";
 import { fd } from "./fsCallbacks.js";
+import { makeDirectories } from "./makeDirectories.js";
 import { compareKeys } from "./keyOrder.js";
 
 /**
@@ -227,10 +228,10 @@ export const make = (
     const retain = Math.max(1, Math.floor(config.retainVersions ?? 4));
     const requested = path.resolve(config.root);
     yield* call("create store directory", () =>
-      fs.mkdir(path.join(requested, OBJECTS), { recursive: true, mode: DIRECTORY_MODE }),
+      makeDirectories(path.join(requested, OBJECTS), DIRECTORY_MODE),
     );
     yield* call("create store directory", () =>
-      fs.mkdir(path.join(requested, TMP), { recursive: true, mode: DIRECTORY_MODE }),
+      makeDirectories(path.join(requested, TMP), DIRECTORY_MODE),
     );
     const root = yield* call("resolve store directory", () => fs.realpath(requested));
     yield* warnIfShared(root, config.fileSystemType ?? statfsType);
@@ -431,7 +432,7 @@ const makeService = (
   const ensureKeyDirectory = (keyDir: string): Effect.Effect<void, FsFault> =>
     Effect.gen(function* () {
       const first = yield* call("create key directory", () =>
-        fs.mkdir(keyDir, { recursive: true, mode: DIRECTORY_MODE }),
+        makeDirectories(keyDir, DIRECTORY_MODE),
       );
       if (first === undefined) return;
       const created: string[] = [];
@@ -446,9 +447,7 @@ const makeService = (
       call("create temp file", () => fd.open(file, createFlags, FILE_MODE)).pipe(
         // The temp directory was removed under us: recreate it once.
         Effect.catchIf(isCode("ENOENT"), () =>
-          call("create temp directory", () =>
-            fs.mkdir(tmpDir, { recursive: true, mode: DIRECTORY_MODE }),
-          ).pipe(
+          call("create temp directory", () => makeDirectories(tmpDir, DIRECTORY_MODE)).pipe(
             Effect.zipRight(call("create temp file", () => fd.open(file, createFlags, FILE_MODE))),
           ),
         ),
@@ -703,9 +702,7 @@ const makeService = (
         Effect.catchIf(isCode("ENOENT"), (error) =>
           call("stat key directory", () => fs.lstat(keyDir)).pipe(
             Effect.flatMap(() =>
-              call("create temp directory", () =>
-                fs.mkdir(tmpDir, { recursive: true, mode: DIRECTORY_MODE }),
-              ),
+              call("create temp directory", () => makeDirectories(tmpDir, DIRECTORY_MODE)),
             ),
             Effect.zipRight(moveAway),
             Effect.catchIf(isCode("ENOENT"), () => Effect.fail(error)),

@@ -24,6 +24,7 @@ import {
   type ConfigFilesService,
   type ReplaceOptions,
 } from "../ports/ConfigFiles.js";
+import { makeDirectories } from "./makeDirectories.js";
 
 const errnoOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -293,7 +294,7 @@ const replaceWith =
     const current = await readText(target, path);
     if (current !== replaceOptions.expected) throw changed(path);
     const directory = NodePath.dirname(target);
-    await fs.mkdir(directory, { recursive: true, mode: 0o700 });
+    await makeDirectories(directory, 0o700);
     let mode = 0o600;
     if (current !== undefined) {
       mode = (await fs.stat(target)).mode & 0o7777;

@@ -33,6 +33,7 @@ import { makeRootedTree, type SyncCalls } from "./rootedTree.js";
 import { tempNameFor } from "./tempNames.js";
 import { errnoCode, errorMessage, reasonForErrno, tooLarge } from "./fsErrno.js";
 import { kindOf, toPathInfo } from "./fsStats.js";
+import { makeDirectories } from "./makeDirectories.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = nodeFs.constants;
 
@@ -443,7 +444,7 @@ const makeDirectory = (path: string, mode: number) =>
       ? Effect.void
       : Effect.tryPromise({
           try: async () => {
-            await fsp.mkdir(path, { recursive: true, mode });
+            await makeDirectories(path, mode);
           },
           catch: (error) => mapError(error, path),
         }),
