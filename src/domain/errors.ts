@@ -221,7 +221,7 @@ export const errorTable = {
     MANIFEST_INVALID: {
       action: "CONTACT_OPERATOR",
       retryable: false,
-      when: "The current manifest failed strict validation.",
+      when: "The current manifest failed strict validation, the store answered or refused it as malformed, or it does not continue the history this copy has seen (the store went back).",
       remedy: "Report the diagnosticId; an operator must repair or restore the store.",
     },
     PACK_MISSING: {
@@ -233,7 +233,7 @@ export const errorTable = {
     PACK_INVALID: {
       action: "CONTACT_OPERATOR",
       retryable: false,
-      when: "A pack with a correct checksum failed to decode.",
+      when: "A pack with a correct checksum failed to decode or holds content that does not match its content id, or the store answered with malformed data.",
       remedy: "Report the diagnosticId; an operator must repair or restore the store.",
     },
     UNSUPPORTED_VERSION: {

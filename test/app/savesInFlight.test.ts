@@ -131,3 +131,25 @@ describe("a save in progress as a commit scans", () => {
     expect(vol.existsSync("/ws/a/n.md~")).toBe(false);
   });
 });
+
+describe("a file stamped in the future (a clock running ahead)", () => {
+  it("is no save in progress: the scan does not stop to look at it again", async () => {
+    let looks = 0;
+    const { notebook, vol } = hookedNotebook((tree) => ({
+      info: (path) =>
+        Effect.suspend(() => {
+          if (path === "n.md") looks += 1;
+          return tree.info(path);
+        }),
+    }));
+    const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
+    await run(notebook.pull({ path: "/ws/a" }));
+    vol.writeFileSync("/ws/a/n.md", "one\n");
+    const tomorrow = new Date(Date.now() + 24 * 60 * 60 * 1000);
+    vol.utimesSync("/ws/a/n.md", tomorrow, tomorrow);
+    looks = 0;
+    const committed = await run(notebook.commit({ path: "/ws/a", message: "m", author }));
+    expect(committed.files.map((f) => f.path)).toEqual(["n.md"]);
+    expect(looks).toBe(0);
+  });
+});

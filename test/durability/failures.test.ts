@@ -558,6 +558,22 @@ describe("damaged store", () => {
     expect(w.files("/ws/b")).toEqual({});
   });
 
+  it("a write of current the store answers as malformed (a foreign file in its history): MANIFEST_INVALID, not PACK_INVALID", async () => {
+    const { w, nb } = await edited();
+    w.faults.inject({
+      ops: ["put"],
+      key: "current",
+      fault: { _tag: "FailBefore", reason: "Corrupt" },
+    });
+    const error = await commitFails(nb);
+    expect([error.code, error.reason, error.action]).toEqual([
+      "STORAGE_INTEGRITY",
+      "MANIFEST_INVALID",
+      "CONTACT_OPERATOR",
+    ]);
+    expect(w.read("/ws/a/x.md")).toBe("one\ntwo\n");
+  });
+
   it("a corrupt or unknown-version manifest: refused before any pack is read, commit publishes nothing", async () => {
     for (const [body, reason] of [
       ["{not json", "MANIFEST_INVALID"],

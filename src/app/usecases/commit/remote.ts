@@ -557,6 +557,12 @@ export const publishManifest = <E = never>(
       Effect.catchIf(isStoreError, (error) => {
         if (error.reason === "PreconditionFailed")
           return Effect.succeed<PublishOutcome>({ _tag: "LostRace" });
+        // A key `current` the store cannot write (a foreign file in its history) is the
+        // manifest's trouble, named as reading it is (readManifest), not a pack's.
+        if (error.reason === "Corrupt")
+          return Effect.fail(
+            integrity("MANIFEST_INVALID", `The manifest could not be written: ${error.message}`),
+          );
         if (error.reason !== "Ambiguous")
           return Effect.fail(storeFailure(error, "publishing the manifest"));
         return readManifest(store).pipe(

@@ -93,6 +93,12 @@ const stampOf = (
  */
 const granularityOf = (mtimeMs: number): number => (mtimeMs % 1000 === 0 ? 2000 : 20);
 
+/**
+ * How far past a scan's start a file's modification time may be and still be a save in
+ * progress: a scan takes seconds at most; a later time is a clock that runs ahead.
+ */
+const clockSkewMs = 60_000;
+
 /** Whether a file modified at `mtimeMs` is "racy" for something recorded at `atMs`. */
 const isRacy = (mtimeMs: number, atMs: number): boolean => mtimeMs + granularityOf(mtimeMs) >= atMs;
 
@@ -328,7 +334,10 @@ const surveyOnce = (
             // Modified so recently that its writer may still be at it (an in-place save
             // in chunks, caught after its first: the rest would be published as deleted).
             const racy = isRacy(info.mtimeMs, startedMs);
-            if (bytes.length === 0 || editorFile || racy)
+            // Not a file stamped far in the future (a clock ahead on a network share):
+            // it would pause every scan, though nobody is writing it.
+            const midSave = racy && info.mtimeMs <= startedMs + clockSkewMs;
+            if (bytes.length === 0 || editorFile || midSave)
               signs.push({ _tag: "Written", path, seen: { ...info, size: bytes.length } });
             // The stamp of the very file read (its descriptor's fstat), not of the listing.
             files.set(path, {
