@@ -39,15 +39,17 @@ export const makeDirectories = async (path: string, mode: number): Promise<strin
     const code = errnoOf(error);
     if (code === "EEXIST" && (await isDirectory(target))) return undefined;
     const parent = NodePath.dirname(target);
-    // ENOENT under a parent that exists is the system refusing the name: Node's
-    // recursive mkdir would retry it forever.
-    if (code !== "ENOENT" || parent === target || (await isDirectory(parent))) throw error;
-    first = await makeDirectories(parent, mode);
+    if (code !== "ENOENT" || parent === target) throw error;
+    // The parent may exist by now (another process made it): then only the second try
+    // below remains.
+    if (!(await isDirectory(parent))) first = await makeDirectories(parent, mode);
   }
   try {
     await fsp.mkdir(target, { mode });
   } catch (error) {
-    // Another process made it meanwhile: fine when it is a directory.
+    // Another process made it meanwhile: fine when it is a directory. ENOENT again,
+    // under a parent that exists, is the system refusing the name: Node's recursive
+    // mkdir would retry it forever; this one answers it.
     if (errnoOf(error) !== "EEXIST" || !(await isDirectory(target))) throw error;
     return first;
   }

@@ -32,6 +32,18 @@ describe("makeDirectories", () => {
     expect(await makeDirectories(path.join(deep, "d"), 0o700)).toBe(path.join(deep, "d"));
   });
 
+  it("many at once on one deep path all succeed (a parent another made meanwhile is no refusal)", async () => {
+    for (let round = 0; round < 20; round++) {
+      const base = path.join(root, `r${round}`);
+      const paths = Array.from({ length: 16 }, (_, k) =>
+        path.join(base, "a", "b", "c", k % 2 === 0 ? "d" : "e"),
+      );
+      const results = await Promise.allSettled(paths.map((p) => makeDirectories(p, 0o700)));
+      expect(results.filter((r) => r.status === "rejected")).toEqual([]);
+      expect(statSync(path.join(base, "a", "b", "c", "e")).isDirectory()).toBe(true);
+    }
+  });
+
   it("refuses a file in the way as the system does", async () => {
     const file = path.join(root, "f");
     writeFileSync(file, "x");
