@@ -32,15 +32,16 @@ export const fileChanges = (from: Tree, to: Tree): ReadonlyArray<FileChange> =>
   }));
 
 /**
- * `changes` without those at a `held` path. A held file was left as its person saved it
- * (docs/working-copy.md): what the merge meant to bring there is not in the working copy,
- * so it is not reported as merged into it.
+ * `items` (file changes or conflicts) without those at a `held` path. A held file was
+ * left as its person saved it (docs/working-copy.md): what the merge meant to write
+ * there — the notebook's change, or conflict blocks to resolve — is not in the working
+ * copy, so it is not reported as written. Pure.
  */
-export const changesWritten = (
-  changes: ReadonlyArray<FileChange>,
+export const withoutHeld = <T extends { readonly path: string }>(
+  items: ReadonlyArray<T>,
   held: ReadonlyArray<string>,
-): ReadonlyArray<FileChange> => {
-  if (held.length === 0) return changes;
+): ReadonlyArray<T> => {
+  if (held.length === 0) return items;
   const left = new Set(held);
-  return changes.filter((change) => !left.has(change.path));
+  return items.filter((item) => !left.has(item.path));
 };

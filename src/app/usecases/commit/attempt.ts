@@ -6,7 +6,7 @@
  */
 import { Clock, Effect, Either, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
-import { changesWritten, diffTrees, fileChanges } from "../../../domain/treeDiff.js";
+import { diffTrees, fileChanges, withoutHeld } from "../../../domain/treeDiff.js";
 import type { Tree } from "../../../domain/tree.js";
 import type { Author } from "../../Notebook.js";
 import type { Setback } from "./contention.js";
@@ -17,7 +17,7 @@ import type { CopyCall } from "../shared/context.js";
 import { refuseMassDelete } from "./massDelete.js";
 import { runMerge } from "../pull/mergeRun.js";
 import type { CopyState, StatCache } from "../workingCopy/privateState.js";
-import { conflictError, withoutHeld } from "../pull/pull.js";
+import { conflictError } from "../pull/pull.js";
 import { readRemote, samePublication, type RemoteView } from "./remote.js";
 import { scanLearnt, scanTree, settle, viewTree } from "../workingCopy/settle.js";
 import type { Scan } from "../workingCopy/workingCopy.js";
@@ -217,7 +217,7 @@ const concludedEnd = (
               committed: {
                 generation: conclusion.remote.view.generation,
                 files: [],
-                incoming: changesWritten(
+                incoming: withoutHeld(
                   fileChanges(scanTree(copy.scan), conclusion.merged),
                   settled.held,
                 ),

@@ -7,12 +7,7 @@
 import { Cause, Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import { allDescriptors, type Manifest } from "../../../domain/manifest.js";
-import {
-  type FileChange,
-  changesWritten,
-  diffTrees,
-  fileChanges,
-} from "../../../domain/treeDiff.js";
+import { type FileChange, diffTrees, fileChanges, withoutHeld } from "../../../domain/treeDiff.js";
 import type { FileStat, Tree } from "../../../domain/tree.js";
 import {
   prepareCheckpoint,
@@ -148,7 +143,7 @@ export const complete = (
     return {
       generation: ready.view.generation,
       files: ready.files,
-      incoming: changesWritten(fileChanges(scanTree(scan), merged), settled.held),
+      incoming: withoutHeld(fileChanges(scanTree(scan), merged), settled.held),
     };
   });
 

@@ -15,7 +15,7 @@ import { fileDirectoryClashes, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "../pull/mergeRun.js";
 import { filesWithBlocks } from "../shared/markerBlocks.js";
-import { withoutHeld } from "../pull/pull.js";
+import { withoutHeld } from "../../../domain/treeDiff.js";
 import { materialise } from "../workingCopy/rewrite.js";
 import { publicationStates } from "./generations.js";
 import { unpublished } from "./status.js";

@@ -11,7 +11,7 @@ import {
 import { idsOf, type FileStat, type Tree } from "../../../domain/tree.js";
 import type { Manifest } from "../../../domain/manifest.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
-import { changesWritten, fileChanges, type FileChange } from "../../../domain/treeDiff.js";
+import { fileChanges, withoutHeld, type FileChange } from "../../../domain/treeDiff.js";
 import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "./mergeRun.js";
 import { keepingLocal, unresolvedBlocks } from "./unresolvedBlocks.js";
@@ -171,7 +171,7 @@ export const synchronise = (
         withoutHeld(withLeftOver(conflicts, leftOver), settled.held),
         unresolved,
       ),
-      incoming: () => changesWritten(fileChanges(onDisk, merged), settled.held),
+      incoming: () => withoutHeld(fileChanges(onDisk, merged), settled.held),
       completed: landed,
     };
   });
@@ -186,19 +186,6 @@ const withLeftOver = (
   return [...conflicts, ...leftOver.filter((conflict) => !named.has(conflict.path))].sort((a, b) =>
     compareCodeUnits(a.path, b.path),
   );
-};
-
-/**
- * The conflicts whose files were written: one whose file was held (saved again by a
- * person during the call, left as they saved it) has no blocks in it to resolve.
- */
-export const withoutHeld = (
-  conflicts: ReadonlyArray<FileIssue>,
-  held: ReadonlyArray<string>,
-): ReadonlyArray<FileIssue> => {
-  if (held.length === 0) return conflicts;
-  const left = new Set(held);
-  return conflicts.filter((conflict) => !left.has(conflict.path));
 };
 
 /**
