@@ -84,6 +84,20 @@ const integrity = (
 const isStoreError = (error: unknown): error is StoreError => error instanceof StoreError;
 
 /**
+ * A store failure reading or writing `current`: a malformed answer or a key the store
+ * cannot write (a foreign file in its place or its history, a body cut short) is the
+ * manifest's trouble, STORAGE_INTEGRITY/MANIFEST_INVALID, not a pack's; any other is
+ * {@link storeFailure}.
+ */
+const manifestFailure = (error: StoreError, doing: "read" | "write"): DomainError =>
+  error.reason === "Corrupt"
+    ? integrity(
+        "MANIFEST_INVALID",
+        `The manifest could not be ${doing === "read" ? "read" : "written"}: ${error.message}`,
+      )
+    : storeFailure(error, doing === "read" ? "reading the manifest" : "publishing the manifest");
+
+/**
  * Reads and strictly decodes `current`. Fails with STORAGE_INTEGRITY/MANIFEST_INVALID
  * (or UNSUPPORTED_VERSION) when it, or the store's answer for it, is malformed, and with
  * STORAGE_FAILURE when the store cannot be read.
@@ -95,13 +109,7 @@ export const readManifest = (
   DomainError
 > =>
   store.get(manifestKey).pipe(
-    Effect.mapError((error) =>
-      // A malformed answer for `current` (a foreign file in its place, a body cut short) is
-      // the manifest failing validation, not a pack.
-      error.reason === "Corrupt"
-        ? integrity("MANIFEST_INVALID", `The manifest could not be read: ${error.message}`)
-        : storeFailure(error, "reading the manifest"),
-    ),
+    Effect.mapError((error) => manifestFailure(error, "read")),
     Effect.flatMap((object) => {
       if (Option.isNone(object))
         return Effect.succeed({ manifest: Option.none(), etag: Option.none() });
@@ -557,14 +565,7 @@ export const publishManifest = <E = never>(
       Effect.catchIf(isStoreError, (error) => {
         if (error.reason === "PreconditionFailed")
           return Effect.succeed<PublishOutcome>({ _tag: "LostRace" });
-        // A key `current` the store cannot write (a foreign file in its history) is the
-        // manifest's trouble, named as reading it is (readManifest), not a pack's.
-        if (error.reason === "Corrupt")
-          return Effect.fail(
-            integrity("MANIFEST_INVALID", `The manifest could not be written: ${error.message}`),
-          );
-        if (error.reason !== "Ambiguous")
-          return Effect.fail(storeFailure(error, "publishing the manifest"));
+        if (error.reason !== "Ambiguous") return Effect.fail(manifestFailure(error, "write"));
         return readManifest(store).pipe(
           Effect.catchAll(() =>
             Effect.succeed({ manifest: Option.none<Manifest>(), etag: Option.none<string>() }),
