@@ -524,7 +524,7 @@ const notUtf8Text = (kept: string): string =>
  */
 const hostPathProblem = (origin: string, path: string, host: Host): string | undefined => {
   if (path.includes("\u0000")) return `${origin} contains U+0000`;
-  const notUtf8 = (text: string) => text.includes("\ufffd");
+  const notUtf8 = (text: string) => text.includes(replacementCharacter);
   if (notUtf8(path))
     return `${origin} contains U+FFFD: its bytes are not UTF-8 (or it holds U+FFFD itself), so quire cannot tell which directory it names; rename the directory to a UTF-8 name`;
   if (!NodePath.isAbsolute(path) && !path.startsWith("~") && notUtf8(host.cwd))
