@@ -116,41 +116,42 @@ const describeMalformed =
       : "The request is not a valid JSON-RPC 2.0 request.";
   };
 
-/**
- * The requests besides `tools/call` that the SDK answers, with the schemas it checks
- * their params against. It answers params of the wrong shape with `-32603` (internal
- * error) and the whole validation report, many lines of JSON, as the message; these are
- * checked here first and answered `-32602` (invalid params) naming the first bad field.
- */
-const sdkRequestSchemas = {
-  initialize: InitializeRequestSchema,
-  "tools/list": ListToolsRequestSchema,
-  ping: PingRequestSchema,
-} as const;
-
 interface ParamsIssue {
   readonly path: ReadonlyArray<PropertyKey>;
   readonly message: string;
 }
 
-/** The first problem the SDK's schema finds in `request`, "none", or undefined for a method it has no schema for here. */
-const sdkParamsIssue = (request: JSONRPCRequest): ParamsIssue | "none" | undefined => {
-  const method = request.method;
-  if (!Object.hasOwn(sdkRequestSchemas, method)) return undefined;
-  const checked =
-    method === "initialize"
-      ? sdkRequestSchemas.initialize.safeParse(request)
-      : method === "tools/list"
-        ? sdkRequestSchemas["tools/list"].safeParse(request)
-        : sdkRequestSchemas.ping.safeParse(request);
-  if (checked.success) return "none";
-  return checked.error.issues[0] ?? { path: ["params"], message: "not the expected shape" };
+/** The first issue of a schema check, `undefined` when it passed. */
+const firstIssue = (checked: {
+  readonly success: boolean;
+  readonly error?: { readonly issues: ReadonlyArray<ParamsIssue> } | undefined;
+}): ParamsIssue | undefined =>
+  checked.success
+    ? undefined
+    : (checked.error?.issues[0] ?? { path: ["params"], message: "not the expected shape" });
+
+/**
+ * The requests besides `tools/call` that the SDK answers, each with the check of its
+ * schema (the first issue, or `undefined`). The SDK answers params of the wrong shape
+ * with `-32603` (internal error) and the whole validation report, many lines of JSON, as
+ * the message; these are checked here first and answered `-32602` (invalid params)
+ * naming the first bad field.
+ */
+const sdkParamsChecks: Readonly<
+  Record<string, (request: JSONRPCRequest) => ParamsIssue | undefined>
+> = {
+  initialize: (request) => firstIssue(InitializeRequestSchema.safeParse(request)),
+  "tools/list": (request) => firstIssue(ListToolsRequestSchema.safeParse(request)),
+  ping: (request) => firstIssue(PingRequestSchema.safeParse(request)),
 };
 
 /** The `-32602` answer to `request` if the SDK would refuse its params, or undefined. */
 const invalidParams = (request: JSONRPCRequest): LineOutcome | undefined => {
-  const issue = sdkParamsIssue(request);
-  if (issue === undefined || issue === "none") return undefined;
+  const check = Object.hasOwn(sdkParamsChecks, request.method)
+    ? sdkParamsChecks[request.method]
+    : undefined;
+  const issue = check?.(request);
+  if (issue === undefined) return undefined;
   // Issue paths name only members of the SDK's schema (or array indices), never a key
   // the client made up; the message names the expected and received types, not values.
   const where = issue.path.map(String).join(".");
