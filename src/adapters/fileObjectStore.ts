@@ -8,7 +8,6 @@
  * most an orphaned temp file, never a lock. The design and its crash-safety argument
  * are in docs/file-store.md.
  */
-import { randomUUID } from "node:crypto";
 import { constants, lstatSync, readdirSync, type Dirent } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
@@ -29,7 +28,9 @@ import {
   KEY_DIRECTORY_SUFFIX,
   decodeSegment,
   formatEtag,
+  GONE_SUFFIX,
   isTempName,
+  newTempName,
   isTorn,
   isVersionNumber,
   keySegments,
@@ -112,8 +113,6 @@ const TMP = "tmp";
 // seconds), so opening a store removes them.
 const ORPHAN_AGE = Duration.hours(1);
 
-/** The suffix of a forgotten key's directory moved into the temp directory. */
-const GONE_SUFFIX = ".gone";
 // A read or unconditional write that keeps losing races this often gives up (Throttled)
 // rather than spinning forever.
 const MAX_ATTEMPTS = 1000;
@@ -640,7 +639,7 @@ const makeService = (
       if (Either.isLeft(plan)) return yield* plan.left;
       // The temp file is written before observing, so the window between reading the
       // current version and claiming the next one is as short as possible.
-      const tmpFile = path.join(tmpDir, `${process.pid}-${randomUUID()}`);
+      const tmpFile = path.join(tmpDir, newTempName(false));
       // A create-only put is nearly always of a new key (a pack): its key directory and
       // the parent's fsync are made alongside the temp file's write and fsync, not after.
       // An empty key directory is the state a crash between the two steps always left.
@@ -695,7 +694,7 @@ const makeService = (
   const forget = (key: string): Effect.Effect<void, StoreError> =>
     Effect.gen(function* () {
       const keyDir = yield* keyDirectory(key);
-      const gone = path.join(tmpDir, `${process.pid}-${randomUUID()}${GONE_SUFFIX}`);
+      const gone = path.join(tmpDir, newTempName(true));
       const moveAway = call("move key directory away", () => fs.rename(keyDir, gone));
       const moved = yield* moveAway.pipe(
         // ENOENT: the key is absent, or the temp directory was removed under us.

@@ -3,6 +3,7 @@
  * how a key maps to a directory name, how a key directory's entries are read as
  * versions, and the ETag format. No I/O here, so every rule is unit-testable.
  */
+import { randomUUID } from "node:crypto";
 import { Either, Option } from "effect";
 
 /** The suffix that marks a key directory; `@` is always percent-encoded inside segments. */
@@ -213,11 +214,22 @@ export const pruneFloor = (
   return Option.some(floor);
 };
 
+/** The suffix of a key directory moved into `tmp/` to be removed. */
+export const GONE_SUFFIX = ".gone";
+
 /**
- * Whether `name` is a name the store gives its own entries of `tmp/`: `<pid>-<uuid>` (a
- * temp file being written) or `<pid>-<uuid>.gone` (a forgotten key being removed). The
- * sweep of dead writers' leftovers removes only such names: anything else there (or
- * wherever a `tmp` someone replaced by a symlink leads) is not the store's to remove.
+ * A new name for an entry of `tmp/`: `<pid>-<uuid>` (a temp file being written), with
+ * {@link GONE_SUFFIX} for a forgotten key being removed. Unique per call.
  */
-export const isTempName = (name: string): boolean =>
-  /^[0-9]{1,10}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.gone)?$/.test(name);
+export const newTempName = (gone: boolean): string =>
+  `${process.pid}-${randomUUID()}${gone ? GONE_SUFFIX : ""}`;
+
+/**
+ * Whether `name` is one {@link newTempName} makes. The sweep of dead writers' leftovers
+ * removes only such names: anything else there (or wherever a `tmp` someone replaced by
+ * a symlink leads) is not the store's to remove.
+ */
+export const isTempName = (name: string): boolean => {
+  const base = name.endsWith(GONE_SUFFIX) ? name.slice(0, -GONE_SUFFIX.length) : name;
+  return /^[0-9]{1,10}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(base);
+};
