@@ -114,15 +114,13 @@ const discard = (temporary: string): Promise<void> =>
 /**
  * Writes `content` to a new file beside `destination` (created with `wx`, so nothing
  * that already exists there, a symlink included, is opened), sets `mode`, flushes it
- * and returns its path; removes it again when any of that fails (a full disk). First
- * removes the stale ones a killed edit left there ({@link tidyStaleTemporaries}).
+ * and returns its path; removes it again when any of that fails (a full disk).
  */
 const writeTemporary = async (
   destination: string,
   content: string | Uint8Array,
   mode: number,
 ): Promise<string> => {
-  await tidyStaleTemporaries(destination, Date.now());
   const temporary = NodePath.join(
     NodePath.dirname(destination),
     `.${NodePath.basename(destination)}.quire-${randomBytes(6).toString("hex")}.tmp`,
@@ -183,20 +181,29 @@ const isTemporaryOf = (destination: string, name: string): boolean => {
 };
 
 /**
- * Removes temporary files of ours beside `destination` that a killed edit left (one
- * killed between writing its temporary file and renaming it), older than an hour: an
- * edit in progress takes well under a second, so a younger one may be another quire's
- * and stays. Only plain files of exactly that name are removed; any failure is ignored
- * (tidying never stops an edit).
+ * Removes temporary files of ours beside the `destinations` (a file and its backup) that
+ * a killed edit left (one killed between writing its temporary file and renaming it),
+ * older than an hour: an edit in progress takes well under a second, so a younger one
+ * may be another quire's and stays. Each directory is listed once. Only plain files of
+ * exactly those names are removed; any failure is ignored (tidying never stops an edit).
  */
-const tidyStaleTemporaries = async (destination: string, nowMs: number): Promise<void> => {
-  const directory = NodePath.dirname(destination);
-  const names = await fs.readdir(directory).catch(() => []);
-  for (const name of names) {
-    if (!isTemporaryOf(destination, name)) continue;
-    const path = NodePath.join(directory, name);
-    const stats = await entryAt(path).catch(() => undefined);
-    if (stats?.isFile() === true && nowMs - stats.mtimeMs > staleTemporaryMs) await discard(path);
+const tidyStaleTemporaries = async (
+  destinations: ReadonlyArray<string>,
+  nowMs: number,
+): Promise<void> => {
+  const byDirectory = new Map<string, Array<string>>();
+  for (const destination of destinations) {
+    const directory = NodePath.dirname(destination);
+    byDirectory.set(directory, [...(byDirectory.get(directory) ?? []), destination]);
+  }
+  for (const [directory, beside] of byDirectory) {
+    const names = await fs.readdir(directory).catch(() => []);
+    for (const name of names) {
+      if (!beside.some((destination) => isTemporaryOf(destination, name))) continue;
+      const path = NodePath.join(directory, name);
+      const stats = await entryAt(path).catch(() => undefined);
+      if (stats?.isFile() === true && nowMs - stats.mtimeMs > staleTemporaryMs) await discard(path);
+    }
   }
 };
 
@@ -295,6 +302,7 @@ const replaceWith =
     if (current !== replaceOptions.expected) throw changed(path);
     const directory = NodePath.dirname(target);
     await makeDirectories(directory, 0o700);
+    await tidyStaleTemporaries([target, replaceOptions.backupPath], Date.now());
     let mode = 0o600;
     if (current !== undefined) {
       mode = (await fs.stat(target)).mode & 0o7777;
