@@ -473,6 +473,8 @@ describe("lines that are not a tools/call", () => {
   it("a request the SDK answers with params of the wrong shape gets -32602 naming the field, not a -32603 schema dump", async () => {
     for (const [method, params, field] of [
       ["tools/list", '{"cursor":5}', /params\.cursor/],
+      // quire never answers a nextCursor, so any cursor is one it did not issue.
+      ["tools/list", '{"cursor":"page-2"}', /params\.cursor: quire lists every tool in one page/],
       ["initialize", "{}", /params\.protocolVersion/],
     ] as const) {
       const id = server.nextId();

@@ -131,6 +131,20 @@ const firstIssue = (checked: {
     : (checked.error?.issues[0] ?? { path: ["params"], message: "not the expected shape" });
 
 /**
+ * The issue of a `tools/list` that names a cursor. quire lists every tool in one page and
+ * never answers a `nextCursor`, so any cursor is one it did not issue; MCP asks servers to
+ * refuse such a cursor with `-32602` rather than answer a page as if it were valid.
+ */
+const unissuedCursor = (request: JSONRPCRequest): ParamsIssue | undefined =>
+  request.params !== undefined && Object.hasOwn(request.params, "cursor")
+    ? {
+        path: ["params", "cursor"],
+        message:
+          "quire lists every tool in one page and issued no cursor; call tools/list without one",
+      }
+    : undefined;
+
+/**
  * The requests besides `tools/call` that the SDK answers, each with the check of its
  * schema (the first issue, or `undefined`). The SDK answers params of the wrong shape
  * with `-32603` (internal error) and the whole validation report, many lines of JSON, as
@@ -141,7 +155,8 @@ const sdkParamsChecks: Readonly<
   Record<string, (request: JSONRPCRequest) => ParamsIssue | undefined>
 > = {
   initialize: (request) => firstIssue(InitializeRequestSchema.safeParse(request)),
-  "tools/list": (request) => firstIssue(ListToolsRequestSchema.safeParse(request)),
+  "tools/list": (request) =>
+    firstIssue(ListToolsRequestSchema.safeParse(request)) ?? unissuedCursor(request),
   ping: (request) => firstIssue(PingRequestSchema.safeParse(request)),
 };
 
