@@ -296,7 +296,7 @@ export const errorTable = {
     NO_CONDITIONAL_REPLACE: {
       action: "CHECK_CONFIGURATION",
       retryable: false,
-      when: "Startup probe: a write with a wrong If-Match succeeded, or a right one failed.",
+      when: "Startup probe: a write with a wrong If-Match succeeded, a right one failed, or writes are answered without their ETag.",
       remedy: "Use a store that supports conditional replace with If-Match.",
     },
     IF_MATCH_CREATES: {

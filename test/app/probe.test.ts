@@ -256,6 +256,44 @@ describe("probeStore", () => {
     );
   }
 
+  it.effect(
+    "refuses a store that answers every write without its ETag, not as a retryable timeout",
+    () =>
+      Effect.gen(function* () {
+        // The S3 adapters' answer to a 2xx write without an ETag: it took effect, unusably.
+        const { service, base } = fakeStore((inner) => ({
+          put: (key, body, condition, metadata) =>
+            Effect.zipRight(
+              inner.put(key, body, condition, metadata),
+              Effect.fail(storeError("Ambiguous")),
+            ),
+        }));
+        const error = failureOf(yield* runProbe(service));
+        expect(error.code).toBe("INCOMPATIBLE_STORE");
+        expect(error.reason).toBe("NO_CONDITIONAL_REPLACE");
+        expect(error.message).toContain("without the written object's ETag");
+        yield* noProbeKeysLeft(base);
+      }),
+  );
+
+  it.effect("reports one lost response to the first create as a retryable TIMEOUT", () =>
+    Effect.gen(function* () {
+      let puts = 0;
+      const { service, base } = fakeStore((inner) => ({
+        put: (key, body, condition, metadata) =>
+          ++puts === 1
+            ? Effect.zipRight(
+                inner.put(key, body, condition, metadata),
+                Effect.fail(storeError("Ambiguous")),
+              )
+            : inner.put(key, body, condition, metadata),
+      }));
+      const error = failureOf(yield* runProbe(service));
+      expect([error.code, error.reason]).toEqual(["STORAGE_FAILURE", "TIMEOUT"]);
+      yield* noProbeKeysLeft(base);
+    }),
+  );
+
   it.effect("deletes the key when a later step fails with a store error", () =>
     Effect.gen(function* () {
       let reads = 0;

@@ -5,7 +5,7 @@
  * writers both "win" a compare-and-swap of `current` and lose publications, so such a
  * store is refused with `INCOMPATIBLE_STORE` instead of being used.
  */
-import { Effect, Option } from "effect";
+import { Effect, Either, Option } from "effect";
 import { domainError, type DomainError, type ReasonOf } from "../../../domain/errors.js";
 import { IdGenerator } from "../../../ports/IdGenerator.js";
 import {
@@ -23,6 +23,7 @@ const firstBody = encoder.encode("quire probe 1: conditional create\n");
 const secondBody = encoder.encode("quire probe 2: second create must be refused\n");
 const wrongMatchBody = encoder.encode("quire probe 3: stale If-Match must be refused\n");
 const rightMatchBody = encoder.encode("quire probe 4: right If-Match replaces\n");
+const unansweredBody = encoder.encode("quire probe 5: is every write answered without its ETag?\n");
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
   a.length === b.length && a.every((byte, index) => byte === b[index]);
@@ -75,6 +76,39 @@ const wrongEtagFor = (etag: string): string => {
   return etag === candidate ? "fedcba9876543210fedcba9876543210" : candidate;
 };
 
+/**
+ * Fails with `NO_CONDITIONAL_REPLACE` when the probe's first create, answered
+ * `Ambiguous`, did take effect and a conditional replace of it is answered `Ambiguous`
+ * and takes effect too: a store that answers writes without the written object's ETag
+ * (the S3 adapters' `Ambiguous` for a 2xx without one). The protocol replaces `current`
+ * with the ETag its own write returned, so such a store can never be used; reporting it
+ * as a lost response (`TIMEOUT`, retryable) would have the user retry forever. Succeeds
+ * otherwise — the create did not land, or the next write was answered properly (one lost
+ * response) — and the caller reports the create's own failure. Its own store failures
+ * are ignored for the same reason.
+ */
+const refuseUnansweredWrites = (
+  store: ObjectStoreService,
+  key: string,
+): Effect.Effect<void, DomainError> =>
+  Effect.gen(function* () {
+    const landed = yield* store.get(key);
+    if (Option.isNone(landed) || !sameBytes(landed.value.body, firstBody)) return;
+    const again = yield* Effect.either(
+      store.put(key, unansweredBody, { _tag: "IfMatch", etag: landed.value.etag }),
+    );
+    if (Either.isRight(again) || again.left.reason !== "Ambiguous") return;
+    const after = yield* store.get(key);
+    if (Option.isSome(after) && sameBytes(after.value.body, unansweredBody)) {
+      return yield* Effect.fail(
+        incompatible(
+          "NO_CONDITIONAL_REPLACE",
+          `store ${store.identity} failed the compatibility probe: two writes that took effect were answered without the written object's ETag, which a conditional replace needs (${again.left.message})`,
+        ),
+      );
+    }
+  }).pipe(Effect.catchTag("StoreError", () => Effect.void));
+
 /** The probe's steps on one fresh key; the caller deletes the key. */
 const runSteps = (store: ObjectStoreService, key: string): Effect.Effect<void, DomainError> =>
   Effect.gen(function* () {
@@ -83,9 +117,16 @@ const runSteps = (store: ObjectStoreService, key: string): Effect.Effect<void, D
         incompatible(reason, `store ${store.identity} failed the compatibility probe: ${what}`),
       );
 
-    const created = yield* store
-      .put(key, firstBody, { _tag: "IfNoneMatch" })
-      .pipe(Effect.mapError(fromStoreError(store.identity, "conditional create")));
+    const created = yield* store.put(key, firstBody, { _tag: "IfNoneMatch" }).pipe(
+      Effect.tapError((error) =>
+        error.reason === "Ambiguous" ? refuseUnansweredWrites(store, key) : Effect.void,
+      ),
+      Effect.mapError((error) =>
+        error._tag === "StoreError"
+          ? fromStoreError(store.identity, "conditional create")(error)
+          : error,
+      ),
+    );
 
     const secondCreate = yield* store.put(key, secondBody, { _tag: "IfNoneMatch" }).pipe(
       Effect.as(true),
