@@ -131,6 +131,20 @@ const errnoOf = (cause: unknown): string =>
 
 /** `wx`: create, fail if it exists. */
 const createFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+/**
+ * How a version file is opened for reading. The listing classified it as a regular file,
+ * but another process may replace it before the open: a symlink is then refused (ELOOP)
+ * instead of followed out of the store, and a FIFO opens without waiting for a writer
+ * (and is refused by the stat that follows) instead of blocking the call forever.
+ */
+const versionReadFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * The failure of reading a version that turned out not to be a regular file, with BSD's
+ * errno name for it (Linux has none), which {@link mapError} maps to `Corrupt`.
+ */
+const notRegularFile = (): Error =>
+  Object.assign(new Error("not a regular file"), { code: "EFTYPE" });
 
 const call = <A>(op: string, f: () => Promise<A>): Effect.Effect<A, FsFault> =>
   Effect.tryPromise({ try: f, catch: (cause) => new FsFault({ op, code: errnoOf(cause) }) });
@@ -150,8 +164,8 @@ export type WritePhase = "beforeCommit" | "afterCommit";
 /**
  * The single mapping of node errno codes to store reasons. After the commit point
  * every failure is `Ambiguous` (the new version may be visible already); before it:
- * ENOENT → NotFound, EACCES/EPERM/EROFS → AccessDenied, ENOTDIR/EISDIR/ELOOP (something
- * foreign in the store tree) and ERR_FS_FILE_TOO_LARGE (an object over 2 GiB, which no
+ * ENOENT → NotFound, EACCES/EPERM/EROFS → AccessDenied, ENOTDIR/EISDIR/ELOOP/EFTYPE
+ * (something foreign in the store tree) and ERR_FS_FILE_TOO_LARGE (an object over 2 GiB, which no
  * read can return) → Corrupt, anything else (ENOSPC, EDQUOT, EIO, EMFILE,
  * ENAMETOOLONG, …) → Unavailable. The message names the operation and the code, never
  * the path or key.
@@ -167,6 +181,7 @@ export const mapError = (op: string, code: string, phase: WritePhase): StoreErro
           : code === "ENOTDIR" ||
               code === "EISDIR" ||
               code === "ELOOP" ||
+              code === "EFTYPE" ||
               // A version over 2 GiB cannot be read at all: no retry helps.
               code === "ERR_FS_FILE_TOO_LARGE"
             ? "Corrupt"
@@ -400,9 +415,11 @@ const makeService = (
     readCurrent(key, (file, version) =>
       call("read object", async () => {
         // The inode of the very file read: a forgotten key's version names are reused.
-        const handle = await fs.open(file, "r");
+        const handle = await fs.open(file, versionReadFlags);
         try {
-          const { ino, size, mtimeMs } = await handle.stat();
+          const stat = await handle.stat();
+          if (!stat.isFile()) throw notRegularFile();
+          const { ino, size, mtimeMs } = stat;
           return { buffer: await handle.readFile(), localFile: { path: file, ino, size, mtimeMs } };
         } finally {
           await handle.close();

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
@@ -422,6 +422,73 @@ describe("file object store", () => {
         yield* make({ root });
         expect(yield* Effect.promise(() => entriesOf(elsewhere))).toEqual([...names].sort());
       }),
+  );
+
+  it.effect(
+    "a version replaced by a FIFO or a symlink while it is read: the read fails as Corrupt, never blocks or reads outside",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* Effect.promise(freshRoot);
+        const store = yield* make({ root });
+        yield* store.put("k", text("the body"), unconditional);
+        const scratch = path.dirname(root);
+        const { version, fifo, copy } = yield* Effect.promise(async () => {
+          const files = await fs.readdir(root, { recursive: true, withFileTypes: true });
+          const found = files.filter((d) => d.isFile() && /\/k@?\//.test(`/${d.parentPath}/`));
+          expect(found.length).toBe(1);
+          const names = {
+            version: path.join(found[0]!.parentPath, found[0]!.name),
+            fifo: path.join(scratch, "fifo"),
+            copy: path.join(scratch, "copy"),
+          };
+          execFileSync("mkfifo", [names.fifo]);
+          await fs.copyFile(names.version, names.copy);
+          await fs.writeFile(path.join(scratch, "outside"), "outside the store");
+          return names;
+        });
+        // Another process swaps, as fast as it can, a FIFO, a symlink leading out of the
+        // store or the real file under the version's name, each atomically.
+        const swapper = spawn(
+          process.execPath,
+          [
+            "-e",
+            `const fs = require("node:fs");
+            const [version, fifo, copy, outside] = process.argv.slice(1);
+            process.stdout.write("swapping\\n");
+            for (let round = 0; ; round++) {
+              const staged = version + ".swap";
+              const kind = round % 3;
+              if (kind === 1) fs.symlinkSync(outside, staged);
+              else fs.linkSync(kind === 0 ? fifo : copy, staged);
+              fs.renameSync(staged, version);
+            }`,
+            version,
+            fifo,
+            copy,
+            path.join(scratch, "outside"),
+          ],
+          { stdio: ["ignore", "pipe", "ignore"] },
+        );
+        yield* Effect.promise(() => new Promise((resolve) => swapper.stdout.once("data", resolve)));
+        const answers = new Set<string>();
+        yield* Effect.gen(function* () {
+          // Until a read met a swapped-in file, with enough reads for every kind to turn up.
+          for (let read = 0; read < 300 || (!answers.has("Corrupt") && read < 5000); read++) {
+            const got = yield* Effect.either(store.get("k"));
+            answers.add(
+              Either.isLeft(got)
+                ? got.left.reason
+                : Option.isSome(got.right)
+                  ? new TextDecoder().decode(got.right.value.body)
+                  : "none",
+            );
+          }
+        }).pipe(Effect.ensuring(Effect.sync(() => swapper.kill("SIGKILL"))));
+        // Some reads met a swapped-in file (the race was exercised); none met anything else.
+        expect(answers).toContain("Corrupt");
+        for (const answer of answers) expect(["the body", "Corrupt"]).toContain(answer);
+      }),
+    20_000,
   );
 
   it.effect("a root that cannot be a directory: make fails, layer refuses every call", () =>
