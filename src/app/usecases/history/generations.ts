@@ -34,11 +34,21 @@ type Located =
       readonly _tag: "Found";
       readonly checkpoint: PackDescriptor;
       readonly increments: ReadonlyArray<PackDescriptor>;
+      /** The generation of the state found (see packedAtOrBefore). */
+      readonly generation: number;
     }
   | { readonly _tag: "Pruned" }
   | { readonly _tag: "Unknown"; readonly why: string };
 
-const locate = (manifest: Manifest, generation: number): Located => {
+/**
+ * Where the publication at `asked` is in `manifest`. With `checkpoints`, where the
+ * notebook's state at `asked` is: at the newest pack at or before it (packedAtOrBefore),
+ * a chain's checkpoint included, so a checkpoint's generation is found too.
+ */
+const locate = (manifest: Manifest, asked: number, checkpoints: boolean): Located => {
+  const packed = checkpoints ? packedAtOrBefore(manifest, asked) : asked;
+  if (packed === undefined) return { _tag: "Pruned" };
+  const generation = asked > manifest.generation ? asked : packed;
   if (generation > manifest.generation)
     return { _tag: "Unknown", why: `the notebook is at generation ${manifest.generation}` };
   const chains: ReadonlyArray<PackChain> = [
@@ -49,18 +59,37 @@ const locate = (manifest: Manifest, generation: number): Located => {
   for (const chain of chains) {
     oldest = Math.min(oldest, chain.checkpoint.generation);
     // The notebook's first publication is the first chain's checkpoint.
-    if (chain.checkpoint.generation === generation && generation === 1)
-      return { _tag: "Found", checkpoint: chain.checkpoint, increments: [] };
+    if (chain.checkpoint.generation === generation && (generation === 1 || checkpoints))
+      return { _tag: "Found", checkpoint: chain.checkpoint, increments: [], generation };
     const at = chain.increments.findIndex((d) => d.generation === generation);
     if (at >= 0)
       return {
         _tag: "Found",
         checkpoint: chain.checkpoint,
         increments: chain.increments.slice(0, at + 1),
+        generation,
       };
   }
   if (generation < oldest || (generation === oldest && oldest > 1)) return { _tag: "Pruned" };
   return { _tag: "Unknown", why: "it is a checkpoint's generation, not a publication" };
+};
+
+/**
+ * The newest generation at or before `generation` that a pack of `manifest` holds (a
+ * publication's increment, or a checkpoint's state), undefined when every pack is newer.
+ * The notebook's state at `generation` is that generation's: only publications change
+ * it, each one is an increment of a chain, and the chains kept join without a gap — a
+ * checkpoint's swap, the generation a pull reports after the commit that made it, adds
+ * a generation and no pack.
+ */
+const packedAtOrBefore = (manifest: Manifest, generation: number): number | undefined => {
+  let found: number | undefined;
+  const chains = [{ checkpoint: manifest.checkpoint, increments: manifest.increments }];
+  for (const chain of [...chains, ...manifest.retained])
+    for (const pack of [chain.checkpoint, ...chain.increments])
+      if (pack.generation <= generation && (found === undefined || pack.generation > found))
+        found = pack.generation;
+  return found;
 };
 
 const pruned = (generation: number): DomainError =>
@@ -102,6 +131,28 @@ export const publicationStates = (
   ctx: RemoteContext,
   generation: number,
   copy?: { readonly generation: number; readonly head: string },
+): Effect.Effect<PublicationStates, DomainError> => statesAround(ctx, generation, copy, false);
+
+/**
+ * The notebook (path → content id) at `generation`, for `restore`: as publicationStates'
+ * `after`, and also at a checkpoint's generation, which is no publication but is a state
+ * the notebook was in — the generation a pull or status reports after the commit that
+ * made the checkpoint, and so the one a person asks to go back to. Its content gone is
+ * GENERATION_PRUNED, whether it was a publication's or a checkpoint's.
+ */
+export const notebookStateAt = (
+  ctx: RemoteContext,
+  generation: number,
+  copy: { readonly generation: number; readonly head: string },
+): Effect.Effect<ReadonlyMap<string, string>, DomainError> =>
+  statesAround(ctx, generation, copy, true).pipe(Effect.map(({ after }) => after));
+
+/** publicationStates, or with `checkpoints` notebookStateAt's states. */
+const statesAround = (
+  ctx: RemoteContext,
+  generation: number,
+  copy: { readonly generation: number; readonly head: string } | undefined,
+  checkpoints: boolean,
 ): Effect.Effect<PublicationStates, DomainError> =>
   Effect.gen(function* () {
     let previousEtag: Option.Option<string> | undefined;
@@ -113,7 +164,7 @@ export const publicationStates = (
         return yield* Effect.fail(historyPackMissing);
       const located: Located = Option.isNone(manifest)
         ? { _tag: "Unknown", why: "nothing is published yet" }
-        : locate(manifest.value, generation);
+        : locate(manifest.value, generation, checkpoints);
       const notAPublication = (why: string) =>
         Effect.fail(
           domainError({
@@ -122,6 +173,8 @@ export const publicationStates = (
             message: `Generation ${generation} is not a publication (${why}); quire log lists the publications.`,
           }),
         );
+      // A state asked for (checkpoints too): gone is gone, whatever was at GEN.
+      if (located._tag === "Pruned" && checkpoints) return yield* Effect.fail(pruned(generation));
       if (located._tag === "Pruned")
         return yield* (yield* recordedAsPublication(ctx, generation))
           ? Effect.fail(pruned(generation))
@@ -133,7 +186,7 @@ export const publicationStates = (
         previousEtag = etag;
         continue;
       }
-      return yield* replayed(packs, generation);
+      return yield* replayed(packs, located.generation);
     }
   });
 

@@ -17,7 +17,7 @@ import { runMerge } from "../pull/mergeRun.js";
 import { filesWithBlocks } from "../shared/markerBlocks.js";
 import { withoutHeld } from "../../../domain/treeDiff.js";
 import { materialise } from "../workingCopy/rewrite.js";
-import { publicationStates } from "./generations.js";
+import { notebookStateAt, publicationStates } from "./generations.js";
 import { unpublished } from "./status.js";
 
 /**
@@ -258,7 +258,7 @@ export const restoreFiles = (
   Effect.gen(function* () {
     const { state, scan, local, changes, issues, skipped } = yield* unpublished(call);
     const refused = inTheWay(issues, skipped);
-    const { after } = yield* publicationStates(call, generation, state);
+    const after = yield* notebookStateAt(call, generation, state);
     const named = atOrBelowOneOf(files);
     const paths = [...new Set([...after.keys(), ...local.keys()])]
       .filter(named)
