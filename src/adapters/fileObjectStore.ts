@@ -774,7 +774,16 @@ const makeService = (
               const key = keyPrefix + segment.value;
               // A foreign directory deep enough to exceed the key length is not a key.
               if (!key.startsWith(prefix) || Either.isLeft(keySegments(key))) continue;
-              const info = yield* head(key);
+              // A key whose current version is no file (a symlink, a FIFO, a marker above
+              // every version: put there by hand) is left out, as foreign names are: one
+              // such key must not fail every listing of its prefix — writers would stop
+              // seeing each other's staged publications, and cleanup would stop.
+              const info = yield* head(key).pipe(
+                Effect.catchIf(
+                  (error) => error.reason === "Corrupt",
+                  () => Effect.succeed(Option.none<ObjectInfo>()),
+                ),
+              );
               if (Option.isSome(info)) found.push(info.value);
             } else {
               const segment = decodeSegment(entry.name);

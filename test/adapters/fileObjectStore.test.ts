@@ -372,6 +372,34 @@ describe("file object store", () => {
     }),
   );
 
+  it.effect(
+    "a key whose current version is no file is left out of a listing, not fatal to it",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* Effect.promise(freshRoot);
+        const store = yield* make({ root });
+        yield* store.put("staging/a", text("a"), ifNoneMatch);
+        yield* store.put("staging/c", text("c"), ifNoneMatch);
+        const staging = path.join(root, "objects", "staging");
+        // Planted by hand (or a hostile process): a symlink and a marker above every version.
+        yield* Effect.promise(async () => {
+          await fs.mkdir(path.join(staging, "b@"));
+          await fs.symlink("/dev/zero", path.join(staging, "b@", "1"));
+          await fs.mkdir(path.join(staging, "bb@"));
+          await fs.writeFile(path.join(staging, "bb@", "1"), "x");
+          await fs.writeFile(path.join(staging, "bb@", "p5"), "");
+        });
+        // One broken key must not blind every listing of its prefix (staged publications).
+        expect((yield* store.list("staging/")).map((i) => i.key)).toEqual([
+          "staging/a",
+          "staging/c",
+        ]);
+        // Read directly, it is still reported as corrupt.
+        const read = yield* Effect.either(store.get("staging/b"));
+        expect(Either.isLeft(read) && read.left.reason).toBe("Corrupt");
+      }),
+  );
+
   it.effect("removes temp files orphaned by dead writers when opened, keeps fresh ones", () =>
     Effect.gen(function* () {
       const root = yield* Effect.promise(freshRoot);
