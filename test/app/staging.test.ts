@@ -471,3 +471,45 @@ describe("probeStaged: a writer that is not contending", () => {
     expect(left).toEqual([live]);
   });
 });
+
+describe("staged publications: a commit answered PUBLICATION_UNKNOWN", () => {
+  it("leaves no record behind that could land later and turn its writer's next commit into a conflict with itself", async () => {
+    let failNextSwap = false;
+    const { hosts, store } = fleet(2, (key, method) => {
+      if (method !== "put" || key !== "current" || !failNextSwap) return undefined;
+      failNextSwap = false;
+      return { when: "before", reason: "Unavailable" };
+    });
+    await seeded(hosts);
+    const [a, b] = hosts;
+    if (a === undefined || b === undefined) throw new Error("no host");
+    for (const host of hosts) stage(host.identity);
+    // A's swap fails and nobody moves `current` within its patience: its fate is unknown.
+    a.write("/ws/a/a.md", "1\n");
+    failNextSwap = true;
+    const first = failureOf(await Effect.runPromise(commitExit(a.notebook, "a 1")));
+    expect([first.code, first.reason]).toEqual(["STORAGE_FAILURE", "PUBLICATION_UNKNOWN"]);
+    // Withdrawn before the answer, not after it.
+    expect(await Effect.runPromise(store.list(stagingPrefix))).toEqual([]);
+    await Effect.runPromise(tidyUpsDone);
+    // Its writer goes on editing the same file and commits again while another writer's
+    // round on the same state runs: the other round must not accept A's first record
+    // (left out of A's own second one, which then loses to it and conflicts with itself).
+    a.write("/ws/a/a.md", "1\n2\n");
+    b.write("/ws/a/b.md", "b\n");
+    const [eb, ea] = await Effect.runPromise(
+      Effect.all(
+        [commitExit(b.notebook, "b"), Effect.delay(commitExit(a.notebook, "a 2"), "40 millis")],
+        {
+          concurrency: "unbounded",
+        },
+      ),
+    );
+    const codeOf = (exit: Exit.Exit<SyncReport, DomainError>) =>
+      Exit.isSuccess(exit) ? "OK" : `${failureOf(exit).code}/${failureOf(exit).reason}`;
+    expect([codeOf(ea), codeOf(eb)]).toEqual(["OK", "OK"]);
+    expect(a.read("/ws/a/a.md")).toBe("1\n2\n");
+    await pull(b.notebook);
+    expect(b.read("/ws/a/a.md")).toBe("1\n2\n");
+  });
+});

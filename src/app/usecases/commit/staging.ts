@@ -543,7 +543,14 @@ export const stagedSwap = <E>(
         ? Effect.fail(failure)
         : watchCurrent(store, base, input.etag, patienceMs, latencyMs).pipe(
             Effect.flatMap((seen): Effect.Effect<StagedOutcome, DomainError> => {
-              if (Option.isNone(seen)) return Effect.fail(unknownFate);
+              // Withdrawn before answering: a record left alive could land in another
+              // writer's swap after the answer, while its writer's next commit (the same
+              // edits and more, staged on the same state) is left out of that swap as
+              // overlapping it, and then conflicts with its own earlier text.
+              if (Option.isNone(seen))
+                return input.store
+                  .delete(key, { forever: true })
+                  .pipe(Effect.ignore, Effect.zipRight(Effect.fail(unknownFate)));
               return concluded(seen.value).pipe(
                 Effect.flatMap((fate) =>
                   fate._tag === "Included"
