@@ -513,3 +513,38 @@ describe("staged publications: a commit answered PUBLICATION_UNKNOWN", () => {
     expect(b.read("/ws/a/a.md")).toBe("1\n2\n");
   });
 });
+
+describe("staged publications: a record its writer could not withdraw", () => {
+  it("is withdrawn by the copy's next commit, which neither waits for it nor lets it land later", async () => {
+    let failNextSwap = false;
+    let failDeletes = false;
+    const { hosts, store } = fleet(2, (key, method) => {
+      // The withdrawal fails too: the record stays, as after a kill while staged.
+      if (failDeletes && method === "delete" && key.startsWith(stagingPrefix))
+        return { when: "before", reason: "Unavailable" };
+      if (method !== "put" || key !== "current" || !failNextSwap) return undefined;
+      failNextSwap = false;
+      return { when: "before", reason: "Unavailable" };
+    });
+    await seeded(hosts);
+    const [a, b] = hosts;
+    if (a === undefined || b === undefined) throw new Error("no host");
+    for (const host of hosts) stage(host.identity);
+    a.write("/ws/a/a.md", "1\n");
+    failNextSwap = true;
+    failDeletes = true;
+    const first = failureOf(await Effect.runPromise(commitExit(a.notebook, "a 1")));
+    expect([first.code, first.reason]).toEqual(["STORAGE_FAILURE", "PUBLICATION_UNKNOWN"]);
+    await Effect.runPromise(tidyUpsDone);
+    expect(await Effect.runPromise(store.list(stagingPrefix))).toHaveLength(1);
+    failDeletes = false;
+    a.write("/ws/a/a.md", "1\n2\n");
+    const second = await Effect.runPromise(commitExit(a.notebook, "a 2"));
+    expect(Exit.isSuccess(second)).toBe(true);
+    await Effect.runPromise(tidyUpsDone);
+    // The stale record is gone (its state was the one the next commit staged on).
+    expect(await Effect.runPromise(store.list(stagingPrefix))).toEqual([]);
+    await pull(b.notebook);
+    expect(b.read("/ws/a/a.md")).toBe("1\n2\n");
+  });
+});

@@ -25,6 +25,7 @@ import { conflictError, knownView, synchronise } from "../pull/pull.js";
 import { scanTree } from "../workingCopy/settle.js";
 import { scanWorkingCopy } from "../workingCopy/workingCopy.js";
 import { attemptOnce, type Round, type ScannedCopy } from "./attempt.js";
+import { withdrawStaged } from "./staging.js";
 import type { Committed } from "./completion.js";
 
 export type { Committed } from "./completion.js";
@@ -110,6 +111,18 @@ const recoverFirst = (
         Effect.annotateLogs({ recoveryRequired: state.recoveryRequired, unsettled }),
       );
       const resynchronised = yield* synchronise(call);
+      // The earlier commit did not land (yet): its staged record, if still alive on the
+      // state this commit starts from, goes before this commit stages the same edits.
+      if (
+        Option.isSome(intent) &&
+        intent.value.publication !== null &&
+        Option.isNone(resynchronised.completed)
+      )
+        yield* withdrawStaged(
+          call.store,
+          resynchronised.state.generation,
+          intent.value.publication,
+        );
       if (unsettled) yield* clearIntent(call);
       if (resynchronised.conflicts.length > 0)
         return yield* Effect.fail(conflictError(resynchronised.conflicts, { _tag: "Commit" }));

@@ -137,6 +137,31 @@ export const probeStaged = (
     Effect.ignore,
   );
 
+/**
+ * Deletes the records staged on the state at `generation` whose first publication is
+ * `publicationId`: a copy's earlier commit whose fate its writer never learned (killed
+ * while staged, or its own withdrawal failed). Left alive, such a record can still land
+ * in another writer's swap while the copy's next commit — the same edits and more,
+ * staged on the same state — is left out of that swap as overlapping it, then conflicts
+ * with its own earlier text; and that commit would wait for it as for an older writer.
+ * Never fails: best effort, as every cleanup of `staging/`.
+ */
+export const withdrawStaged = (
+  store: ObjectStoreService,
+  generation: number,
+  publicationId: string,
+): Effect.Effect<void> =>
+  store.list(stagingPrefixFor(generation)).pipe(
+    Effect.flatMap((listed) =>
+      Effect.forEach(
+        listed.filter((info) => info.key.endsWith(`-${publicationId}`)),
+        (info) => store.delete(info.key, { forever: true }).pipe(Effect.ignore),
+        { discard: true },
+      ),
+    ),
+    Effect.ignore,
+  );
+
 /** How many states back a staged record still tells that its writer contends. */
 const recentBases = 64;
 
