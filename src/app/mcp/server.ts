@@ -499,9 +499,14 @@ export const makeMcpServer = (
     const connect = (transport: Transport): Promise<void> => {
       const send = transport.send.bind(transport);
       transport.send = async (message, options) => {
-        await send(message, options);
         const answered = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
-        if (answered && message.id !== undefined) settle(message.id);
+        try {
+          await send(message, options);
+        } finally {
+          // An answer that could not be written (the host closed stdout) is as over for
+          // drain as one written: waiting on it would only hold the stop.
+          if (answered && message.id !== undefined) settle(message.id);
+        }
       };
       return server.connect(transport);
     };

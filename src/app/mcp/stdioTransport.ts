@@ -143,11 +143,23 @@ export class StdioLineTransport implements Transport {
     return Promise.resolve();
   }
 
-  /** Writes one message as a line; resolves once the stream accepted it (after `drain` if it was full). */
+  /**
+   * Writes one message as a line; resolves once the stream has written it, and rejects
+   * when it cannot be: the stream failed (EPIPE: the host closed its end) or was closed.
+   * Waiting for `drain` instead never settled once the stream had failed, and the stop
+   * then waited out its whole grace period for an answer that could never be sent.
+   */
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.output.write(`${JSON.stringify(message)}\n`)) resolve();
-      else this.output.once("drain", resolve);
+    return new Promise((resolve, reject) => {
+      const output = this.output;
+      if (output.destroyed || output.writableEnded) {
+        reject(new Error("the output stream is closed"));
+        return;
+      }
+      output.write(`${JSON.stringify(message)}\n`, (error) => {
+        if (error === null || error === undefined) resolve();
+        else reject(error);
+      });
     });
   }
 
