@@ -63,7 +63,8 @@ const texts: { readonly [T in HelpTopic]: string } = {
 Serves the notebook to one MCP host over stdio. Without --workspace-root it creates a
 session directory ($TMPDIR/quire-<random>/notebook) and that is the notebook directory;
 with it, the workspace root is the notebook directory and tool calls may name another
-working copy below it. SIGINT/SIGTERM stop taking calls and let calls in flight finish.
+working copy below it. SIGINT/SIGTERM/SIGHUP stop taking calls and let calls in flight
+finish.
 
 The serve processes of one store, this user and this host (with the same credentials)
 share one of them: the first one runs the others' calls too, so their commits publish

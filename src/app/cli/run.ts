@@ -181,7 +181,7 @@ const reapEndedSessions = (
 
 /**
  * Once `serve` has stopped serving, the process only ends its session and releases what
- * it holds (locks, the session's record), then exits: a SIGINT/SIGTERM from then on
+ * it holds (locks, the session's record), then exits: a SIGINT/SIGTERM/SIGHUP from then on
  * (hosts close stdin and signal at once) must not cut that short, so they are ignored
  * until the exit. Installed while serveStdio's own handlers are still there.
  */
@@ -189,6 +189,7 @@ const absorbLateSignals: Effect.Effect<void> = Effect.sync(() => {
   const ignore = () => undefined;
   process.on("SIGINT", ignore);
   process.on("SIGTERM", ignore);
+  process.on("SIGHUP", ignore);
 });
 
 /**

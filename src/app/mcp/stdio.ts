@@ -1,6 +1,6 @@
 /**
  * `quire serve`'s transport loop: the MCP server on stdio until the host closes stdin
- * or the process gets SIGINT/SIGTERM, then a graceful stop. Stdout carries only
+ * or the process gets SIGINT/SIGTERM/SIGHUP, then a graceful stop. Stdout carries only
  * JSON-RPC (the transport writes nothing else; logs go to stderr).
  */
 import { Deferred, Effect } from "effect";
@@ -12,11 +12,12 @@ import { StdioLineTransport } from "./stdioTransport.js";
 
 /**
  * Serves MCP over the process's stdin/stdout until stopped. On the first SIGINT,
- * SIGTERM, end of stdin, stdout failure or transport close: stop taking calls (also other
+ * SIGTERM, SIGHUP (a closed terminal; Node's default would kill the process before it
+ * ends its session), end of stdin, stdout failure or transport close: stop taking calls (also other
  * serve processes' calls, when this one runs them), let the calls in flight finish for
  * up to `graceMs` (then interrupt them; the use cases keep their critical sections
  * uninterruptible), close the server, run `afterStop` and succeed. A second signal
- * (SIGINT/SIGTERM after a SIGINT/SIGTERM) during that wait exits at once with 130/143;
+ * (one of the three after one of them) during that wait exits at once with 130/143/129;
  * a signal that follows another cause (hosts often close stdin and signal together) or
  * arrives while `afterStop` runs does not interrupt anything: the process still ends
  * with `afterStop` done (it must be short: the session directory's check).
@@ -35,19 +36,21 @@ export const serveStdio = <R = never>(
       // `draining`: waiting for calls in flight, when a second signal forces the exit.
       let stage: "serving" | "draining" | "ending" = "serving";
       let signals = 0;
-      const onSignal = (name: "SIGINT" | "SIGTERM", code: number) => () => {
+      const onSignal = (name: "SIGINT" | "SIGTERM" | "SIGHUP", code: number) => () => {
         signals += 1;
         if (signals > 1 && stage === "draining") process.exit(code);
         requestStop(name);
       };
       const onSigint = onSignal("SIGINT", 130);
       const onSigterm = onSignal("SIGTERM", 143);
+      const onSighup = onSignal("SIGHUP", 129);
       const onStdinEnd = () => requestStop("stdin closed");
       const onStdoutError = () => requestStop("stdout failed");
       yield* Effect.acquireRelease(
         Effect.sync(() => {
           process.on("SIGINT", onSigint);
           process.on("SIGTERM", onSigterm);
+          process.on("SIGHUP", onSighup);
           process.stdin.on("end", onStdinEnd);
           process.stdout.on("error", onStdoutError);
         }),
@@ -55,6 +58,7 @@ export const serveStdio = <R = never>(
           Effect.sync(() => {
             process.off("SIGINT", onSigint);
             process.off("SIGTERM", onSigterm);
+            process.off("SIGHUP", onSighup);
             process.stdin.off("end", onStdinEnd);
             process.stdout.off("error", onStdoutError);
           }),
