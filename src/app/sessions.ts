@@ -182,8 +182,11 @@ const withoutResolvedRoot = ({
   ...rest
 }: Services["options"]): Services["options"] => rest;
 
-/** What became of one ended session. */
-type Reaped = "removed" | "kept" | "live";
+/**
+ * What became of one ended session; `gone`: another start reaped it between this one's
+ * listing and its taking the lock (counted nowhere: nothing was left to do).
+ */
+type Reaped = "removed" | "kept" | "live" | "gone";
 
 /**
  * Reaps one session whose lock this process now holds (see the module comment). Fails
@@ -254,7 +257,11 @@ const reapOne = (
         yield* fs.removeFile(join(sessionsDirectory(options.privateRoot), name));
       // A lock without a record: its process died between the two; nothing else exists.
       if (!hasRecord) return "removed";
-      const text = yield* fs.readFile(recordFile(options.privateRoot, id));
+      const read = yield* Effect.either(fs.readFile(recordFile(options.privateRoot, id)));
+      // Another start, reaping at the same time, removed the session and its record
+      // (then freed its lock) after this one listed it: not a failure.
+      if (Either.isLeft(read) && read.left.reason === "NotFound") return "gone";
+      const text = yield* read;
       const parsed = parseStrictJson(new TextDecoder().decode(text));
       const record = parsed.ok ? decodeRecord(parsed.value) : Option.none();
       if (Option.isNone(record)) return "kept";
@@ -345,8 +352,9 @@ export const reapSessions = (
       const outcome = yield* Effect.uninterruptible(
         Effect.either(reapOne(services, id, records.has(id), recordTemps.get(id) ?? [])),
       );
-      if (Either.isRight(outcome)) counts[outcome.right] += 1;
-      else {
+      if (Either.isRight(outcome)) {
+        if (outcome.right !== "gone") counts[outcome.right] += 1;
+      } else {
         counts.failed += 1;
         yield* Effect.logWarning("could not reap an ended session").pipe(
           Effect.annotateLogs({ session: id, reason: outcome.left.reason }),

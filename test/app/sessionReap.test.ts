@@ -74,6 +74,42 @@ describe("reaping an ended session", () => {
     expect(vol.existsSync(`/private/sessions/${id}.json`)).toBe(true);
   });
 
+  it("a session another start reaped between the listing and the lock is not a failure", async () => {
+    // Several serve starts reap at once: one lists a dead session, another removes it
+    // whole (directory, record, lock), then the first takes the free lock and finds no
+    // record. That once counted as failed, with a warning that nothing could be reaped.
+    const store = memoryStore.make();
+    const { service: fs, vol } = memFs.make({ "/tmp/.keep": "" });
+    vol.mkdirSync(notebookDirectory, { recursive: true });
+    await Effect.runPromise(
+      Effect.scoped(claimSession(fs, "/private", id, notebookDirectory, store.identity)),
+    );
+    const racing: FileSystemService = {
+      ...fs,
+      lock: (path, timeoutMs) =>
+        Effect.suspend(() => {
+          if (path === `/private/sessions/${id}.lock`) {
+            vol.rmSync(session, { recursive: true, force: true });
+            vol.rmSync(`/private/sessions/${id}.json`, { force: true });
+          }
+          return fs.lock(path, timeoutMs);
+        }),
+    };
+    const options = {
+      privateRoot: "/private",
+      workspaceRoot: notebookDirectory,
+      notebookDirectory,
+    };
+    const report = await Effect.runPromise(
+      reapSessions(
+        { store, fs: racing, ids: ids.make(), options: { ...baseOptions, ...options } },
+        undefined,
+      ),
+    );
+    expect(report).toMatchObject({ removed: 0, kept: 0, live: 0, failed: 0 });
+    expect(vol.readdirSync("/private/sessions")).toEqual([]);
+  });
+
   it("removes what killed processes left of their locks and records, never a live one's", async () => {
     // A start's reaper steals a dead session's lock by renaming it aside and deleting
     // it; killed in between, it left `<id>.lock.stale-<hex>` that nothing removed.
