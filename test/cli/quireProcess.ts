@@ -40,7 +40,9 @@ export const makeSandbox = (): Sandbox => {
     Object.entries(process.env).filter(
       (entry): entry is [string, string] =>
         entry[1] !== undefined &&
-        !/^(QUIRE_|AWS_|LOG_LEVEL$|NO_COLOR$|XDG_|TMPDIR$|HOME$)/.test(entry[0]),
+        !/^(QUIRE_|AWS_|LOG_LEVEL$|NO_COLOR$|XDG_|TMPDIR$|HOME$|CODEX_HOME$|CLAUDE_CONFIG_DIR$|GEMINI_CLI_HOME$)/.test(
+          entry[0],
+        ),
     ),
   );
   return {

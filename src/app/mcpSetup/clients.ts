@@ -86,11 +86,13 @@ export const clients: ReadonlyArray<Client> = [
     name: "claude-code",
     label: "Claude Code",
     scopes: ["user", "project"],
-    // user: the top-level mcpServers of ~/.claude.json; project: .mcp.json at the project root.
+    // user: the top-level mcpServers of ~/.claude.json, or $CLAUDE_CONFIG_DIR/.claude.json
+    // when that is set (Claude Code then reads only that one); project: .mcp.json at the
+    // project root.
     target: (scope, place) => ({
       path:
         scope === "user"
-          ? NodePath.join(place.home, ".claude.json")
+          ? NodePath.join(absoluteEnv(place, "CLAUDE_CONFIG_DIR") ?? place.home, ".claude.json")
           : NodePath.join(place.cwd, ".mcp.json"),
       format: "json",
       entryPath: mcpServersPath,
@@ -119,8 +121,13 @@ export const clients: ReadonlyArray<Client> = [
     name: "gemini",
     label: "Gemini CLI",
     scopes: ["user", "project"],
+    // Gemini CLI takes $GEMINI_CLI_HOME, when set, as the home its .gemini directory is in.
     target: (scope, place) => ({
-      path: NodePath.join(scope === "user" ? place.home : place.cwd, ".gemini", "settings.json"),
+      path: NodePath.join(
+        scope === "user" ? (absoluteEnv(place, "GEMINI_CLI_HOME") ?? place.home) : place.cwd,
+        ".gemini",
+        "settings.json",
+      ),
       format: "json",
       entryPath: mcpServersPath,
     }),
