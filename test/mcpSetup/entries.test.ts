@@ -4,6 +4,7 @@
  * original file back byte for byte, and a file that does not parse is refused.
  */
 import { Either } from "effect";
+import { type ParseError, parse } from "jsonc-parser";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { readJsonEntry, removeJsonEntry, setJsonEntry } from "../../src/app/mcpSetup/jsonEntry.js";
@@ -122,6 +123,46 @@ describe("JSON with comments", () => {
     for (const before of Object.values(jsonFixtures))
       expect(ok(removeJsonEntry(before, path))).toBe(before);
   });
+
+  // A hand-written file may put the comma on the next line (comma-first style) or a
+  // comment between a member and its comma: uninstall left a comma with no member
+  // (`{\n  , "b": 1\n}`, a file the client can no longer read) and said "removed", or
+  // dropped the comment before our entry.
+  it.each([
+    [
+      "the comma first on the next line",
+      '{"mcpServers": {\n  "quire": {"command": "q"}\n  , "b": 1\n}}',
+    ],
+    [
+      "a comment before the comma",
+      '{"mcpServers": {\n  "quire": {"command": "q"} /* y */ ,\n  "b": 1\n}}',
+    ],
+    [
+      "a comment after the comma before it",
+      '{"mcpServers": {"a": 0, /* x */ "quire": {"command": "q"}}}',
+    ],
+    [
+      "a comment line between",
+      '{"mcpServers": {\n  "a": 0\n  // keep\n  , "quire": {"command": "q"}\n}}',
+    ],
+  ])(
+    "removes our entry and one comma, keeping the rest valid and every comment: %s",
+    (_, before) => {
+      const after = ok(removeJsonEntry(before, path));
+      const errors: Array<ParseError> = [];
+      const value: unknown = parse(after, errors, { allowTrailingComma: true });
+      expect(errors).toEqual([]);
+      const expected: unknown = parse(before, [], { allowTrailingComma: true });
+      if (typeof expected === "object" && expected !== null && "mcpServers" in expected) {
+        const servers = expected.mcpServers;
+        if (typeof servers === "object" && servers !== null)
+          Reflect.deleteProperty(servers, "quire");
+      }
+      expect(value).toEqual(expected);
+      for (const comment of before.match(/\/\*[^*]*\*\/|\/\/.*/g) ?? [])
+        expect(after).toContain(comment);
+    },
+  );
 
   it.each([
     ["a syntax error", '{ "mcpServers": { "a": 1 '],

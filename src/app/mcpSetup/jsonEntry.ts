@@ -16,6 +16,7 @@ import {
   parseTree,
   printParseErrorCode,
 } from "jsonc-parser";
+import { sameValue } from "./sameValue.js";
 
 /** Why a configuration file cannot be read or edited; `message` is for the person. */
 export interface EntryProblem {
@@ -252,7 +253,9 @@ export const setJsonEntry = (
 /**
  * The text without the entry at `path` (and the comma that separated it); the same text
  * when there is none. A member on lines of its own takes those lines with it. Fails when
- * the text is not a JSON object or a parent on `path` is not an object.
+ * the text is not a JSON object or a parent on `path` is not an object, and when no cut
+ * leaves a text that parses to the same settings without the entry (and stays free of
+ * trailing commas if it was).
  */
 export const removeJsonEntry = (
   text: string,
@@ -260,44 +263,114 @@ export const removeJsonEntry = (
 ): Either.Either<string, EntryProblem> =>
   Either.flatMap(parseRoot(text), (root) => {
     if (root === undefined) return Either.right(text);
-    return Either.map(locate(root, path), ({ entry }) => {
+    return Either.flatMap(locate(root, path), ({ entry }) => {
       const object = entry?.parent;
-      if (entry === undefined || object === undefined) return text;
-      const members = object.children ?? [];
-      const index = members.indexOf(entry);
-      const previous = index > 0 ? members[index - 1] : undefined;
-      const start = entry.offset;
-      const end = entry.offset + entry.length;
-      const afterEntry = skipBlanks(text, end);
-      const hasComma = text[afterEntry] === ",";
-      const through = hasComma ? afterEntry + 1 : end;
-      const ownLines =
-        text.slice(lineStart(text, start), start).trim() === "" &&
-        text.slice(through, lineEnd(text, through)).trim() === "";
-      let from = ownLines ? lineStart(text, start) : start;
-      let to = ownLines
-        ? Math.min(text.length, lineEnd(text, through) + eolOf(text).length)
-        : through;
-      if (!ownLines && !hasComma && previous !== undefined) {
-        // `"a": 1, "quire": {…}` on one line: take the comma and blanks before it too.
-        from = previous.offset + previous.length;
-      } else if (!ownLines && hasComma) {
-        to = skipBlanks(text, to);
-      }
-      let result = text.slice(0, from) + text.slice(to);
-      if (members.length === 1) {
-        // The object is empty now: `{}`, as such an object is usually written.
-        const open = object.offset;
-        const close = result.indexOf("}", open);
-        if (close !== -1 && result.slice(open + 1, close).trim() === "")
-          return result.slice(0, open + 1) + result.slice(close);
-      }
-      if (ownLines && !hasComma && previous !== undefined) {
-        // The entry was last without a trailing comma: the comma before it goes too.
-        const previousEnd = previous.offset + previous.length;
-        const comma = skipBlanks(result, previousEnd);
-        if (result[comma] === ",") result = result.slice(0, comma) + result.slice(comma + 1);
-      }
-      return result;
+      if (entry === undefined || object === undefined) return Either.right(text);
+      const expected = withoutEntry(getNodeValue(root), path);
+      // The layout-aware removal gives back the file an install added to; a hand-written
+      // layout it does not foresee (a comma first on the next line, a comment before the
+      // comma) could leave a stray comma, so its result is parsed again and, failing that,
+      // only the entry and its one comma are cut.
+      const strict = isStrict(text);
+      const tidy = tidyRemoval(text, entry, object);
+      if (removedExactly(tidy, expected, strict)) return Either.right(tidy);
+      const bare = bareRemoval(text, entry, object);
+      if (removedExactly(bare, expected, strict)) return Either.right(bare);
+      return problem(
+        `cannot remove "${path.join(".")}" without changing other settings; edit the file by hand`,
+      );
     });
   });
+
+/** `value` without the member at `path` (objects along it copied, nothing else). */
+const withoutEntry = (value: unknown, path: ReadonlyArray<string>): unknown => {
+  const [key, ...rest] = path;
+  if (key === undefined || typeof value !== "object" || value === null || Array.isArray(value))
+    return value;
+  const members = Object.entries(value);
+  return Object.fromEntries(
+    rest.length === 0
+      ? members.filter(([name]) => name !== key)
+      : members.map(([name, item]) => [name, name === key ? withoutEntry(item, rest) : item]),
+  );
+};
+
+/** Whether `text` has no trailing comma (a client reading it with JSON.parse accepts it). */
+const isStrict = (text: string): boolean => {
+  const errors: Array<ParseError> = [];
+  parseTree(text, errors, { allowTrailingComma: false, disallowComments: false });
+  return errors.length === 0;
+};
+
+/** Whether `text` parses, without errors (nor trailing commas if `strict`), to `expected`. */
+const removedExactly = (text: string, expected: unknown, strict: boolean): boolean =>
+  (!strict || isStrict(text)) &&
+  Either.match(parseRoot(text), {
+    onLeft: () => false,
+    onRight: (root) => root !== undefined && sameValue(getNodeValue(root), expected),
+  });
+
+/** The offset of the comma that is the next token from `offset` (past blanks and comments). */
+const commaFrom = (text: string, offset: number): number | undefined => {
+  const scanner = createScanner(text, true);
+  scanner.setPosition(offset);
+  return scanner.scan() === SyntaxKind.CommaToken ? scanner.getTokenOffset() : undefined;
+};
+
+/** The text without `entry` and the one comma that separated it, every comment kept. */
+const bareRemoval = (text: string, entry: Node, object: Node): string => {
+  const members = object.children ?? [];
+  const previous = members[members.indexOf(entry) - 1];
+  const end = entry.offset + entry.length;
+  const after = commaFrom(text, end);
+  const comma =
+    after ??
+    (previous === undefined ? undefined : commaFrom(text, previous.offset + previous.length));
+  const cuts: ReadonlyArray<readonly [number, number]> = [
+    [entry.offset, end] as const,
+    ...(comma === undefined ? [] : [[comma, comma + 1] as const]),
+  ].sort((a, b) => b[0] - a[0]);
+  return cuts.reduce((result, [from, to]) => result.slice(0, from) + result.slice(to), text);
+};
+
+/**
+ * The text without `entry`, its comma and, when the entry had its lines to itself, those
+ * lines: the exact inverse of {@link setJsonEntry}'s insertion.
+ */
+const tidyRemoval = (text: string, entry: Node, object: Node): string => {
+  const members = object.children ?? [];
+  const index = members.indexOf(entry);
+  const previous = index > 0 ? members[index - 1] : undefined;
+  const start = entry.offset;
+  const end = entry.offset + entry.length;
+  const afterEntry = skipBlanks(text, end);
+  const hasComma = text[afterEntry] === ",";
+  const through = hasComma ? afterEntry + 1 : end;
+  const ownLines =
+    text.slice(lineStart(text, start), start).trim() === "" &&
+    text.slice(through, lineEnd(text, through)).trim() === "";
+  let from = ownLines ? lineStart(text, start) : start;
+  let to = ownLines ? Math.min(text.length, lineEnd(text, through) + eolOf(text).length) : through;
+  const previousEnd = previous === undefined ? undefined : previous.offset + previous.length;
+  if (!ownLines && !hasComma && previousEnd !== undefined) {
+    // `"a": 1, "quire": {…}` on one line: take the comma and blanks before it too (a
+    // comment there is kept by the bare removal instead).
+    if (/^[\s,]*$/.test(text.slice(previousEnd, start))) from = previousEnd;
+  } else if (!ownLines && hasComma) {
+    to = skipBlanks(text, to);
+  }
+  let result = text.slice(0, from) + text.slice(to);
+  if (members.length === 1) {
+    // The object is empty now: `{}`, as such an object is usually written.
+    const open = object.offset;
+    const close = result.indexOf("}", open);
+    if (close !== -1 && result.slice(open + 1, close).trim() === "")
+      return result.slice(0, open + 1) + result.slice(close);
+  }
+  if (ownLines && !hasComma && previousEnd !== undefined) {
+    // The entry was last without a trailing comma: the comma before it goes too.
+    const comma = skipBlanks(result, previousEnd);
+    if (result[comma] === ",") result = result.slice(0, comma) + result.slice(comma + 1);
+  }
+  return result;
+};
