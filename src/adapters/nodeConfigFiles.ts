@@ -42,6 +42,12 @@ const explained: Readonly<Record<string, string>> = {
   ENOTDIR: "a part of the path is a file, not a directory",
   ENOSPC: "the disk is full; free some space and run it again",
   EFBIG: "the file is larger than this process may write (ulimit -f?)",
+  // Node's own refusals to read a file into one string (over 2 GiB, or over ~512 MiB
+  // of text): no client writes settings this big, so the file is not what it should be.
+  ERR_FS_FILE_TOO_LARGE:
+    "the file is too large to edit (no client writes settings this big); move it away or edit it by hand",
+  ERR_STRING_TOO_LONG:
+    "the file is too large to edit (no client writes settings this big); move it away or edit it by hand",
 };
 
 /**
