@@ -22,12 +22,27 @@ import { exitCodes, useColor } from "./terminal.js";
 import { helpText } from "./help.js";
 import { launcherPath, packageVersion } from "./version.js";
 
-const currentHost = (): Host => ({
+/**
+ * The current directory, or `undefined` when it has been removed since the process
+ * started there (`process.cwd()` then throws ENOENT).
+ */
+const currentDirectory = (): string | undefined => {
+  try {
+    return process.cwd();
+  } catch {
+    return undefined;
+  }
+};
+
+const currentHost = (cwd: string): Host => ({
   env: process.env,
-  cwd: process.cwd(),
+  cwd,
   homeDirectory: Os.homedir(),
   tmpDirectory: Os.tmpdir(),
 });
+
+const noDirectory =
+  "the current directory no longer exists (it was removed or moved); cd to an existing directory and run it again";
 
 const osUserName = (): string => {
   try {
@@ -177,12 +192,20 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code !== "EPIPE") outputFailure ??= error.code ?? error.message;
   });
-  const host = currentHost();
+  const cwd = currentDirectory();
+  // Without a current directory only version and help can run (they read none); the home
+  // directory stands in for it to parse the command line and is used for nothing else.
+  const host = currentHost(cwd ?? Os.homedir());
   routeProcessWarnings(host);
+  const wantsHelp = argv.some((arg) => arg === "-h" || arg === "--help");
   if (argv[0] === "mcp") {
+    if (cwd === undefined && !wantsHelp) {
+      process.stderr.write(`quire mcp: ${noDirectory}\n`);
+      return exitCodes.config;
+    }
     // The user scope's files are found under HOME: an empty one named the project's file.
     const home = homeProblem(host);
-    if (home !== undefined && !argv.some((arg) => arg === "-h" || arg === "--help")) {
+    if (home !== undefined && !wantsHelp) {
       process.stderr.write(`quire mcp: ${home}\n`);
       return exitCodes.config;
     }
@@ -203,6 +226,10 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     return exitCodes.config;
   }
   const invocation = parsed.right;
+  if (cwd === undefined && invocation._tag !== "Help" && invocation._tag !== "Version") {
+    process.stderr.write(`quire: invalid configuration: ${noDirectory}\n`);
+    return exitCodes.config;
+  }
   switch (invocation._tag) {
     case "Help":
       process.stdout.write(helpText(invocation.topic));
