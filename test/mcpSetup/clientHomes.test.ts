@@ -74,3 +74,26 @@ describe.each(cases)("$client with $variable set", ({ client, variable, under, d
     expect(readFileSync(file, "utf8")).not.toContain("quire");
   });
 });
+
+describe.each(cases)("$client with a relative $variable", ({ client, variable, defaultFile }) => {
+  it("refuses to install or uninstall, and status says the file is unknown: the client resolves it against a directory quire cannot know", async () => {
+    const env = { ...box.env, [variable]: "relative/dir" };
+    const cwd = box.workspace;
+    for (const action of ["install", "uninstall"]) {
+      const run = await runQuire(["mcp", action, client], { cwd, env });
+      expect(run.code, action).toBe(1);
+      expect(run.stderr, action).toContain(`${variable} is a relative path ("relative/dir")`);
+      expect(run.stdout, action).toBe("");
+    }
+    expect(existsSync(defaultFile())).toBe(false);
+    expect(existsSync(path.join(cwd, "relative"))).toBe(false);
+    const status = await runQuire(["mcp", "status", client], { cwd, env });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(
+      `${client} user: unknown file\n  ${variable} is a relative path`,
+    );
+    // The project scope does not depend on the variable.
+    const project = await runQuire(["mcp", "install", client, "--scope", "project"], { cwd, env });
+    expect(project.code).toBe(0);
+  });
+});

@@ -50,6 +50,11 @@ export interface Client {
   /** The scopes it has; the first is the default. */
   readonly scopes: ReadonlyArray<Scope>;
   readonly target: (scope: Scope, place: Place) => Target;
+  /**
+   * The environment variable that, when set, moves the client's user-scope file
+   * (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `GEMINI_CLI_HOME`); see {@link unplaceableTarget}.
+   */
+  readonly homeVariable?: string;
   /** The entry's value for `command` and `args`, in the client's own shape. */
   readonly entry: (command: string, args: ReadonlyArray<string>) => Record<string, unknown>;
 }
@@ -57,6 +62,25 @@ export interface Client {
 const absoluteEnv = (place: Place, name: string): string | undefined => {
   const value = place.env[name];
   return value !== undefined && NodePath.isAbsolute(value) ? value : undefined;
+};
+
+/**
+ * Why `client`'s file for `scope` cannot be located, or `undefined`: its home variable
+ * holds a relative path. The client resolves it against the directory it is started in,
+ * which quire cannot know, so any file quire edited might not be the one the client reads
+ * ("registered" while the client lists no server). XDG_CONFIG_HOME is not one: the XDG
+ * specification has relative values ignored, as quire does.
+ */
+export const unplaceableTarget = (
+  client: Client,
+  scope: Scope,
+  place: Place,
+): string | undefined => {
+  const name = client.homeVariable;
+  const value = name === undefined || scope !== "user" ? undefined : place.env[name];
+  return value === undefined || value === "" || NodePath.isAbsolute(value)
+    ? undefined
+    : `${name} is a relative path (${JSON.stringify(value)}): ${client.label} resolves it against the directory it is started in, so quire cannot tell which file it reads; set ${name} to an absolute path, or unset it`;
 };
 
 /** `$XDG_CONFIG_HOME` or `~/.config`. */
@@ -84,6 +108,7 @@ const typed = (command: string, args: ReadonlyArray<string>) => ({
 export const clients: ReadonlyArray<Client> = [
   {
     name: "claude-code",
+    homeVariable: "CLAUDE_CONFIG_DIR",
     label: "Claude Code",
     scopes: ["user", "project"],
     // user: the top-level mcpServers of ~/.claude.json, or $CLAUDE_CONFIG_DIR/.claude.json
@@ -101,6 +126,7 @@ export const clients: ReadonlyArray<Client> = [
   },
   {
     name: "codex",
+    homeVariable: "CODEX_HOME",
     label: "Codex",
     scopes: ["user", "project"],
     // $CODEX_HOME/config.toml (default ~/.codex); a project's .codex/config.toml (trusted projects).
@@ -119,6 +145,7 @@ export const clients: ReadonlyArray<Client> = [
   },
   {
     name: "gemini",
+    homeVariable: "GEMINI_CLI_HOME",
     label: "Gemini CLI",
     scopes: ["user", "project"],
     // Gemini CLI takes $GEMINI_CLI_HOME, when set, as the home its .gemini directory is in.

@@ -20,6 +20,7 @@ import {
   clientNamed,
   clientNames,
   clients,
+  unplaceableTarget,
 } from "./clients.js";
 import { type EntryProblem, readJsonEntry, removeJsonEntry, setJsonEntry } from "./jsonEntry.js";
 import { readTomlEntry, removeTomlEntry, setTomlEntry } from "./tomlEntry.js";
@@ -389,6 +390,11 @@ const editOnce = (
     const files = yield* ConfigFiles;
     const client = parsed.client;
     const scope = parsed.scope ?? client.scopes[0] ?? "user";
+    const unplaceable = unplaceableTarget(client, scope, placeOf(context));
+    if (unplaceable !== undefined) {
+      output.err(`quire mcp: ${unplaceable}\n`);
+      return { status: refused };
+    }
     const target = client.target(scope, placeOf(context));
     const where = `${client.label} (${scope} scope): ${target.path}`;
     const read = yield* Effect.either(files.read(target.path));
@@ -477,6 +483,11 @@ const status = (
     const files = yield* ConfigFiles;
     for (const client of only === undefined ? clients : [only]) {
       for (const scope of client.scopes) {
+        const unplaceable = unplaceableTarget(client, scope, placeOf(context));
+        if (unplaceable !== undefined) {
+          output.out(`${client.name} ${scope}: unknown file\n  ${unplaceable}\n`);
+          continue;
+        }
         const target = client.target(scope, placeOf(context));
         const read = yield* Effect.either(files.read(target.path));
         let state: string;
