@@ -913,8 +913,23 @@ describe("crash and failure at each local stage", () => {
       remoteAccepted: "yes",
       resynchronized: true,
     });
+    expect(error.message).toContain("then a local step failed");
     expect(w.files("/ws/a")).toEqual(expected);
     expect((await manifestOf(w.store))?.generation).toBe(3);
     expect(await commit(w.open())).toMatchObject({ generation: 3, files: [] });
+  });
+
+  it("a store failure after the CAS is not called a local one", async () => {
+    const { w } = await busyWorld();
+    const storeDown = domainError({
+      code: "STORAGE_FAILURE",
+      reason: "TIMEOUT",
+      message: "injected",
+    });
+    const nb = w.open({ failpoint: at("after-cas", Effect.fail(storeDown)) });
+    const error = await commitFails(nb);
+    expect([error.code, error.recovery?.remoteAccepted]).toEqual(["RECOVERY_FAILURE", "yes"]);
+    expect(error.message).toContain("then reading the notebook back from the store failed");
+    expect(error.message).not.toContain("local");
   });
 });

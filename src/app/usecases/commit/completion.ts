@@ -40,6 +40,16 @@ export interface Committed {
 }
 
 /**
+ * What failed after the publication, for the person: the store (reading the accepted
+ * state and its packs back) or this machine. Calling a store timeout "a local step" sent
+ * people looking for a disk or permission problem that was not there.
+ */
+const whatFailed = (failure: DomainError): string =>
+  failure.code === "STORAGE_FAILURE" || failure.code === "STORAGE_INTEGRITY"
+    ? "reading the notebook back from the store failed"
+    : "a local step failed";
+
+/**
  * A failure after `current` accepted the publication but before the working copy was
  * touched: never OK and never a plain error (the changes are published). Tries one
  * resynchronisation (a pull-style merge, lossless: the copy's edits are in `current`)
@@ -49,7 +59,7 @@ const publishedButUnsettled = (
   call: CopyCall,
   failure: DomainError,
 ): Effect.Effect<never, DomainError> =>
-  Effect.logError("the publication was accepted, then a local step failed", failure).pipe(
+  Effect.logError(`the publication was accepted, then ${whatFailed(failure)}`, failure).pipe(
     Effect.zipRight(
       synchronise(call).pipe(
         Effect.map((done) => done.conflicts.length === 0),
@@ -62,8 +72,8 @@ const publishedButUnsettled = (
           code: "RECOVERY_FAILURE",
           reason: "UNEXPECTED_FAILURE",
           message: resynchronized
-            ? "Your changes were published, then a local step failed; the working copy was resynchronised. Call notes_pull to check it."
-            : "Your changes were published, then a local step failed; call notes_pull to bring the working copy up to date.",
+            ? `Your changes were published, then ${whatFailed(failure)}; the working copy was resynchronised. Call notes_pull to check it.`
+            : `Your changes were published, then ${whatFailed(failure)}; call notes_pull to bring the working copy up to date.`,
           recovery: { stage: "after-publication", remoteAccepted: "yes", resynchronized },
         }),
       ),
