@@ -110,19 +110,12 @@ const recoverFirst = (
       yield* Effect.logDebug("resynchronising before the commit").pipe(
         Effect.annotateLogs({ recoveryRequired: state.recoveryRequired, unsettled }),
       );
+      // The earlier commit's staged record, if still alive, goes before `current` is read
+      // for its fate: a swap that took it after that read would be unseen, and this
+      // commit would stage the same edits again and conflict with its own earlier text.
+      if (Option.isSome(intent) && intent.value.publication !== null)
+        yield* withdrawStaged(call.store, intent.value.publication);
       const resynchronised = yield* synchronise(call);
-      // The earlier commit did not land (yet): its staged record, if still alive on the
-      // state this commit starts from, goes before this commit stages the same edits.
-      if (
-        Option.isSome(intent) &&
-        intent.value.publication !== null &&
-        Option.isNone(resynchronised.completed)
-      )
-        yield* withdrawStaged(
-          call.store,
-          resynchronised.state.generation,
-          intent.value.publication,
-        );
       if (unsettled) yield* clearIntent(call);
       if (resynchronised.conflicts.length > 0)
         return yield* Effect.fail(conflictError(resynchronised.conflicts, { _tag: "Commit" }));

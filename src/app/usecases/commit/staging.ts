@@ -138,20 +138,24 @@ export const probeStaged = (
   );
 
 /**
- * Deletes the records staged on the state at `generation` whose first publication is
- * `publicationId`: a copy's earlier commit whose fate its writer never learned (killed
- * while staged, or its own withdrawal failed). Left alive, such a record can still land
- * in another writer's swap while the copy's next commit — the same edits and more,
- * staged on the same state — is left out of that swap as overlapping it, then conflicts
- * with its own earlier text; and that commit would wait for it as for an older writer.
- * Never fails: best effort, as every cleanup of `staging/`.
+ * Deletes the staged records whose first publication is `publicationId`, on whatever
+ * state they were staged: a copy's earlier commit whose fate its writer never learned
+ * (killed while staged, or its own withdrawal failed). Left alive, such a record can
+ * still land in another writer's swap while the copy's next commit — the same edits and
+ * more, staged on the same state — is left out of that swap as overlapping it, then
+ * conflicts with its own earlier text; and that commit would wait for it as for an older
+ * writer. The caller withdraws before it reads `current` to learn the earlier commit's
+ * fate, so that a swap taking the record afterwards cannot follow that read unseen;
+ * only a swap whose writer had read the record before the delete still can. Lists the
+ * whole of `staging/` (the record's base is not recorded), which cleanup keeps short;
+ * it runs only when an earlier commit was left unsettled. Never fails: best effort, as
+ * every cleanup of `staging/`.
  */
 export const withdrawStaged = (
   store: ObjectStoreService,
-  generation: number,
   publicationId: string,
 ): Effect.Effect<void> =>
-  store.list(stagingPrefixFor(generation)).pipe(
+  store.list(stagingPrefix).pipe(
     Effect.flatMap((listed) =>
       Effect.forEach(
         listed.filter((info) => info.key.endsWith(`-${publicationId}`)),
