@@ -345,6 +345,7 @@ const makeService = (
               error: new StoreError({
                 reason: "Ambiguous",
                 message: `MinIO PutObject ${key}: the answer has no ETag`,
+                answeredWithoutEtag: true,
               }),
               serverError: false,
             })

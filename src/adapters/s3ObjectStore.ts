@@ -274,6 +274,7 @@ const makeService = (client: S3Client, options: S3StoreOptions): ObjectStoreServ
               error: new StoreError({
                 reason: "Ambiguous",
                 message: `S3 PutObject ${key}: the answer has no ETag`,
+                answeredWithoutEtag: true,
               }),
               serverError: false,
             })

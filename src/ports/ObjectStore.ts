@@ -53,6 +53,13 @@ export const storeErrorReasons: ReadonlyArray<StoreErrorReason> = [
 export class StoreError extends Data.TaggedError("StoreError")<{
   readonly reason: StoreErrorReason;
   readonly message: string;
+  /**
+   * Set on an `Ambiguous` write that the store answered with success but without the
+   * written object's ETag, as opposed to a write whose answer was lost: the startup
+   * probe refuses a store that does this for every write, rather than report it as a
+   * retryable timeout.
+   */
+  readonly answeredWithoutEtag?: true;
 }> {}
 
 /** The write condition of {@link ObjectStoreService.put}. */

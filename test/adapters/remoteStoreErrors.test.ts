@@ -180,6 +180,21 @@ describe.each(adapters)("the %s adapter's error mapping (scripted server)", (_na
     );
   }
 
+  it.live("marks a write answered 200 without an ETag, unlike a lost answer", () =>
+    withStub(
+      layer,
+      () => ({ status: 200 }),
+      (store) =>
+        Effect.flip(store.put("probe/x", body, { _tag: "IfNoneMatch" })).pipe(
+          Effect.map((error) => {
+            expect(error.reason).toBe("Ambiguous");
+            expect(error.answeredWithoutEtag).toBe(true);
+          }),
+          Effect.orDie,
+        ),
+    ),
+  );
+
   it.live("sends If-Match unquoted and If-None-Match as *, under the prefix", () =>
     withStub(
       layer,

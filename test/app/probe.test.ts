@@ -265,13 +265,36 @@ describe("probeStore", () => {
           put: (key, body, condition, metadata) =>
             Effect.zipRight(
               inner.put(key, body, condition, metadata),
-              Effect.fail(storeError("Ambiguous")),
+              Effect.fail(
+                new StoreError({
+                  reason: "Ambiguous",
+                  message: "injected: the answer has no ETag",
+                  answeredWithoutEtag: true,
+                }),
+              ),
             ),
         }));
         const error = failureOf(yield* runProbe(service));
         expect(error.code).toBe("INCOMPATIBLE_STORE");
         expect(error.reason).toBe("NO_CONDITIONAL_REPLACE");
         expect(error.message).toContain("without the written object's ETag");
+        yield* noProbeKeysLeft(base);
+      }),
+  );
+
+  it.effect(
+    "reports a store whose every write times out after taking effect as a retryable TIMEOUT",
+    () =>
+      Effect.gen(function* () {
+        const { service, base } = fakeStore((inner) => ({
+          put: (key, body, condition, metadata) =>
+            Effect.zipRight(
+              inner.put(key, body, condition, metadata),
+              Effect.fail(storeError("Ambiguous")),
+            ),
+        }));
+        const error = failureOf(yield* runProbe(service));
+        expect([error.code, error.reason]).toEqual(["STORAGE_FAILURE", "TIMEOUT"]);
         yield* noProbeKeysLeft(base);
       }),
   );

@@ -77,10 +77,11 @@ const wrongEtagFor = (etag: string): string => {
 };
 
 /**
- * Fails with `NO_CONDITIONAL_REPLACE` when the probe's first create, answered
- * `Ambiguous`, did take effect and a conditional replace of it is answered `Ambiguous`
- * and takes effect too: a store that answers writes without the written object's ETag
- * (the S3 adapters' `Ambiguous` for a 2xx without one). The protocol replaces `current`
+ * Fails with `NO_CONDITIONAL_REPLACE` when the probe's first create, answered with
+ * success but without the written object's ETag (`answeredWithoutEtag`), did take effect
+ * and a conditional replace of it is answered the same way and takes effect too: a store
+ * that answers writes without their ETag. A write whose answer was lost (a timeout, a
+ * reset) is not one: a store slower than the request timeout stays a retryable failure. The protocol replaces `current`
  * with the ETag its own write returned, so such a store can never be used; reporting it
  * as a lost response (`TIMEOUT`, retryable) would have the user retry forever. Succeeds
  * otherwise — the create did not land, or the next write was answered properly (one lost
@@ -97,7 +98,7 @@ const refuseUnansweredWrites = (
     const again = yield* Effect.either(
       store.put(key, unansweredBody, { _tag: "IfMatch", etag: landed.value.etag }),
     );
-    if (Either.isRight(again) || again.left.reason !== "Ambiguous") return;
+    if (Either.isRight(again) || again.left.answeredWithoutEtag !== true) return;
     const after = yield* store.get(key);
     if (Option.isSome(after) && sameBytes(after.value.body, unansweredBody)) {
       return yield* Effect.fail(
@@ -119,7 +120,7 @@ const runSteps = (store: ObjectStoreService, key: string): Effect.Effect<void, D
 
     const created = yield* store.put(key, firstBody, { _tag: "IfNoneMatch" }).pipe(
       Effect.tapError((error) =>
-        error.reason === "Ambiguous" ? refuseUnansweredWrites(store, key) : Effect.void,
+        error.answeredWithoutEtag === true ? refuseUnansweredWrites(store, key) : Effect.void,
       ),
       Effect.mapError((error) =>
         error._tag === "StoreError"
