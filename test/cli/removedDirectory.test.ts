@@ -52,6 +52,12 @@ it("version and help work without a current directory", () => {
 it.each([
   ["serve", ["serve"], "quire: invalid configuration: "],
   ["pull", ["pull", "notes"], "quire: invalid configuration: "],
+  // Parsed against a stand-in directory, this said the private root was below it.
+  [
+    "pull --workspace-root .",
+    ["pull", "notes", "--workspace-root", "."],
+    "quire: invalid configuration: ",
+  ],
   ["mcp status", ["mcp", "status"], "quire mcp: "],
 ])("%s says the directory is gone, exit 2, no internal error", (_, args, prefix) => {
   const run = inRemovedDirectory(...args);

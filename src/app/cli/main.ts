@@ -194,7 +194,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   });
   const cwd = currentDirectory();
   // Without a current directory only version and help can run (they read none); the home
-  // directory stands in for it to parse the command line and is used for nothing else.
+  // directory stands in for it to parse their command lines.
   const host = currentHost(cwd ?? Os.homedir());
   routeProcessWarnings(host);
   const wantsHelp = argv.some((arg) => arg === "-h" || arg === "--help");
@@ -210,6 +210,13 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
       return exitCodes.config;
     }
     return runMcp(argv.slice(1), host);
+  }
+  // Every command but version and help resolves its paths against the current directory:
+  // parsed against the stand-in, its errors would name the home directory instead.
+  const versionOnly = argv.length === 1 && ["version", "-v", "--version"].includes(argv[0] ?? "");
+  if (cwd === undefined && !wantsHelp && !versionOnly) {
+    process.stderr.write(`quire: invalid configuration: ${noDirectory}\n`);
+    return exitCodes.config;
   }
   const parsed = parseInvocation(argv, host);
   if (Either.isLeft(parsed)) {
