@@ -42,6 +42,7 @@ import {
 } from "./history/requestChecks.js";
 import type { NotebookOptions } from "./shared/notebookOptions.js";
 import { notPulledError, pulledState } from "./shared/pulled.js";
+import { clearIntent } from "./workingCopy/rewriteIntent.js";
 
 /** How long a call waits for another process holding the same working copy. */
 const lockTimeoutMs = 30_000;
@@ -162,7 +163,11 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
       rawPath: string | undefined,
       create: boolean,
     ): Effect.Effect<
-      Option.Option<{ readonly path: string; readonly tree: RootedTree }>,
+      Option.Option<{
+        readonly path: string;
+        readonly tree: RootedTree;
+        readonly created: boolean;
+      }>,
       DomainError,
       Scope.Scope
     > =>
@@ -174,7 +179,8 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         ),
         Effect.flatMap((opened) =>
           Option.match(opened.tree, {
-            onSome: (tree) => Effect.succeedSome({ path: opened.path, tree }),
+            onSome: (tree) =>
+              Effect.succeedSome({ path: opened.path, tree, created: opened.created }),
             // A missing directory inside a copy names that copy (NESTED_WORKING_COPY).
             onNone: () =>
               create
@@ -349,7 +355,15 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                 ),
               onSome: (resolved) =>
                 withCopy(resolved, (call) =>
-                  Option.isSome(call.state) ? pull(call) : firstPull(call),
+                  Option.isSome(call.state) && !resolved.created
+                    ? pull(call)
+                    : // A copy whose directory is gone (moved or deleted, so status and
+                      // commit said NOT_PULLED) is pulled afresh: its old state would read
+                      // every note as deleted by the person, and its rewrite intent
+                      // belongs to that directory.
+                      clearIntent(call).pipe(
+                        Effect.zipRight(firstPull({ ...call, state: Option.none() })),
+                      ),
                 ),
             }),
           ),

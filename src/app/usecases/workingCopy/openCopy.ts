@@ -37,6 +37,11 @@ export interface OpenedCopy {
    * that fails before writing anything leaves nothing behind); never fails.
    */
   readonly undoCreated: Effect.Effect<void>;
+  /**
+   * The copy's own directory was missing and this resolution made it: whatever private
+   * state is kept for the path described a directory that is gone (moved or deleted).
+   */
+  readonly created: boolean;
 }
 
 type PathReason =
@@ -235,7 +240,13 @@ export const openWorkingCopy = (
       const canonical = parts.length === 0 ? workspaceRoot : [workspaceRoot, ...parts].join(sep);
       yield* refuseOverlaps(fs, settings, canonical);
       if (stop._tag === "Missing") {
-        if (!create) return { path: canonical, tree: Option.none(), undoCreated: Effect.void };
+        if (!create)
+          return {
+            path: canonical,
+            tree: Option.none(),
+            undoCreated: Effect.void,
+            created: false,
+          };
         const made = yield* Effect.either(root.makeDirectories(parts.join("/"), 0o755));
         // A symlink or file planted on the way meanwhile: resolve again from the top.
         if (made._tag === "Left") {
@@ -249,6 +260,7 @@ export const openWorkingCopy = (
           path: canonical,
           tree: Option.some(opened.right),
           undoCreated: stop._tag === "Missing" ? removeCreated(root, parts, stop.at) : Effect.void,
+          created: stop._tag === "Missing",
         };
       if (opened.left.reason !== "NotADirectory" && opened.left.reason !== "NotFound")
         return yield* Effect.fail(localFailure(opened.left, "opening the working copy"));
