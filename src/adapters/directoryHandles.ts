@@ -240,8 +240,11 @@ export const openDirectoryHandles = (
       try {
         now = nodeFs.readlinkSync(procPath(descriptor));
       } catch (error) {
+        // ENAMETOOLONG: the directory's host path is longer than PATH_MAX (a copy deep
+        // below the root holding a note with a long path). Said as such, the answer tells
+        // what to change; other failures stay `Other`, never taken for a missing file.
         throw new FsError({
-          reason: "Other",
+          reason: errnoCode(error) === "ENAMETOOLONG" ? "NameTooLong" : "Other",
           path: display(directory),
           message: errorMessage(error),
         });
