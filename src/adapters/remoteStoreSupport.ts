@@ -78,7 +78,9 @@ export const storeIdentity = (scheme: string, options: RemoteStoreOptions): stri
   const base = `${scheme}://${options.bucket}${options.prefix === "" ? "" : `/${options.prefix}`}`;
   if (options.endpoint === undefined) return base;
   const endpoint = parseEndpoint(options.endpoint);
-  return `${base}@${endpoint === undefined ? "invalid-endpoint" : endpoint.host}`;
+  // The path too: two gateways of one host at different paths are different stores, which
+  // must not share a process (app/share) or a working copy's private state.
+  return `${base}@${endpoint === undefined ? "invalid-endpoint" : `${endpoint.host}${endpoint.pathname.replace(/\/+$/, "")}`}`;
 };
 
 /** The endpoint as a URL without user-info, or `undefined` when it is not an http(s) URL. */

@@ -903,6 +903,13 @@ const parseStore = (
       endpointFlag ?? fromEnv(host, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
     const endpoint =
       endpointSetting === undefined ? undefined : yield* parseEndpoint(endpointSetting.value);
+    if (spec.kind === "minio" && endpoint !== undefined && new URL(endpoint).pathname !== "/") {
+      // The MinIO client takes a host and port only: the path would be dropped silently,
+      // and the store reached would not be the one configured.
+      return yield* fail(
+        `${endpointSetting?.origin ?? "the endpoint"} has a path, which the MinIO client cannot use: give minio:// the host only, or use s3:// for an endpoint below a path`,
+      );
+    }
     const regionSetting = regionFlag ?? fromEnv(host, "AWS_REGION", "AWS_DEFAULT_REGION");
     const region = regionSetting?.value ?? "us-east-1";
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(region)) {

@@ -347,7 +347,7 @@ describe("remote store support", () => {
       expect(ifMatchValue(bad)).toBeUndefined();
   });
 
-  it("builds identities without credentials or endpoint paths", () => {
+  it("builds identities with the endpoint's path, without credentials", () => {
     const base = { bucket: "b", region: "us-east-1", forcePathStyle: true } as const;
     expect(storeIdentity("s3", { ...base, prefix: "" })).toBe("s3://b");
     expect(storeIdentity("s3", { ...base, prefix: "p/q" })).toBe("s3://b/p/q");
@@ -357,7 +357,14 @@ describe("remote store support", () => {
         prefix: "p",
         endpoint: "https://user:secret@host.example:9000/x?y#z",
       }),
-    ).toBe("minio://b/p@host.example:9000");
+    ).toBe("minio://b/p@host.example:9000/x");
+    // Two gateways of one host at different paths are different stores.
+    expect(storeIdentity("s3", { ...base, prefix: "p", endpoint: "http://gw/tenant-a/" })).toBe(
+      "s3://b/p@gw/tenant-a",
+    );
+    expect(storeIdentity("s3", { ...base, prefix: "p", endpoint: "http://gw" })).toBe(
+      "s3://b/p@gw",
+    );
     expect(storeIdentity("s3", { ...base, prefix: "p", endpoint: "not a url" })).toBe(
       "s3://b/p@invalid-endpoint",
     );

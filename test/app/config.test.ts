@@ -440,6 +440,18 @@ describe("store selection", () => {
     expect(errorOf(["serve", "--bucket", "bkt", "--endpoint", "/relative"])).toMatch(/absolute/);
   });
 
+  it("refuses an endpoint with a path for minio://, whose client would drop the path", () => {
+    expect(
+      errorOf(["serve", "--store", "minio://bkt", "--endpoint", "http://gw:9000/tenant-a"]),
+    ).toMatch(/has a path, which the MinIO client cannot use/);
+    expect(
+      errorOf(["serve", "--store", "minio://bkt"], { AWS_ENDPOINT_URL_S3: "http://gw/x/" }),
+    ).toMatch(/AWS_ENDPOINT_URL_S3 has a path/);
+    expect(
+      configOf(["serve", "--store", "minio://bkt", "--endpoint", "http://gw:9000/"]).store,
+    ).toMatchObject({ endpoint: "http://gw:9000" });
+  });
+
   it("takes the region from the flag, AWS_REGION, or us-east-1", () => {
     expect(configOf(["serve", "--bucket", "bkt"]).store).toMatchObject({ region: "us-east-1" });
     expect(configOf(["serve", "--bucket", "bkt"], { AWS_REGION: "eu-west-3" }).store).toMatchObject(
