@@ -54,6 +54,19 @@ const ignoresConditions = (base: ObjectStoreService): Partial<ObjectStoreService
     base.put(key, body, { _tag: "Unconditional" }, metadata),
 });
 
+/**
+ * Every put, or only those `when` picks, takes effect and then fails with `error`: a
+ * lost answer (`Ambiguous`), or one the adapter could not use.
+ */
+const landsThenFails =
+  (error: StoreError, when: () => boolean = () => true) =>
+  (inner: ObjectStoreService): Partial<ObjectStoreService> => ({
+    put: (key, body, condition, metadata) =>
+      when()
+        ? Effect.zipRight(inner.put(key, body, condition, metadata), Effect.fail(error))
+        : inner.put(key, body, condition, metadata),
+  });
+
 const noProbeKeysLeft = (base: ObjectStoreService) =>
   Effect.map(base.list("probe/"), (left) => expect(left).toEqual([]));
 
@@ -261,19 +274,15 @@ describe("probeStore", () => {
     () =>
       Effect.gen(function* () {
         // The S3 adapters' answer to a 2xx write without an ETag: it took effect, unusably.
-        const { service, base } = fakeStore((inner) => ({
-          put: (key, body, condition, metadata) =>
-            Effect.zipRight(
-              inner.put(key, body, condition, metadata),
-              Effect.fail(
-                new StoreError({
-                  reason: "Ambiguous",
-                  message: "injected: the answer has no ETag",
-                  answeredWithoutEtag: true,
-                }),
-              ),
-            ),
-        }));
+        const { service, base } = fakeStore(
+          landsThenFails(
+            new StoreError({
+              reason: "Ambiguous",
+              message: "injected: the answer has no ETag",
+              answeredWithoutEtag: true,
+            }),
+          ),
+        );
         const error = failureOf(yield* runProbe(service));
         expect(error.code).toBe("INCOMPATIBLE_STORE");
         expect(error.reason).toBe("NO_CONDITIONAL_REPLACE");
@@ -286,13 +295,7 @@ describe("probeStore", () => {
     "reports a store whose every write times out after taking effect as a retryable TIMEOUT",
     () =>
       Effect.gen(function* () {
-        const { service, base } = fakeStore((inner) => ({
-          put: (key, body, condition, metadata) =>
-            Effect.zipRight(
-              inner.put(key, body, condition, metadata),
-              Effect.fail(storeError("Ambiguous")),
-            ),
-        }));
+        const { service, base } = fakeStore(landsThenFails(storeError("Ambiguous")));
         const error = failureOf(yield* runProbe(service));
         expect([error.code, error.reason]).toEqual(["STORAGE_FAILURE", "TIMEOUT"]);
         yield* noProbeKeysLeft(base);
@@ -302,15 +305,9 @@ describe("probeStore", () => {
   it.effect("reports one lost response to the first create as a retryable TIMEOUT", () =>
     Effect.gen(function* () {
       let puts = 0;
-      const { service, base } = fakeStore((inner) => ({
-        put: (key, body, condition, metadata) =>
-          ++puts === 1
-            ? Effect.zipRight(
-                inner.put(key, body, condition, metadata),
-                Effect.fail(storeError("Ambiguous")),
-              )
-            : inner.put(key, body, condition, metadata),
-      }));
+      const { service, base } = fakeStore(
+        landsThenFails(storeError("Ambiguous"), () => ++puts === 1),
+      );
       const error = failureOf(yield* runProbe(service));
       expect([error.code, error.reason]).toEqual(["STORAGE_FAILURE", "TIMEOUT"]);
       yield* noProbeKeysLeft(base);
