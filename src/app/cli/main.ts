@@ -211,14 +211,17 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     }
     return runMcp(argv.slice(1), host);
   }
-  // Every command but version and help resolves its paths against the current directory:
-  // parsed against the stand-in, its errors would name the home directory instead.
-  const versionOnly = argv.length === 1 && ["version", "-v", "--version"].includes(argv[0] ?? "");
-  if (cwd === undefined && !wantsHelp && !versionOnly) {
+  const parsed = parseInvocation(argv, host);
+  // Every command but version and help resolves its paths against the current directory,
+  // and so is refused without one; so is a command line that does not parse, whose error
+  // would have been judged against the stand-in (naming the home directory).
+  if (
+    cwd === undefined &&
+    (Either.isLeft(parsed) || (parsed.right._tag !== "Help" && parsed.right._tag !== "Version"))
+  ) {
     process.stderr.write(`quire: invalid configuration: ${noDirectory}\n`);
     return exitCodes.config;
   }
-  const parsed = parseInvocation(argv, host);
   if (Either.isLeft(parsed)) {
     // Only credentials are scrubbed: the operator needs to see which of their settings failed.
     const redaction = { secretValues: secretValuesOf(host.env) };
@@ -233,10 +236,6 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     return exitCodes.config;
   }
   const invocation = parsed.right;
-  if (cwd === undefined && invocation._tag !== "Help" && invocation._tag !== "Version") {
-    process.stderr.write(`quire: invalid configuration: ${noDirectory}\n`);
-    return exitCodes.config;
-  }
   switch (invocation._tag) {
     case "Help":
       process.stdout.write(helpText(invocation.topic));
