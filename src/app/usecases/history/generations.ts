@@ -40,6 +40,12 @@ type Located =
   | { readonly _tag: "Pruned" }
   | { readonly _tag: "Unknown"; readonly why: string };
 
+/** The pack chains `manifest` keeps: the active one, then the retained ones. */
+const chainsOf = (manifest: Manifest): ReadonlyArray<PackChain> => [
+  { checkpoint: manifest.checkpoint, increments: manifest.increments },
+  ...manifest.retained,
+];
+
 /**
  * Where the publication at `asked` is in `manifest`. With `checkpoints`, where the
  * notebook's state at `asked` is: at the newest pack at or before it (packedAtOrBefore),
@@ -51,10 +57,7 @@ const locate = (manifest: Manifest, asked: number, checkpoints: boolean): Locate
   const generation = asked > manifest.generation ? asked : packed;
   if (generation > manifest.generation)
     return { _tag: "Unknown", why: `the notebook is at generation ${manifest.generation}` };
-  const chains: ReadonlyArray<PackChain> = [
-    { checkpoint: manifest.checkpoint, increments: manifest.increments },
-    ...manifest.retained,
-  ];
+  const chains = chainsOf(manifest);
   let oldest = manifest.checkpoint.generation;
   for (const chain of chains) {
     oldest = Math.min(oldest, chain.checkpoint.generation);
@@ -84,8 +87,7 @@ const locate = (manifest: Manifest, asked: number, checkpoints: boolean): Locate
  */
 const packedAtOrBefore = (manifest: Manifest, generation: number): number | undefined => {
   let found: number | undefined;
-  const chains = [{ checkpoint: manifest.checkpoint, increments: manifest.increments }];
-  for (const chain of [...chains, ...manifest.retained])
+  for (const chain of chainsOf(manifest))
     for (const pack of [chain.checkpoint, ...chain.increments])
       if (pack.generation <= generation && (found === undefined || pack.generation > found))
         found = pack.generation;
@@ -173,10 +175,9 @@ const statesAround = (
             message: `Generation ${generation} is not a publication (${why}); quire log lists the publications.`,
           }),
         );
-      // A state asked for (checkpoints too): gone is gone, whatever was at GEN.
-      if (located._tag === "Pruned" && checkpoints) return yield* Effect.fail(pruned(generation));
+      // A state asked for (checkpoints too) that is gone is pruned, whatever was at GEN.
       if (located._tag === "Pruned")
-        return yield* (yield* recordedAsPublication(ctx, generation))
+        return yield* checkpoints || (yield* recordedAsPublication(ctx, generation))
           ? Effect.fail(pruned(generation))
           : notAPublication("it was a checkpoint's generation, not a publication");
       if (located._tag === "Unknown") return yield* notAPublication(located.why);
