@@ -31,6 +31,10 @@ const errnoOf = (error: unknown): string | undefined =>
     ? error.code
     : undefined;
 
+/** Why a file Node cannot read into one string is refused (see {@link explained}). */
+const tooLargeToEdit =
+  "the file is too large to edit (no client writes settings this big); move it away or edit it by hand";
+
 /** What an errno means for a person who has to fix it, for the ones a config file meets. */
 const explained: Readonly<Record<string, string>> = {
   ENOTFILE: "it is not a regular file (a directory?); move it away or put the client's file there",
@@ -44,10 +48,8 @@ const explained: Readonly<Record<string, string>> = {
   EFBIG: "the file is larger than this process may write (ulimit -f?)",
   // Node's own refusals to read a file into one string (over 2 GiB, or over ~512 MiB
   // of text): no client writes settings this big, so the file is not what it should be.
-  ERR_FS_FILE_TOO_LARGE:
-    "the file is too large to edit (no client writes settings this big); move it away or edit it by hand",
-  ERR_STRING_TOO_LONG:
-    "the file is too large to edit (no client writes settings this big); move it away or edit it by hand",
+  ERR_FS_FILE_TOO_LARGE: tooLargeToEdit,
+  ERR_STRING_TOO_LONG: tooLargeToEdit,
 };
 
 /**
