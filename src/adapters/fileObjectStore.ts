@@ -165,8 +165,8 @@ export type WritePhase = "beforeCommit" | "afterCommit";
  * The single mapping of node errno codes to store reasons. After the commit point
  * every failure is `Ambiguous` (the new version may be visible already); before it:
  * ENOENT → NotFound, EACCES/EPERM/EROFS → AccessDenied, ENOTDIR/EISDIR/ELOOP/EFTYPE
- * (something foreign in the store tree) and ERR_FS_FILE_TOO_LARGE (an object over 2 GiB, which no
- * read can return) → Corrupt, anything else (ENOSPC, EDQUOT, EIO, EMFILE,
+ * (something foreign in the store tree) and ERR_FS_FILE_TOO_LARGE (an object over
+ * 2 GiB, which no read can return) → Corrupt, anything else (ENOSPC, EDQUOT, EIO, EMFILE,
  * ENAMETOOLONG, …) → Unavailable. The message names the operation and the code, never
  * the path or key.
  */

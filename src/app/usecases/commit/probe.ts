@@ -80,13 +80,13 @@ const wrongEtagFor = (etag: string): string => {
  * Fails with `NO_CONDITIONAL_REPLACE` when the probe's first create, answered with
  * success but without the written object's ETag (`answeredWithoutEtag`), did take effect
  * and a conditional replace of it is answered the same way and takes effect too: a store
- * that answers writes without their ETag. A write whose answer was lost (a timeout, a
- * reset) is not one: a store slower than the request timeout stays a retryable failure. The protocol replaces `current`
- * with the ETag its own write returned, so such a store can never be used; reporting it
- * as a lost response (`TIMEOUT`, retryable) would have the user retry forever. Succeeds
- * otherwise — the create did not land, or the next write was answered properly (one lost
- * response) — and the caller reports the create's own failure. Its own store failures
- * are ignored for the same reason.
+ * that answers writes without their ETag. The protocol replaces `current` with the ETag
+ * its own write returned, so such a store can never be used; reporting it as a lost
+ * response (`TIMEOUT`, retryable) would have the user retry forever. A write whose answer
+ * was lost (a timeout, a reset) is not one: a store slower than the request timeout stays
+ * a retryable failure. Succeeds otherwise — the create did not land, or the next write
+ * was answered properly — and the caller reports the create's own failure; its own store
+ * failures are ignored for the same reason.
  */
 const refuseUnansweredWrites = (
   store: ObjectStoreService,
