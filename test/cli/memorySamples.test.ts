@@ -3,10 +3,9 @@
  * QUIRE_MEMORY_SAMPLES=1, SIGUSR2 yields one `memory after gc` debug record and the
  * server goes on serving.
  */
-import * as path from "node:path";
 import { afterEach, beforeAll, beforeEach, expect, it } from "vitest";
 import { assertBuilt, makeSandbox, runQuire, type Sandbox } from "./quireProcess.js";
-import { startSessionServe } from "../helpers/sessionServe.js";
+import { servingIn, startSessionServe } from "../helpers/sessionServe.js";
 
 let sandbox: Sandbox;
 beforeAll(assertBuilt);
@@ -16,15 +15,10 @@ beforeEach(() => {
 afterEach(() => sandbox.cleanup());
 
 it("SIGUSR2 logs the heap after a full collection, and the server keeps serving", async () => {
-  const server = await startSessionServe(
-    {
-      env: sandbox.env,
-      store: sandbox.store,
-      privateRoot: sandbox.privateRoot,
-      tmp: path.join(sandbox.root, "tmp"),
-    },
-    { QUIRE_MEMORY_SAMPLES: "1", LOG_LEVEL: "memory=debug,info" },
-  );
+  const server = await startSessionServe(servingIn(sandbox), {
+    QUIRE_MEMORY_SAMPLES: "1",
+    LOG_LEVEL: "memory=debug,info",
+  });
   try {
     for (let sample = 1; sample <= 2; sample++) {
       server.child.kill("SIGUSR2");

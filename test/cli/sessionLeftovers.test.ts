@@ -23,6 +23,7 @@ import {
   privateLeftovers,
   type ServeSandbox,
   type SessionServe,
+  servingIn,
   sessionDirectories,
   startSessionServe,
   stopStatuses,
@@ -35,12 +36,7 @@ let servers: Array<SessionServe> = [];
 beforeAll(assertBuilt);
 beforeEach(() => {
   sandbox = makeSandbox();
-  serving = {
-    env: sandbox.env,
-    store: sandbox.store,
-    privateRoot: sandbox.privateRoot,
-    tmp: path.join(sandbox.root, "tmp"),
-  };
+  serving = servingIn(sandbox);
 });
 afterEach(async () => {
   for (const server of servers) if (server.child.exitCode === null) server.child.kill("SIGKILL");

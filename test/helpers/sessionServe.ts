@@ -6,7 +6,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import * as path from "node:path";
-import { binPath } from "../cli/quireProcess.js";
+import { binPath, type Sandbox } from "../cli/quireProcess.js";
 
 /** How a host stops a server. */
 export type StopHow =
@@ -48,6 +48,14 @@ export interface ServeSandbox {
   /** The TMPDIR of `env`, where session directories are made. */
   readonly tmp: string;
 }
+
+/** The servers' side of a CLI test sandbox: its environment, store, private root and TMPDIR. */
+export const servingIn = (sandbox: Sandbox): ServeSandbox => ({
+  env: sandbox.env,
+  store: sandbox.store,
+  privateRoot: sandbox.privateRoot,
+  tmp: path.join(sandbox.root, "tmp"),
+});
 
 /** One running server. */
 export interface SessionServe {

@@ -8,15 +8,10 @@ import { existsSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { assertBuilt, makeSandbox } from "../cli/quireProcess.js";
-import { sessionDirectories, startSessionServe } from "../helpers/sessionServe.js";
+import { servingIn, sessionDirectories, startSessionServe } from "../helpers/sessionServe.js";
 
 const sandbox = makeSandbox();
-const serving = {
-  env: sandbox.env,
-  store: sandbox.store,
-  privateRoot: sandbox.privateRoot,
-  tmp: path.join(sandbox.root, "tmp"),
-};
+const serving = servingIn(sandbox);
 beforeAll(assertBuilt);
 afterAll(() => rmSync(sandbox.root, { recursive: true, force: true }));
 

@@ -5,23 +5,18 @@
  * timeout (15 s) for an answer that could not be sent before it ended its session.
  */
 import { rmSync } from "node:fs";
-import * as path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { assertBuilt, makeSandbox } from "../cli/quireProcess.js";
-import { sessionDirectories, startSessionServe } from "../helpers/sessionServe.js";
+import { servingIn, sessionDirectories, startSessionServe } from "../helpers/sessionServe.js";
 
 const sandbox = makeSandbox();
-const tmp = path.join(sandbox.root, "tmp");
+const serving = servingIn(sandbox);
+const tmp = serving.tmp;
 beforeAll(assertBuilt);
 afterAll(() => rmSync(sandbox.root, { recursive: true, force: true }));
 
 it("stdout closed with a call in flight: the server stops at once and ends its session", async () => {
-  const server = await startSessionServe({
-    env: sandbox.env,
-    store: sandbox.store,
-    privateRoot: sandbox.privateRoot,
-    tmp,
-  });
+  const server = await startSessionServe(serving);
   expect(sessionDirectories(tmp)).toHaveLength(1);
   server.child.stdout.destroy();
   const started = Date.now();

@@ -17,6 +17,7 @@ import {
   type ServeSandbox,
   type SessionServe,
   sessionDirectories,
+  servingIn,
   startSessionServe,
   stopStatuses,
   stopWays,
@@ -24,12 +25,7 @@ import {
 
 const starts = 100;
 const sandbox = makeSandbox();
-const serving: ServeSandbox = {
-  env: sandbox.env,
-  store: sandbox.store,
-  privateRoot: sandbox.privateRoot,
-  tmp: path.join(sandbox.root, "tmp"),
-};
+const serving: ServeSandbox = servingIn(sandbox);
 beforeAll(assertBuilt);
 afterAll(() => rmSync(sandbox.root, { recursive: true, force: true }));
 
