@@ -472,23 +472,39 @@ describe("probeStaged: a writer that is not contending", () => {
   });
 });
 
+/**
+ * Two staging hosts, seeded, after host A's first commit (`/ws/a/a.md` = "1\n") was
+ * answered PUBLICATION_UNKNOWN: its swap of `current` failed and nobody moved `current`
+ * within its patience. With `deletesFail`, every delete under `staging/` fails (A's
+ * withdrawal of its record included) until `allowDeletes` is called.
+ */
+const afterUnknownCommit = async (deletesFail: boolean) => {
+  let failNextSwap = false;
+  let failDeletes = deletesFail;
+  const { hosts, store } = fleet(2, (key, method) => {
+    if (failDeletes && method === "delete" && key.startsWith(stagingPrefix))
+      return { when: "before", reason: "Unavailable" };
+    if (method !== "put" || key !== "current" || !failNextSwap) return undefined;
+    failNextSwap = false;
+    return { when: "before", reason: "Unavailable" };
+  });
+  await seeded(hosts);
+  const [a, b] = hosts;
+  if (a === undefined || b === undefined) throw new Error("no host");
+  for (const host of hosts) stage(host.identity);
+  a.write("/ws/a/a.md", "1\n");
+  failNextSwap = true;
+  const first = failureOf(await Effect.runPromise(commitExit(a.notebook, "a 1")));
+  expect([first.code, first.reason]).toEqual(["STORAGE_FAILURE", "PUBLICATION_UNKNOWN"]);
+  const allowDeletes = (): void => {
+    failDeletes = false;
+  };
+  return { a, b, store, allowDeletes };
+};
+
 describe("staged publications: a commit answered PUBLICATION_UNKNOWN", () => {
   it("leaves no record behind that could land later and turn its writer's next commit into a conflict with itself", async () => {
-    let failNextSwap = false;
-    const { hosts, store } = fleet(2, (key, method) => {
-      if (method !== "put" || key !== "current" || !failNextSwap) return undefined;
-      failNextSwap = false;
-      return { when: "before", reason: "Unavailable" };
-    });
-    await seeded(hosts);
-    const [a, b] = hosts;
-    if (a === undefined || b === undefined) throw new Error("no host");
-    for (const host of hosts) stage(host.identity);
-    // A's swap fails and nobody moves `current` within its patience: its fate is unknown.
-    a.write("/ws/a/a.md", "1\n");
-    failNextSwap = true;
-    const first = failureOf(await Effect.runPromise(commitExit(a.notebook, "a 1")));
-    expect([first.code, first.reason]).toEqual(["STORAGE_FAILURE", "PUBLICATION_UNKNOWN"]);
+    const { a, b, store } = await afterUnknownCommit(false);
     // Withdrawn before the answer, not after it.
     expect(await Effect.runPromise(store.list(stagingPrefix))).toEqual([]);
     await Effect.runPromise(tidyUpsDone);
@@ -516,28 +532,11 @@ describe("staged publications: a commit answered PUBLICATION_UNKNOWN", () => {
 
 describe("staged publications: a record its writer could not withdraw", () => {
   it("is withdrawn by the copy's next commit, which neither waits for it nor lets it land later", async () => {
-    let failNextSwap = false;
-    let failDeletes = false;
-    const { hosts, store } = fleet(2, (key, method) => {
-      // The withdrawal fails too: the record stays, as after a kill while staged.
-      if (failDeletes && method === "delete" && key.startsWith(stagingPrefix))
-        return { when: "before", reason: "Unavailable" };
-      if (method !== "put" || key !== "current" || !failNextSwap) return undefined;
-      failNextSwap = false;
-      return { when: "before", reason: "Unavailable" };
-    });
-    await seeded(hosts);
-    const [a, b] = hosts;
-    if (a === undefined || b === undefined) throw new Error("no host");
-    for (const host of hosts) stage(host.identity);
-    a.write("/ws/a/a.md", "1\n");
-    failNextSwap = true;
-    failDeletes = true;
-    const first = failureOf(await Effect.runPromise(commitExit(a.notebook, "a 1")));
-    expect([first.code, first.reason]).toEqual(["STORAGE_FAILURE", "PUBLICATION_UNKNOWN"]);
+    // The withdrawal fails too: the record stays, as after a kill while staged.
+    const { a, b, store, allowDeletes } = await afterUnknownCommit(true);
     await Effect.runPromise(tidyUpsDone);
     expect(await Effect.runPromise(store.list(stagingPrefix))).toHaveLength(1);
-    failDeletes = false;
+    allowDeletes();
     a.write("/ws/a/a.md", "1\n2\n");
     const second = await Effect.runPromise(commitExit(a.notebook, "a 2"));
     expect(Exit.isSuccess(second)).toBe(true);
