@@ -547,3 +547,73 @@ describe("staged publications: a record its writer could not withdraw", () => {
     expect(b.read("/ws/a/a.md")).toBe("1\n2\n");
   });
 });
+
+describe("staged publications: a batch of several copies answered PUBLICATION_UNKNOWN", () => {
+  it("a copy that was not the batch's first withdraws the record too, and never conflicts with its own earlier text", async () => {
+    let failNextSwap = false;
+    let failDeletes = true;
+    const { hosts, store } = fleet(2, (key, method) => {
+      if (failDeletes && method === "delete" && key.startsWith(stagingPrefix))
+        return { when: "before", reason: "Unavailable" };
+      if (method !== "put" || key !== "current" || !failNextSwap) return undefined;
+      failNextSwap = false;
+      return { when: "before", reason: "Unavailable" };
+    });
+    await seeded(hosts);
+    const [a, b] = hosts;
+    if (a === undefined || b === undefined) throw new Error("no host");
+    // A second copy of host A's process: its commits batch with /ws/a's.
+    await Effect.runPromise(a.notebook.pull({ path: "/ws/c" }));
+    for (const host of hosts) stage(host.identity);
+    a.write("/ws/a/a.md", "1\n");
+    a.write("/ws/c/c.md", "1\n");
+    failNextSwap = true;
+    const firsts = await Effect.runPromise(
+      Effect.all(
+        [
+          commitExit(a.notebook, "a 1"),
+          Effect.exit(a.notebook.commit({ path: "/ws/c", message: "c 1", author })),
+        ],
+        { concurrency: "unbounded" },
+      ),
+    );
+    for (const exit of firsts)
+      expect([failureOf(exit).code, failureOf(exit).reason]).toEqual([
+        "STORAGE_FAILURE",
+        "PUBLICATION_UNKNOWN",
+      ]);
+    await Effect.runPromise(tidyUpsDone);
+    // One record for both copies, named by the batch's first publication: /ws/a's or /ws/c's.
+    expect(await Effect.runPromise(store.list(stagingPrefix))).toHaveLength(1);
+    failDeletes = false;
+    // Each copy goes on editing its file and commits again while host B runs a round on
+    // the same state: B's round must not take the old record (it would leave the copy's
+    // new record out as overlapping it, and the copy would conflict with its own text).
+    a.write("/ws/a/a.md", "1\n2\n");
+    a.write("/ws/c/c.md", "1\n2\n");
+    b.write("/ws/a/b.md", "b\n");
+    const codeOf = (exit: Exit.Exit<SyncReport, DomainError>) =>
+      Exit.isSuccess(exit) ? "OK" : `${failureOf(exit).code}/${failureOf(exit).reason}`;
+    for (const path of ["/ws/c", "/ws/a"]) {
+      const [eb, ea] = await Effect.runPromise(
+        Effect.all(
+          [
+            commitExit(b.notebook, `b ${path}`),
+            Effect.delay(
+              Effect.exit(a.notebook.commit({ path, message: `${path} 2`, author })),
+              "40 millis",
+            ),
+          ],
+          { concurrency: "unbounded" },
+        ),
+      );
+      expect([codeOf(ea), codeOf(eb)]).toEqual(["OK", "OK"]);
+      b.write("/ws/a/b.md", `b ${path}\n`);
+    }
+    expect(a.read("/ws/a/a.md")).toBe("1\n2\n");
+    expect(a.read("/ws/c/c.md")).toBe("1\n2\n");
+    await pull(b.notebook);
+    expect(b.read("/ws/a/a.md")).toBe("1\n2\n");
+    expect(b.read("/ws/a/c.md")).toBe("1\n2\n");
+  });
+});

@@ -114,7 +114,7 @@ const recoverFirst = (
       // for its fate: a swap that took it after that read would be unseen, and this
       // commit would stage the same edits again and conflict with its own earlier text.
       if (Option.isSome(intent) && intent.value.publication !== null)
-        yield* withdrawStaged(call.store, intent.value.publication);
+        yield* withdrawStaged(call.store, intent.value.publication, intent.value.generation);
       const resynchronised = yield* synchronise(call);
       if (unsettled) yield* clearIntent(call);
       if (resynchronised.conflicts.length > 0)

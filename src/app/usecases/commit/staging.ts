@@ -53,7 +53,7 @@ import {
   type Staged,
 } from "../../../domain/staging.js";
 import { decodePack } from "../../../domain/pack.js";
-import type { ObjectStoreService } from "../../../ports/ObjectStore.js";
+import type { ObjectStoreService, StoreError } from "../../../ports/ObjectStore.js";
 import { makeRecentMap } from "../shared/recentMap.js";
 import { tidyAfterAnswer } from "../shared/afterAnswer.js";
 import type { SwapMember } from "./publishBatch.js";
@@ -138,32 +138,67 @@ export const probeStaged = (
   );
 
 /**
- * Deletes the staged records whose first publication is `publicationId`, on whatever
- * state they were staged: a copy's earlier commit whose fate its writer never learned
- * (killed while staged, or its own withdrawal failed). Left alive, such a record can
- * still land in another writer's swap while the copy's next commit — the same edits and
- * more, staged on the same state — is left out of that swap as overlapping it, then
- * conflicts with its own earlier text; and that commit would wait for it as for an older
- * writer. The caller withdraws before it reads `current` to learn the earlier commit's
- * fate, so that a swap taking the record afterwards cannot follow that read unseen;
- * only a swap whose writer had read the record before the delete still can. Lists the
- * whole of `staging/` (the record's base is not recorded), which cleanup keeps short;
- * it runs only when an earlier commit was left unsettled. Never fails: best effort, as
- * every cleanup of `staging/`.
+ * Deletes the staged records that hold the publication `publicationId`, on whatever
+ * state at or after `fromGeneration` (the copy's baseline: its commit merged onto no
+ * older state) they were staged: a copy's earlier commit whose fate its writer never
+ * learned (killed while staged, or its own withdrawal failed). Left alive, such a
+ * record can still land in another writer's swap while the copy's next commit — the
+ * same edits and more, staged on the same state — is left out of that swap as
+ * overlapping it, then conflicts with its own earlier text; and that commit would wait
+ * for it as for an older writer. A record is named by its batch's first publication,
+ * which is another copy's when this one was a later member of a batch of its process:
+ * records named otherwise are read to find the publication among their packs. The
+ * caller withdraws before it reads `current` to learn the earlier commit's fate, so
+ * that a swap taking the record afterwards cannot follow that read unseen; only a swap
+ * whose writer had read the record before the delete still can. Lists the whole of
+ * `staging/` (the record's base is not recorded), which cleanup keeps short; it runs
+ * only when an earlier commit was left unsettled. Never fails: best effort, as every
+ * cleanup of `staging/`.
  */
 export const withdrawStaged = (
   store: ObjectStoreService,
   publicationId: string,
+  fromGeneration: number,
 ): Effect.Effect<void> =>
   store.list(stagingPrefix).pipe(
     Effect.flatMap((listed) =>
-      Effect.forEach(
-        listed.filter((info) => info.key.endsWith(`-${publicationId}`)),
-        (info) => store.delete(info.key, { forever: true }).pipe(Effect.ignore),
-        { discard: true },
+      forEachPooled(
+        listed.filter((info) => {
+          const base = stagedBaseOf(info.key);
+          // Larger records are never included by others: left to their own writers.
+          return base !== undefined && base >= fromGeneration && info.size <= maxRecordBytes;
+        }),
+        (info) =>
+          (info.key.endsWith(`-${publicationId}`)
+            ? Effect.succeed(true)
+            : holdsPublication(store, info.key, publicationId)
+          ).pipe(
+            Effect.flatMap((holds) =>
+              holds ? store.delete(info.key, { forever: true }) : Effect.void,
+            ),
+            Effect.ignore,
+          ),
+        { workers: 8, itemsPerWorker: 1 },
       ),
     ),
     Effect.ignore,
+  );
+
+/** Whether the record at `key` holds a pack of the publication `publicationId`. */
+const holdsPublication = (
+  store: ObjectStoreService,
+  key: string,
+  publicationId: string,
+): Effect.Effect<boolean, StoreError> =>
+  store.get(key).pipe(
+    Effect.map((object) => {
+      if (Option.isNone(object)) return false;
+      const decoded = decodeStaged(object.value.body);
+      return (
+        Either.isRight(decoded) &&
+        decoded.right.packs.some((p) => p.pack.header.publicationId === publicationId)
+      );
+    }),
   );
 
 /** How many states back a staged record still tells that its writer contends. */
