@@ -30,7 +30,7 @@
  * Writers stage only while they contend (a lost race on the store within
  * {@link contendedForMs}): a writer alone keeps its two-request commit.
  */
-import { Clock, Duration, Effect, Either, Option } from "effect";
+import { Cause, Clock, Duration, Effect, Either, Exit, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import {
   allDescriptors,
@@ -524,6 +524,47 @@ const unknownFate: DomainError = domainError({
 export const stagedSwap = <E>(
   input: StagedSwapInput<E>,
 ): Effect.Effect<StagedOutcome, DomainError | E> =>
+  Effect.suspend(() => {
+    // The record's key once its put may have been made: withdrawn if the round is cut off.
+    let staging: string | undefined;
+    return stagedRound(input, (key) => {
+      staging = key;
+    }).pipe(
+      Effect.onExit((exit) =>
+        staging === undefined || !cutOff(exit) ? Effect.void : withdrawCutOff(input.store, staging),
+      ),
+    );
+  });
+
+/**
+ * Whether a round ended without an answer of its own: interrupted (a shutdown past its
+ * grace) or died. Its batch's other members are then told PUBLICATION_UNKNOWN
+ * (publishBatch.ts), as every answered failure after staging already withdrew its record.
+ */
+const cutOff = <A, E>(exit: Exit.Exit<A, E>): boolean =>
+  Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause));
+
+/** The longest a cut-off round waits for its record's withdrawal (a shutdown is waiting). */
+const withdrawCutOffMs = 2_000;
+
+/**
+ * Deletes the record of a round cut off before it learned its fate, best effort, within
+ * {@link withdrawCutOffMs}. Why: the other members of its batch are answered
+ * PUBLICATION_UNKNOWN right after, and a record left alive could still land in another
+ * writer's swap while their copies' next commits (the same edits and more, staged on the
+ * same state) are left out of that swap as overlapping it, and conflict with their own
+ * earlier text.
+ */
+const withdrawCutOff = (store: ObjectStoreService, key: string): Effect.Effect<void> =>
+  store
+    .delete(key, { forever: true })
+    .pipe(Effect.timeout(Duration.millis(withdrawCutOffMs)), Effect.ignore);
+
+/** {@link stagedSwap}'s round; `staging` is told the record's key before its put. */
+const stagedRound = <E>(
+  input: StagedSwapInput<E>,
+  staging: (key: string) => void,
+): Effect.Effect<StagedOutcome, DomainError | E> =>
   Effect.gen(function* () {
     const { store, base, next } = input;
     const own = ownDescriptors(base, next);
@@ -549,6 +590,7 @@ export const stagedSwap = <E>(
     const packs = input.members.map((member) => member.pack);
     const ticket = input.members.map((member) => member.ticket).reduce((a, b) => (a < b ? a : b));
     const key = stagingKey(base.generation, ticket, first.publicationId);
+    staging(key);
     const startedMs = yield* Clock.currentTimeMillis;
     // Listing alongside staging: two writers staging at the same instant may each miss
     // the other and both swap; the compare-and-swap decides, and the loser finds its
