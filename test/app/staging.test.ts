@@ -618,69 +618,92 @@ describe("staged publications: a batch of several copies answered PUBLICATION_UN
   });
 });
 
+/**
+ * A batch of two copies of one process whose first member (the one making the staged
+ * swap) is interrupted while its swap's request is under way; what the other is told.
+ */
+const interruptedSwapper = async (deleteHangs: boolean) => {
+  run += 1;
+  const inner = memoryStore.make();
+  let hang = false;
+  let swapping: () => void = () => {};
+  let reading: () => void = () => {};
+  const firstReads = new Promise<void>((resolve) => (reading = resolve));
+  // Once: the swap that follows (the second copy's, say) goes through.
+  const swapStarted = new Promise<void>((resolve) => (swapping = resolve));
+  const store: ObjectStoreService = {
+    ...inner,
+    identity: `${inner.identity}#run${run}-interrupted`,
+    // Reads take a while: the second copy's commit joins the first one's batch.
+    get: (key) =>
+      Effect.sync(() => {
+        if (hang && key === "current") reading();
+      }).pipe(Effect.zipRight(Effect.delay(inner.get(key), "10 millis"))),
+    // The swap's request hangs (a store that does not answer) until interrupted.
+    put: (key, body, condition) =>
+      hang && key === "current"
+        ? Effect.sync(() => swapping()).pipe(Effect.zipRight(Effect.never))
+        : inner.put(key, body, condition),
+    // A store that never answers the withdrawal either, when `deleteHangs`.
+    delete: (key, options) =>
+      deleteHangs && key.startsWith(stagingPrefix) ? Effect.never : inner.delete(key, options),
+    putAfter: (key, body, condition, after) =>
+      hang && key === "current"
+        ? after.pipe(
+            Effect.tap(() => {
+              hang = false;
+              swapping();
+            }),
+            Effect.zipRight(Effect.never),
+          )
+        : inner.putAfter(key, body, condition, after),
+  };
+  const a = memNotebook(store);
+  a.write("/ws/a/seed.md", "seed\n");
+  await pull(a.notebook);
+  await Effect.runPromise(a.notebook.commit({ path: "/ws/a", message: "seed", author }));
+  await Effect.runPromise(a.notebook.pull({ path: "/ws/c" }));
+  stage(store.identity);
+  a.write("/ws/a/a.md", "1\n");
+  a.write("/ws/c/c.md", "1\n");
+  hang = true;
+  const answered = await Effect.runPromise(
+    Effect.gen(function* () {
+      // /ws/a asks first: it starts the batch and makes its swap.
+      const first = yield* Effect.fork(commitExit(a.notebook, "a 1"));
+      // Asked while /ws/a prepares (it reads `current`): /ws/c joins its batch.
+      yield* Effect.promise(() => firstReads);
+      const second = yield* Effect.fork(
+        Effect.exit(a.notebook.commit({ path: "/ws/c", message: "c 1", author })),
+      );
+      yield* Effect.promise(() => swapStarted);
+      expect(yield* store.list(stagingPrefix)).toHaveLength(1);
+      const interruptedMs = Date.now();
+      yield* Fiber.interrupt(first);
+      const exit = yield* Fiber.join(second);
+      return { exit, answeredAfterMs: Date.now() - interruptedMs };
+    }),
+  );
+  return { store, ...answered };
+};
+
 describe("staged publications: a batch whose swapping member is interrupted", () => {
   it("withdraws the batch's record before its other members are answered PUBLICATION_UNKNOWN", async () => {
-    run += 1;
-    const inner = memoryStore.make();
-    let hang = false;
-    let swapping: () => void = () => {};
-    let reading: () => void = () => {};
-    const firstReads = new Promise<void>((resolve) => (reading = resolve));
-    // Once: the swap that follows (the second copy's, say) goes through.
-    const swapStarted = new Promise<void>((resolve) => (swapping = resolve));
-    const store: ObjectStoreService = {
-      ...inner,
-      identity: `${inner.identity}#run${run}-interrupted`,
-      // Reads take a while: the second copy's commit joins the first one's batch.
-      get: (key) =>
-        Effect.sync(() => {
-          if (hang && key === "current") reading();
-        }).pipe(Effect.zipRight(Effect.delay(inner.get(key), "10 millis"))),
-      // The swap's request hangs (a store that does not answer) until interrupted.
-      put: (key, body, condition) =>
-        hang && key === "current"
-          ? Effect.sync(() => swapping()).pipe(Effect.zipRight(Effect.never))
-          : inner.put(key, body, condition),
-      putAfter: (key, body, condition, after) =>
-        hang && key === "current"
-          ? after.pipe(
-              Effect.tap(() => {
-                hang = false;
-                swapping();
-              }),
-              Effect.zipRight(Effect.never),
-            )
-          : inner.putAfter(key, body, condition, after),
-    };
-    const a = memNotebook(store);
-    a.write("/ws/a/seed.md", "seed\n");
-    await pull(a.notebook);
-    await Effect.runPromise(a.notebook.commit({ path: "/ws/a", message: "seed", author }));
-    await Effect.runPromise(a.notebook.pull({ path: "/ws/c" }));
-    stage(store.identity);
-    a.write("/ws/a/a.md", "1\n");
-    a.write("/ws/c/c.md", "1\n");
-    hang = true;
-    const other = await Effect.runPromise(
-      Effect.gen(function* () {
-        // /ws/a asks first: it starts the batch and makes its swap.
-        const first = yield* Effect.fork(commitExit(a.notebook, "a 1"));
-        // Asked while /ws/a prepares (it reads `current`): /ws/c joins its batch.
-        yield* Effect.promise(() => firstReads);
-        const second = yield* Effect.fork(
-          Effect.exit(a.notebook.commit({ path: "/ws/c", message: "c 1", author })),
-        );
-        yield* Effect.promise(() => swapStarted);
-        expect(yield* store.list(stagingPrefix)).toHaveLength(1);
-        yield* Fiber.interrupt(first);
-        return yield* Fiber.join(second);
-      }),
-    );
+    const { store, exit: other } = await interruptedSwapper(false);
     expect([failureOf(other).code, failureOf(other).reason]).toEqual([
       "STORAGE_FAILURE",
       "PUBLICATION_UNKNOWN",
     ]);
     // Withdrawn before the answer: it cannot land after it.
     expect(await Effect.runPromise(store.list(stagingPrefix))).toEqual([]);
+  });
+
+  it("answers the other members within a few seconds even when the withdrawal never ends", async () => {
+    const { exit: other, answeredAfterMs } = await interruptedSwapper(true);
+    expect([failureOf(other).code, failureOf(other).reason]).toEqual([
+      "STORAGE_FAILURE",
+      "PUBLICATION_UNKNOWN",
+    ]);
+    expect(answeredAfterMs).toBeLessThan(4_000);
   });
 });

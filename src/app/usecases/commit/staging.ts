@@ -556,9 +556,13 @@ const withdrawCutOffMs = 2_000;
  * earlier text.
  */
 const withdrawCutOff = (store: ObjectStoreService, key: string): Effect.Effect<void> =>
-  store
-    .delete(key, { forever: true })
-    .pipe(Effect.timeout(Duration.millis(withdrawCutOffMs)), Effect.ignore);
+  store.delete(key, { forever: true }).pipe(
+    // A finalizer runs uninterruptibly, and a timeout cannot cut short what it cannot
+    // interrupt: without this a store that never answers would hold the shutdown.
+    Effect.interruptible,
+    Effect.timeout(Duration.millis(withdrawCutOffMs)),
+    Effect.ignore,
+  );
 
 /** {@link stagedSwap}'s round; `staging` is told the record's key before its put. */
 const stagedRound = <E>(
