@@ -65,7 +65,13 @@ export type LineEquality =
   /** Byte for byte, terminator included (the merge). */
   | "exact"
   /** Ignoring one CR before the LF or at the end of a final line (the diffstat, SPEC §6.4). */
-  | "ignore-cr";
+  | "ignore-cr"
+  /**
+   * Ignoring the line ending altogether: LF, CRLF, a lone final CR or none (the union
+   * merge, where an editor's change of line endings or of the final newline must not
+   * make a shared line look like two lines).
+   */
+  | "ignore-eol";
 
 /** Lines hashed per block before comparing whole blocks again. */
 const MIN_BLOCK = 8;
@@ -80,6 +86,7 @@ const RESYNC_WINDOW = 64;
  */
 export class LineClassifier {
   private readonly ignoreCr: boolean;
+  private readonly ignoreEol: boolean;
   private readonly texts: Array<string> = [];
   private slots: Int32Array;
   private classHash: Int32Array;
@@ -91,7 +98,8 @@ export class LineClassifier {
 
   /** `expectedLines` only sizes the tables up front; they grow as needed. */
   constructor(equality: LineEquality, expectedLines = 64) {
-    this.ignoreCr = equality === "ignore-cr";
+    this.ignoreEol = equality === "ignore-eol";
+    this.ignoreCr = equality === "ignore-cr" || this.ignoreEol;
     const classes = Math.max(16, expectedLines);
     let capacity = 32;
     while (capacity < 2 * classes) capacity *= 2;
@@ -256,7 +264,8 @@ export class LineClassifier {
     if (this.ignoreCr) {
       if (keyEnd > start && text.charCodeAt(keyEnd - 1) === LF) {
         keyEnd--;
-        complete = 1;
+        // Only the union merge lets a final line without LF equal the same line with one.
+        complete = this.ignoreEol ? 0 : 1;
       }
       if (keyEnd > start && text.charCodeAt(keyEnd - 1) === CR) keyEnd--;
     }

@@ -4,7 +4,7 @@
  */
 import { ChunkKind, planMerge, planRegions, type MergeChunk, type MergeInput } from "./diff3.js";
 import { diffClasses, type DiffHunk } from "./lineDiff.js";
-import { LineClassifier, type ClassifiedText } from "./lines.js";
+import { LineClassifier, type ClassifiedText, type LineEquality } from "./lines.js";
 import { LOCAL_MARKER, REMOTE_MARKER, SEPARATOR_MARKER } from "./markers.js";
 import type { LineRange } from "./tree.js";
 
@@ -40,14 +40,18 @@ class MergeOutput {
 
   constructor(private readonly eol: string) {}
 
-  /** Appends lines [from, to) of `source`. */
+  /**
+   * Appends lines [from, to) of `source`, on a line of their own: when the union merge
+   * takes a side's final line without LF as equal to a line that had one, lines can
+   * follow it, and they must not be glued onto it.
+   */
   copy(source: ClassifiedText, from: number, to: number): void {
     if (to <= from) return;
+    this.breakLine();
     const start = source.starts[from] ?? 0;
     const end = source.starts[to] ?? 0;
     this.pieces.push(source.text.slice(start, end));
-    // A previous piece without final LF continues on this piece's first line.
-    this.lines += this.atLineStart ? to - from : to - from - 1;
+    this.lines += to - from;
     this.atLineStart = source.text.charCodeAt(end - 1) === LF;
   }
 
@@ -134,13 +138,26 @@ interface Prepared {
   readonly toRemote: ReadonlyArray<DiffHunk>;
 }
 
-/** Classifies and diffs the inputs, or returns the merged text when a side made no change. */
-const prepare = (base: string, local: string, remote: string): Prepared | string => {
+/**
+ * Classifies and diffs the inputs with `equality`, or returns the merged text when a
+ * side made no change. A side that changed only line endings (possible under
+ * "ignore-eol") is not taken whole: its lines are still the ones rendered where both
+ * sides hold them.
+ */
+const prepare = (
+  base: string,
+  local: string,
+  remote: string,
+  equality: LineEquality,
+): Prepared | string => {
   if (local === remote || remote === base) return local;
   if (local === base) return remote;
 
   // Sized for typical line lengths; the tables grow if the texts have more lines.
-  const classifier = new LineClassifier("exact", (base.length + local.length + remote.length) >> 5);
+  const classifier = new LineClassifier(
+    equality,
+    (base.length + local.length + remote.length) >> 5,
+  );
   const baseLines = classifier.classify(base);
   const localLines = classifier.classifyLike(local, baseLines);
   const remoteLines = classifier.classifyLike(remote, baseLines);
@@ -148,7 +165,8 @@ const prepare = (base: string, local: string, remote: string): Prepared | string
 
   const toLocal = diffClasses(baseLines.classes, localLines.classes, classCount);
   const toRemote = diffClasses(baseLines.classes, remoteLines.classes, classCount);
-  if (toLocal.length === 0) return remote;
+  // Under "exact" an empty diff means equal texts, handled above; under "ignore-eol" a
+  // local side that only changed line endings is rendered with the remote's changes.
   if (toRemote.length === 0) return local;
 
   const localLineHasAlnum = (line: number): boolean => {
@@ -178,7 +196,7 @@ const prepare = (base: string, local: string, remote: string): Prepared | string
  * whose last line lacks a newline gets one so markers stay at column zero. Never fails.
  */
 export const mergeText = (base: string, local: string, remote: string): TextMergeResult => {
-  const prepared = prepare(base, local, remote);
+  const prepared = prepare(base, local, remote, "exact");
   if (typeof prepared === "string") return { text: prepared, conflicts: [] };
   const { input, localLines, remoteLines, toLocal, toRemote } = prepared;
   const chunks = planMerge(input, toLocal, toRemote);
@@ -190,13 +208,16 @@ export const mergeText = (base: string, local: string, remote: string): TextMerg
  * wherever that merges cleanly, and where both sides changed the same region (what
  * mergeText writes as a conflict block) the remote's lines, then the local's, without
  * markers. Conflicts are as narrow as the diff of the two sides makes them and are not
- * joined, so a line both sides added identically in a region appears once. When the
- * remote's part ends without a line break and local lines follow, one is added (CRLF
- * when local's first line break is CRLF, else LF). Deterministic; never fails, never
- * writes markers of its own.
+ * joined, so a line both sides added identically in a region appears once. Lines are
+ * compared without their line ending (LF, CRLF, none at the end), so a line is never
+ * repeated because an editor changed endings or the final newline: a line both sides
+ * hold is written as local has it, a line one side added as that side has it. When a
+ * line without a line break is followed by more lines, one is added (CRLF when local's
+ * first line break is CRLF, else LF). Deterministic; never fails, never writes markers
+ * of its own.
  */
 export const mergeUnion = (base: string, local: string, remote: string): string => {
-  const prepared = prepare(base, local, remote);
+  const prepared = prepare(base, local, remote, "ignore-eol");
   if (typeof prepared === "string") return prepared;
   const { input, localLines, remoteLines, toLocal, toRemote } = prepared;
   const chunks = planRegions(input, toLocal, toRemote);

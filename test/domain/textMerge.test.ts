@@ -77,6 +77,32 @@ describe("mergeText examples", () => {
     expect(mergeText("a\nb\n", "a\nb", "A\nb\n").conflicts).toHaveLength(1);
   });
 
+  it("conflicts when one side only converted line endings and the other changed content", () => {
+    // As git merge-file: the conversion touches every line, so it overlaps the edit. A
+    // conflict, never a silent pick of one side: the edit and the conversion both stay.
+    const converted = mergeText(text("a", "b", "c"), "a\r\nb\r\nc\r\n", text("a", "B", "c"));
+    expect(converted.text).toBe(
+      "<<<<<<< local\r\na\r\nb\r\nc\r\n=======\r\na\nB\nc\n>>>>>>> remote\r\n",
+    );
+    expect(converted.conflicts).toEqual([{ start: 1, end: 9 }]);
+    const edited = mergeText(text("a", "b", "c"), text("a", "B", "c"), "a\r\nb\r\nc\r\n");
+    expect(edited.text).toBe(
+      text("<<<<<<< local", "a", "B", "c", "=======") + "a\r\nb\r\nc\r\n>>>>>>> remote\n",
+    );
+    // A conversion of only some lines conflicts only where it meets the edit.
+    const base = text("a", "b", "c", "d", "e", "f");
+    expect(mergeText(base, "a\r\nb\nc\nd\ne\nf\n", text("a", "b", "c", "d", "e", "F")).text).toBe(
+      "a\r\nb\nc\nd\ne\nF\n",
+    );
+  });
+
+  it("merges a dropped final newline with an edit elsewhere, keeping both", () => {
+    const base = text("a", "b", "c", "d", "e");
+    expect(mergeText(base, "a\nb\nc\nd\ne", text("A", "b", "c", "d", "e")).text).toBe(
+      "A\nb\nc\nd\ne",
+    );
+  });
+
   it("reports every block, in order, with ranges in the merged text", () => {
     const base = text("1", "2", "3", "4", "5", "6", "7", "8", "9");
     const result = mergeText(

@@ -221,3 +221,82 @@ describe("mergeUnion properties", () => {
     );
   });
 });
+
+// The line endings an editor may give a line: what a person who opens a journal in
+// another editor, or whose editor drops the final newline, ends up publishing.
+const endings = ["\n", "\r\n"] as const;
+type Ending = (typeof endings)[number];
+
+/** `lines` with the given endings (cycled), and with or without the last line's. */
+const withEndings = (
+  lines: ReadonlyArray<string>,
+  eols: ReadonlyArray<Ending>,
+  finalNewline: boolean,
+): string =>
+  lines
+    .map((line, k) =>
+      k === lines.length - 1 && !finalNewline ? line : `${line}${eols[k % eols.length] ?? "\n"}`,
+    )
+    .join("");
+
+/** The lines of `merged` without their endings (LF, CRLF or none at the end). */
+const bareLines = (merged: string): Array<string> =>
+  merged === "" ? [] : merged.replace(/\r?\n$/, "").split(/\r?\n/);
+
+const styleArb = fc.tuple(
+  fc.array(fc.constantFrom(...endings), { minLength: 1, maxLength: 4 }),
+  fc.boolean(),
+);
+
+describe("mergeUnion across line endings", () => {
+  it("does not repeat a line the sides hold with different line endings or final newline", () => {
+    expect(mergeUnion("a\n", "a\nb\n", "a\r\nb\r\n")).toBe("a\nb\n");
+    expect(mergeUnion("a\n", "a\nb\n", "a\nb")).toBe("a\nb\n");
+    expect(mergeUnion("a\n", "a\nb", "a\nb\n")).toBe("a\nb");
+    expect(mergeUnion("a\n", "a\nb\n", "a\r\nb\n")).toBe("a\nb\n");
+    expect(mergeUnion("a\r\n", "a\r\nb\r\n", "a\nb\nc\n")).toBe("a\r\nb\r\nc\n");
+  });
+
+  it("keeps the working copy's ending on shared lines and each side's own on its added lines", () => {
+    // Remote converted the journal to CRLF and appended; local appended with LF.
+    expect(mergeUnion("a\nb\n", "a\nb\nL\n", "a\r\nb\r\nR\r\n")).toBe("a\nb\nR\r\nL\n");
+    // Local converted it and appended nothing else: its endings stay, remote's line comes in.
+    expect(mergeUnion("a\nb\n", "a\r\nb\r\n", "a\nb\nR\n")).toBe("a\r\nb\r\nR\n");
+    // Only remote converted: nothing on the local side changed, remote is taken whole.
+    expect(mergeUnion("a\nb\n", "a\nb\n", "a\r\nb\r\n")).toBe("a\r\nb\r\n");
+  });
+
+  it("never glues two lines together when a side's last line has no newline", () => {
+    // Local dropped the final newline and added a first line; remote appended.
+    expect(mergeUnion("a\n", "z\na", "a\nr\n")).toBe("z\na\nr\n");
+    expect(mergeUnion("a", "a\nL\n", "a\r\nR")).toBe("a\nR\nL\n");
+    expect(mergeUnion("a\nb", "a\nb\nL", "a\nb\nR")).toBe("a\nb\nR\nL");
+  });
+
+  it("gives the same lines whatever endings the sides use, so none is lost or repeated", () => {
+    fc.assert(
+      fc.property(
+        caseArb,
+        styleArb,
+        styleArb,
+        styleArb,
+        ({ base, local, remote }, baseStyle, localStyle, remoteStyle) => {
+          const reference = bareLines(
+            mergeUnion(joined(base), joined(local.lines), joined(remote.lines)),
+          );
+          const merged = mergeUnion(
+            withEndings(base, ...baseStyle),
+            withEndings(local.lines, ...localStyle),
+            withEndings(remote.lines, ...remoteStyle),
+          );
+          expect(bareLines(merged)).toEqual(reference);
+          // Every line either side added is there, exactly once.
+          for (const line of [...local.lines, ...remote.lines])
+            if (!base.includes(line))
+              expect(bareLines(merged).filter((m) => m === line).length, line).toBe(1);
+        },
+      ),
+      { numRuns: 800 },
+    );
+  });
+});
