@@ -31,6 +31,7 @@ import {
   defaultConnectTimeoutMs,
   defaultRequestTimeoutMs,
   fromBucketKey,
+  isTlsFailureCode,
   multipartThreshold,
   parseEndpoint,
   partConcurrency,
@@ -40,6 +41,7 @@ import {
   settleServerError,
   splitParts,
   storeIdentity,
+  tlsFailureText,
   toBucketKey,
   unmatchableEtag,
   type RemoteStoreOptions,
@@ -157,6 +159,7 @@ const mapError = (error: unknown, request: Request): Mapped => {
   }
   if (name === "CredentialsProviderError")
     return fail("AccessDenied", "no credentials could be resolved");
+  if (isTlsFailureCode(errno)) return fail("TlsFailed", tlsFailureText);
   if (errno !== undefined && notSentCodes.has(errno))
     return fail("Unavailable", "the store could not be reached");
   if (name !== undefined && clientSideNames.has(name))

@@ -102,6 +102,40 @@ export const parseEndpoint = (endpoint: string): URL | undefined => {
 export const safeToken = (value: unknown): string | undefined =>
   typeof value === "string" && /^[A-Za-z0-9_.-]{1,64}$/.test(value) ? value : undefined;
 
+/**
+ * Node's certificate verification codes: the TLS handshake reached the server and
+ * refused its certificate, before any request was written.
+ */
+const certificateCodes = new Set([
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "CERT_UNTRUSTED",
+  "CERT_REVOKED",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+]);
+
+/**
+ * Whether an errno-style `code` is a failed TLS handshake: `EPROTO` (what an
+ * `https://` endpoint on a plain-HTTP port gives at once: the server answers the
+ * ClientHello with HTTP), OpenSSL's `ERR_SSL_*`, Node's `ERR_TLS_*` (a certificate
+ * for another host) and the certificate codes. Such a failure is a configuration
+ * error, not an outage: it must not be retried or reported as a timeout.
+ */
+export const isTlsFailureCode = (code: string | undefined): boolean =>
+  code !== undefined &&
+  (code === "EPROTO" ||
+    code.startsWith("ERR_SSL_") ||
+    code.startsWith("ERR_TLS_") ||
+    certificateCodes.has(code));
+
+/** What a {@link isTlsFailureCode} failure's message says, for both adapters. */
+export const tlsFailureText =
+  "the TLS handshake with the endpoint failed: check that an https:// endpoint is a TLS port (use http:// for a plain-HTTP one) and that its certificate is valid and trusted";
+
 /** Orders listed objects by key, byte-wise on UTF-8 as S3 does. */
 export const byKey = (a: ObjectInfo, b: ObjectInfo): number => compareKeys(a.key, b.key);
 

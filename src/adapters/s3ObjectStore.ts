@@ -41,6 +41,7 @@ import {
   defaultConnectTimeoutMs,
   defaultRequestTimeoutMs,
   fromBucketKey,
+  isTlsFailureCode,
   multipartThreshold,
   parseEndpoint,
   partConcurrency,
@@ -50,6 +51,7 @@ import {
   settleServerError,
   splitParts,
   storeIdentity,
+  tlsFailureText,
   toBucketKey,
   unmatchableEtag,
   type RemoteStoreOptions,
@@ -148,6 +150,7 @@ const mapError = (error: unknown, request: Request): Mapped => {
     return fail(lost, "the store failed while handling the request", true);
   }
   if (status !== undefined) return fail("Unavailable", "the store rejected the request");
+  if (isTlsFailureCode(code)) return fail("TlsFailed", tlsFailureText);
   if (code !== undefined && notSentCodes.has(code))
     return fail("Unavailable", "the store could not be reached");
   if (message.includes("did not establish a connection"))

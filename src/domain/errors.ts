@@ -198,6 +198,13 @@ export const errorTable = {
       when: "A store request timed out before anything was changed.",
       remedy: "Call again later.",
     },
+    TLS_FAILED: {
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      when: "The TLS handshake with the store's endpoint failed before any request was sent: an https:// endpoint on a plain-HTTP port, or a certificate that is expired, self-signed, untrusted or for another host.",
+      remedy:
+        "An operator must fix the endpoint (http:// for a plain-HTTP port) or the server's certificate or trust store (NODE_EXTRA_CA_CERTS).",
+    },
     THROTTLED: {
       action: "RETRY_LATER",
       retryable: true,

@@ -23,6 +23,9 @@ import { Context, Data, Effect, type Option } from "effect";
  * - `Unavailable`: the store could not be reached or failed before acting (proven no effect).
  * - `Throttled`: the store asked us to slow down (no effect).
  * - `Corrupt`: the store answered with something malformed (bad ETag, truncated body).
+ * - `TlsFailed`: the TLS handshake with the endpoint failed (an `https://` endpoint on a
+ *   plain-HTTP port, an untrusted or mismatched certificate): a configuration error,
+ *   and no request was sent (no effect), so retrying cannot help.
  */
 export type StoreErrorReason =
   | "PreconditionFailed"
@@ -32,7 +35,8 @@ export type StoreErrorReason =
   | "BucketMissing"
   | "Unavailable"
   | "Throttled"
-  | "Corrupt";
+  | "Corrupt"
+  | "TlsFailed";
 
 /** Every reason of {@link StoreErrorReason}, for exhaustive tests and docs. */
 export const storeErrorReasons: ReadonlyArray<StoreErrorReason> = [
@@ -44,6 +48,7 @@ export const storeErrorReasons: ReadonlyArray<StoreErrorReason> = [
   "Unavailable",
   "Throttled",
   "Corrupt",
+  "TlsFailed",
 ];
 
 /**

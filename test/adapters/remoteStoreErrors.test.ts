@@ -95,6 +95,7 @@ const withStub = <A>(
   layer: (options: S3Store.S3StoreOptions) => Layer.Layer<ObjectStore>,
   script: Script,
   use: (store: ObjectStoreService, seen: ReadonlyArray<Seen>) => Effect.Effect<A, never>,
+  scheme: "http" | "https" = "http",
 ) =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
@@ -111,7 +112,8 @@ const withStub = <A>(
             layer({
               bucket: "bkt",
               prefix: "pre/fix",
-              endpoint,
+              // The stub speaks plain HTTP; "https" points a TLS client at it.
+              endpoint: endpoint.replace(/^http:/, `${scheme}:`),
               region: "us-east-1",
               forcePathStyle: true,
               connectTimeoutMs: 1_000,
@@ -179,6 +181,28 @@ describe.each(adapters)("the %s adapter's error mapping (scripted server)", (_na
       ).pipe(Effect.map((reason) => expect(reason).toBe(expected))),
     );
   }
+
+  it.live(
+    "an https:// endpoint on a plain-HTTP port is TlsFailed, not retried, on reads and writes",
+    () =>
+      withStub(
+        layer,
+        () => ({ status: 200, headers: { etag: '"abc"' } }),
+        (store, seen) =>
+          Effect.gen(function* () {
+            const failure = yield* Effect.flip(store.get("current")).pipe(Effect.orDie);
+            expect(failure.reason).toBe("TlsFailed");
+            expect(failure.message).toMatch(/TLS/);
+            expect(yield* reasonOf(store.put("current", body, ifMatch))).toBe("TlsFailed");
+            expect(yield* reasonOf(store.put("packs/p", body, { _tag: "Unconditional" }))).toBe(
+              "TlsFailed",
+            );
+            // The handshake failed before any request was sent.
+            expect(seen).toHaveLength(0);
+          }),
+        "https",
+      ),
+  );
 
   it.live("marks a write answered 200 without an ETag, unlike a lost answer", () =>
     withStub(

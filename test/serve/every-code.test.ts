@@ -326,6 +326,11 @@ const scenarios: {
       failStore(w, ["get"], "current", "Ambiguous");
       return pullA(nb);
     },
+    TLS_FAILED: async () => {
+      const { w, nb } = await published();
+      failStore(w, ["get"], "current", "TlsFailed");
+      return pullA(nb);
+    },
     THROTTLED: async () => {
       const { w, nb } = await published();
       failStore(w, ["get"], "current", "Throttled");

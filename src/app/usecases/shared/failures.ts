@@ -32,6 +32,12 @@ export const storeFailure = (error: StoreError, doing: string): DomainError => {
         reason: "TIMEOUT",
         message: `A store request timed out while ${doing}: ${error.message}`,
       });
+    case "TlsFailed":
+      return domainError({
+        code: "STORAGE_FAILURE",
+        reason: "TLS_FAILED",
+        message: `The store's TLS handshake failed while ${doing}: ${error.message}`,
+      });
     case "Corrupt":
       return domainError({
         code: "STORAGE_INTEGRITY",
