@@ -400,7 +400,8 @@ export const fileReasonTable = {
   },
   TOO_LARGE: {
     code: "INVALID_CONTENT",
-    meaning: "The file is larger than the configured maximum file size.",
+    meaning:
+      "The file is larger than the configured maximum file size, or a commit's merge with concurrent changes would make it so (nothing was published).",
   },
   INVALID_ATTRIBUTES: {
     code: "INVALID_CONTENT",

@@ -15,6 +15,7 @@ import { contended, takeSeen } from "./staging.js";
 import { lastWritten } from "./lastWritten.js";
 import type { CopyCall } from "../shared/context.js";
 import { refuseMassDelete } from "./massDelete.js";
+import { refuseOversizedMerge } from "./oversizedMerge.js";
 import { runMerge } from "../pull/mergeRun.js";
 import type { CopyState, StatCache } from "../workingCopy/privateState.js";
 import { conflictError } from "../pull/pull.js";
@@ -131,8 +132,8 @@ const mergeAsMember =
       // Nobody published since the baseline, and no file is held: the merge is the
       // working copy itself.
       const unchanged = copy.state.held.size === 0 && samePublication(remote.view, copy.base);
-      const { merged, conflicts } = unchanged
-        ? { merged: copy.local, conflicts: [] }
+      const { merged, conflicts, oversized } = unchanged
+        ? { merged: copy.local, conflicts: [], oversized: [] }
         : yield* runMerge(copy.baseIds, copy.local, remoteIds, call.blobs);
       // What this process last wrote, or a batch's tip, is trusted only to publish on
       // (the swap checks it); any other conclusion is drawn from `current` itself.
@@ -143,6 +144,9 @@ const mergeAsMember =
           : concluded({ kind: "conflict", remote, merged, conflicts });
       if (diffTrees(remoteIds, merged).length === 0)
         return fromWritten ? unverified : concluded({ kind: "nothing", remote, merged });
+      const tooLarge = yield* Effect.either(refuseOversizedMerge(oversized));
+      if (Either.isLeft(tooLarge))
+        return fromWritten ? unverified : yield* Effect.fail(tooLarge.left);
       const massDelete = yield* Effect.either(
         refuseMassDelete(remoteIds, merged, call.options.allowMassDelete ?? false),
       );

@@ -16,6 +16,7 @@ import {
   countLinesOfBytes,
   decodeText,
   encodeText,
+  maxFileBytes,
   textProblem,
 } from "../../../domain/content.js";
 import { diffTrees } from "../../../domain/treeDiff.js";
@@ -33,6 +34,11 @@ import { forEachPooled } from "../shared/pooled.js";
 export interface MergeOutcome {
   readonly merged: Tree;
   readonly conflicts: ReadonlyArray<FileIssue>;
+  /**
+   * Files the merge joined cleanly into more than {@link maxFileBytes} (each side was
+   * within the limit), sorted: a commit must not publish them (oversizedMerge.ts).
+   */
+  readonly oversized: ReadonlyArray<string>;
 }
 
 const notText = (): DomainError =>
@@ -114,10 +120,13 @@ export const runMerge = (
 ): Effect.Effect<MergeOutcome, DomainError> =>
   Effect.gen(function* () {
     // The common cases cost one comparison pass: nothing happened on one side.
-    if (diffTrees(base, remote).length === 0) return { merged: local, conflicts: [] };
-    if (diffTrees(base, local).length === 0) return { merged: remote, conflicts: [] };
+    if (diffTrees(base, remote).length === 0)
+      return { merged: local, conflicts: [], oversized: [] };
+    if (diffTrees(base, local).length === 0)
+      return { merged: remote, conflicts: [], oversized: [] };
     const plan = planTreeMerge(base, local, remote);
     const merged = new Map<string, string>();
+    const oversized: Array<string> = [];
     // A moved file's entry says where each side now is (movedTo, side, keptAs): the
     // caller must learn where its note went, not just that something clashed.
     const conflicts: FileIssue[] = plan.conflicts.map((c) => ({
@@ -153,6 +162,7 @@ export const runMerge = (
         const id = contentId(bytes);
         blobs.addBytes(id, bytes);
         merged.set(job.path, id);
+        if (result.conflicts.length === 0 && bytes.length > maxFileBytes) oversized.push(job.path);
         if (result.conflicts.length > 0) {
           conflicts.push({
             path: job.path,
@@ -174,5 +184,6 @@ export const runMerge = (
       itemsPerWorker: 1,
     });
     conflicts.sort((a, b) => compareCodeUnits(a.path, b.path));
-    return { merged, conflicts };
+    oversized.sort(compareCodeUnits);
+    return { merged, conflicts, oversized };
   });
