@@ -23,6 +23,7 @@ export interface ClassifiedText extends LineIndex {
 
 const LF = 10;
 const CR = 13;
+const BOM = 0xfeff;
 
 /** The number of lines of `text`. */
 export const countLines = (text: string): number => {
@@ -67,9 +68,10 @@ export type LineEquality =
   /** Ignoring one CR before the LF or at the end of a final line (the diffstat, SPEC §6.4). */
   | "ignore-cr"
   /**
-   * Ignoring the line ending altogether: LF, CRLF, a lone final CR or none (the union
-   * merge, where an editor's change of line endings or of the final newline must not
-   * make a shared line look like two lines).
+   * Ignoring the line ending altogether: LF, CRLF, a lone final CR or none, and a byte
+   * order mark at the start of the text (the union merge, where an editor's change of
+   * line endings, of the final newline or of the mark must not make a shared line look
+   * like two lines).
    */
   | "ignore-eol";
 
@@ -212,6 +214,9 @@ export class LineClassifier {
     const refStarts = reference.starts;
     const refCount = refStarts.length - 1;
     const from = refStarts[refLine] ?? 0;
+    // Under "ignore-eol" a first line is keyed without its byte order mark and any other
+    // line with it: equal text at the start of one and elsewhere in the other may differ.
+    if (this.ignoreEol && (at === 0) !== (refLine === 0)) return 0;
     const matches = (lines: number): boolean => {
       const to = refStarts[refLine + lines] ?? 0;
       // A final reference line without LF only matches a final line of the text.
@@ -257,8 +262,11 @@ export class LineClassifier {
   }
 
   /** The class of the line [start, end) of text `textId`, creating it if new. */
-  private classOf(textId: number, start: number, end: number): number {
+  private classOf(textId: number, lineStart: number, end: number): number {
     const text = this.texts[textId] ?? "";
+    // A byte order mark an editor adds or drops is not part of the first line's text.
+    const start =
+      this.ignoreEol && lineStart === 0 && end > 0 && text.charCodeAt(0) === BOM ? 1 : lineStart;
     let keyEnd = end;
     let complete = 0;
     if (this.ignoreCr) {

@@ -266,6 +266,17 @@ describe("mergeUnion across line endings", () => {
     expect(mergeUnion("a\nb\n", "a\nb\n", "a\r\nb\r\n")).toBe("a\r\nb\r\n");
   });
 
+  it("does not repeat the first line when an editor added or dropped a byte order mark", () => {
+    expect(mergeUnion("# j\n", "\uFEFF# j\n- L\n", "# j\n- R\n")).toBe("\uFEFF# j\n- R\n- L\n");
+    expect(mergeUnion("\uFEFF# j\n", "# j\n- L\n", "\uFEFF# j\n- R\n")).toBe("# j\n- R\n- L\n");
+    expect(mergeUnion("# j\n", "# j\n- L\n", "\uFEFF# j\r\n- R\r\n")).toBe("# j\n- R\r\n- L\n");
+    // Only a mark at the start of the file is one; elsewhere U+FEFF is content.
+    expect(mergeUnion("a\n", "a\n\uFEFFa\n", "a\nb\n")).toBe("a\nb\n\uFEFFa\n");
+    expect(mergeUnion("\uFEFFa\n", "z\n\uFEFFa\n", "\uFEFFa\nb\n")).toBe(
+      "\uFEFFa\nb\nz\n\uFEFFa\n",
+    );
+  });
+
   it("never glues two lines together when a side's last line has no newline", () => {
     // Local dropped the final newline and added a first line; remote appended.
     expect(mergeUnion("a\n", "z\na", "a\nr\n")).toBe("z\na\nr\n");
