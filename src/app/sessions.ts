@@ -14,7 +14,10 @@
  * A `serve` start reaps, in the background, every recorded session whose lock it can
  * take (its process is gone): the notebook directory and the copy's private state are
  * removed when everything in it is published, exactly as the session's own end would
- * have done (usecases/workingCopy/sessionEnd.ts); a directory that is gone (a cleaned temp directory,
+ * have done (usecases/workingCopy/sessionEnd.ts; a session of this process's store whose
+ * commit was killed after `current` accepted it is judged by that commit's fate in the
+ * store, as its own next commit would learn it; of another store, it is kept, since only
+ * its store can confirm the publication); a directory that is gone (a cleaned temp directory,
  * a reboot) leaves only its private state, which is removed; a directory holding
  * anything unpublished is kept with its private state and its record, and looked at
  * again by later starts. A live process's session is never touched, however idle: its
@@ -160,7 +163,10 @@ export const isOwnSessionDirectory = (
   );
 };
 
-/** A store for reaping: the reaper decides from the working copy and its private state only. */
+/**
+ * A store for reaping a session of another store than this process's: the reaper then
+ * decides from the working copy and its private state only.
+ */
 const storeNotUsed = (identity: string): ObjectStoreService => {
   const refused = Effect.fail(
     new StoreError({ reason: "Unavailable", message: "reaping a session never uses the store" }),
@@ -214,7 +220,13 @@ const reapDead = (
       if (!(yield* isOwnSessionDirectory(fs, notebookDirectory))) return "kept";
       const notebook = yield* makeNotebook({
         ...services,
-        store: storeNotUsed(record.storeIdentity),
+        // The store this process uses, when it is the session's: a commit the session
+        // was killed in after `current` accepted it is then judged by its fate there
+        // (workingCopy/commitFate.ts). Another store's session is judged without it.
+        store:
+          record.storeIdentity === services.store.identity
+            ? services.store
+            : storeNotUsed(record.storeIdentity),
         // The record's canonical path is the root: it must still lead to itself.
         options: {
           ...withoutResolvedRoot(options),
@@ -300,7 +312,7 @@ export interface ReapReport {
 /**
  * Reaps the ended sessions recorded under `services.options.privateRoot` (see the module
  * comment) but `ownId` (this process's own), one at a time; `services` are this
- * process's (only the file system and the settings are used). Each session's reaping is
+ * process's (the store only for sessions of that same store). Each session's reaping is
  * uninterruptible; the loop stops between sessions when interrupted. Never fails: a
  * session that cannot be reaped is logged and counted as failed.
  */

@@ -74,6 +74,58 @@ describe("reaping an ended session", () => {
     expect(vol.existsSync(`/private/sessions/${id}.json`)).toBe(true);
   });
 
+  describe("whose commit was killed after `current` accepted it", () => {
+    /** A session on `store` that published p, then was killed committing q after the swap. */
+    const killedCommitting = async (store: ReturnType<typeof memoryStore.make>) => {
+      const { service: fs, vol } = memFs.make({ "/tmp/.keep": "" });
+      vol.mkdirSync(notebookDirectory, { recursive: true });
+      const options = {
+        privateRoot: "/private",
+        workspaceRoot: notebookDirectory,
+        notebookDirectory,
+      };
+      await Effect.runPromise(
+        Effect.scoped(claimSession(fs, "/private", id, notebookDirectory, store.identity)),
+      );
+      const notebook = openOn(store, fs, options);
+      await Effect.runPromise(notebook.pull({}));
+      vol.writeFileSync(`${notebookDirectory}/p.md`, "published\n");
+      await Effect.runPromise(notebook.commit({ message: "p", author }));
+      vol.writeFileSync(`${notebookDirectory}/q.md`, "published by the killed commit\n");
+      const killed = openOn(store, fs, {
+        ...options,
+        failpoint: (stage) => (stage === "after-cas" ? Effect.interrupt : Effect.void),
+      });
+      const exit = await Effect.runPromiseExit(killed.commit({ message: "q", author }));
+      expect(exit._tag).toBe("Failure");
+      const reap = (reaperStore: ReturnType<typeof memoryStore.make>) =>
+        Effect.runPromise(
+          reapSessions(
+            { store: reaperStore, fs, ids: ids.make(), options: { ...baseOptions, ...options } },
+            undefined,
+          ),
+        );
+      return { vol, reap };
+    };
+
+    it("is removed by a start on the same store: its notes are all published", async () => {
+      const store = memoryStore.make();
+      const { vol, reap } = await killedCommitting(store);
+      expect(await reap(store)).toMatchObject({ removed: 1, kept: 0, failed: 0 });
+      expect(vol.existsSync(session)).toBe(false);
+      expect(vol.existsSync(`/private/sessions/${id}.json`)).toBe(false);
+    });
+
+    it("is kept by a start on another store, which cannot confirm the publication", async () => {
+      const { vol, reap } = await killedCommitting(memoryStore.make());
+      expect(await reap(memoryStore.make())).toMatchObject({ removed: 0, kept: 1, failed: 0 });
+      expect(vol.readFileSync(`${notebookDirectory}/q.md`, "utf8")).toBe(
+        "published by the killed commit\n",
+      );
+      expect(vol.existsSync(`/private/sessions/${id}.json`)).toBe(true);
+    });
+  });
+
   it("a session another start reaped between the listing and the lock is not a failure", async () => {
     // Several serve starts reap at once: one lists a dead session, another removes it
     // whole (directory, record, lock), then the first takes the free lock and finds no

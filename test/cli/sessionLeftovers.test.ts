@@ -7,6 +7,7 @@
  * `npm run test:sessions`.
  */
 import {
+  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -187,6 +188,31 @@ describe("ended sessions leave nothing behind", () => {
     const second = await start();
     expect(await reaped(second)).toMatchObject({ removed: 1, kept: 0 });
     expect(await second.stop("stdin")).toBe(0);
+    expect(sessionDirectories(serving.tmp)).toEqual([]);
+    expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], sessions: [] });
+  });
+
+  it("a session killed in a commit after `current` accepted it is reaped by the next start on that store", async () => {
+    // Every swap of `current` takes effect but its answer is lost, and every read of
+    // `current` is slow: the commit learns its fate late, and is killed before that.
+    const killed = await startSessionServe(serving, {
+      QUIRE_FAULT_INJECTION: "put:current:fail-after:1;get:current:delay-3000:1",
+    });
+    servers.push(killed);
+    writeFileSync(path.join(killed.notebook(), "n.md"), "published, then killed\n");
+    const committing = killed.call("notes_commit", { message: "n" }).catch(() => undefined);
+    // The file store's first version of `current` (adapters/fileStoreLayout.ts): renamed
+    // into place by the swap.
+    const current = path.join(sandbox.store, "objects", "current@", "1");
+    while (!existsSync(current) && killed.child.exitCode === null)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    await killed.stop("SIGKILL");
+    await committing;
+    expect(sessionDirectories(serving.tmp)).toEqual([sessionOf(killed)]);
+
+    const next = await start();
+    expect(await reaped(next)).toMatchObject({ removed: 1, kept: 0, failed: 0 });
+    expect(await next.stop("stdin")).toBe(0);
     expect(sessionDirectories(serving.tmp)).toEqual([]);
     expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], sessions: [] });
   });

@@ -13,8 +13,9 @@ import { forgetState, loadStats } from "./privateState.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
 import { contentId, maxFileBytes } from "../../../domain/content.js";
 import { loadFirstPull, recordFirstPull } from "./firstPull.js";
-import type { BlobRef } from "./privateState.js";
-import { acceptedTreeOf, loadIntent } from "./rewriteIntent.js";
+import type { BlobRef, CopyState } from "./privateState.js";
+import { acceptedTreeOf, loadIntent, type Intent } from "./rewriteIntent.js";
+import { commitLanded } from "./commitFate.js";
 import { scanWorkingCopy, type Scan } from "./workingCopy.js";
 import { isLeftoverTemp, setAsideOriginal } from "./leftovers.js";
 import { deepestFirst, materialise } from "./rewrite.js";
@@ -44,8 +45,10 @@ const settledOn = (baseline: ReadonlyMap<string, BlobRef>): Published => ({
 
 /**
  * What the copy's files may hold, from its private state: `None` when that cannot be
- * known without the store (a file held back from a rewrite, a commit not settled) or
- * when an interrupted rewrite was moving content of the copy's own.
+ * known (a file held back from a rewrite; a commit not settled whose fate the store
+ * cannot tell) or when an interrupted rewrite was moving content of the copy's own.
+ * - A commit stopped after its intent (commitFate.ts): not landed, exactly the baseline;
+ *   landed, as for a pull's rewrite below, and every note it scanned still there.
  * - Settled (or a pull's intent written but no file touched: `recoveryRequired` unset):
  *   exactly the baseline.
  * - A pull's rewrite interrupted (`recoveryRequired`, its intent on disk): each file
@@ -71,20 +74,57 @@ const publishedContents = (call: CopyCall): Effect.Effect<Option.Option<Publishe
     if (Option.isNone(intent)) {
       return state.recoveryRequired ? Option.none() : Option.some(settledOn(state.baseline));
     }
-    // A commit's intent names a publication only the store can confirm.
-    if (intent.value.publication !== null) return Option.none();
+    if (intent.value.publication !== null) {
+      // A commit's intent names a publication only the store can confirm; a rewrite
+      // interrupted before it (the flag) is the commit's next call's to settle.
+      if (state.recoveryRequired) return Option.none();
+      const landed = yield* commitLanded(call, intent.value);
+      if (Option.isNone(landed)) return Option.none();
+      // Not landed, and never to: the baseline is all of the copy that is published.
+      if (!landed.value) return Option.some(settledOn(state.baseline));
+      // Landed: each file as the baseline or as the accepted state has it, as for a
+      // pull's rewrite (the commit's settling may have started); and every note the
+      // commit scanned and published is still there, or its absence is a deletion.
+      return eitherState(state, intent.value, true);
+    }
     // A pull's intent, written before the flag: no file was touched yet.
     if (!state.recoveryRequired) return Option.some(settledOn(state.baseline));
-    const accepted = acceptedTreeOf(intent.value, state.baseline);
-    const allowed = new Map<string, Set<string>>();
-    for (const tree of [state.baseline, accepted])
-      for (const [path, ref] of tree)
-        allowed.set(path, (allowed.get(path) ?? new Set()).add(ref.id));
-    for (const [path, before] of intent.value.targets)
-      if (before !== null && allowed.get(path)?.has(before.id) !== true) return Option.none();
-    const required = [...state.baseline.keys()].filter((path) => accepted.has(path));
-    return Option.some({ allowed, required, tracked: new Map([...state.baseline, ...accepted]) });
+    return eitherState(state, intent.value, false);
   });
+
+/**
+ * A copy moving from its baseline to the accepted state `intent` names: each file as
+ * either has it, one both have not missing; `None` when a content the move replaced is
+ * published in neither (see publishedContents). `scanned`: also required, every path
+ * the accepted state has that the copy had when the intent was written (its scan) and
+ * that the move keeps.
+ */
+const eitherState = (
+  state: CopyState,
+  intent: Intent,
+  scanned: boolean,
+): Option.Option<Published> => {
+  const accepted = acceptedTreeOf(intent, state.baseline);
+  const allowed = new Map<string, Set<string>>();
+  for (const tree of [state.baseline, accepted])
+    for (const [path, ref] of tree) allowed.set(path, (allowed.get(path) ?? new Set()).add(ref.id));
+  for (const [path, before] of intent.targets)
+    if (before !== null && allowed.get(path)?.has(before.id) !== true) return Option.none();
+  const required = new Set([...state.baseline.keys()].filter((path) => accepted.has(path)));
+  if (scanned) {
+    // The scan is the accepted state but at the targets, where it had their content O.
+    const targets = new Map(intent.targets.map(([path, before, after]) => [path, [before, after]]));
+    for (const path of accepted.keys()) {
+      const target = targets.get(path);
+      if (target === undefined || (target[0] !== null && target[1] !== null)) required.add(path);
+    }
+  }
+  return Option.some({
+    allowed,
+    required: [...required],
+    tracked: new Map([...state.baseline, ...accepted]),
+  });
+};
 
 /** What {@link publishedOnly} found a copy holding only published notes to be made of. */
 export interface Removal {

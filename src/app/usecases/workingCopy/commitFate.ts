@@ -1,0 +1,36 @@
+/**
+ * The fate of a commit whose process stopped between writing its intent (naming its
+ * publication, rewriteIntent.ts) and settling the working copy: learnt as the copy's
+ * next commit learns it (recoverFirst in commit/commit.ts). Its staged record, if it is
+ * still in the store, is withdrawn first, so that no other writer's swap can take it
+ * after `current` was read; `current` then says, for good, whether it landed.
+ */
+import { Effect, Either, Option } from "effect";
+import type { CopyCall } from "../shared/context.js";
+import { readManifest } from "../commit/remote.js";
+import { withdrawStaged } from "../commit/staging.js";
+import { landedGeneration, type Intent } from "./rewriteIntent.js";
+
+/**
+ * Whether the publication `intent` names landed: `Some(true)` when `current` names it,
+ * `Some(false)` when it does not (and, its staged record withdrawn, never will), `None`
+ * when the store could not be read (logged; the caller must then assume nothing). Never
+ * fails.
+ */
+export const commitLanded = (
+  call: CopyCall,
+  intent: Intent,
+): Effect.Effect<Option.Option<boolean>> =>
+  Effect.gen(function* () {
+    if (intent.publication === null) return Option.some(false);
+    yield* withdrawStaged(call.store, intent.publication);
+    const read = yield* Effect.either(readManifest(call.store));
+    if (Either.isLeft(read)) {
+      yield* Effect.logWarning(
+        "could not learn from the store whether an interrupted commit landed",
+        read.left,
+      );
+      return Option.none();
+    }
+    return Option.some(Option.isSome(landedGeneration(Option.some(intent), read.right.manifest)));
+  });
