@@ -101,8 +101,23 @@ export interface Workspace {
   readonly sessionId?: string;
 }
 
-const ioFailure = (what: string) => (error: FsError) =>
-  new StartupError({ kind: "io", message: `cannot ${what}: ${error.reason}: ${error.message}` });
+/**
+ * What to do when a directory of the private root or of the session cannot be made or
+ * resolved: the line must say it (docs/errors.md: every failure names a next step), and
+ * it is always the same one — choose a directory this user can write, with free space.
+ */
+const privateRootStep =
+  "choose a writable directory with free space with --private-root (or QUIRE_PRIVATE_ROOT)";
+const sessionStep =
+  "set TMPDIR to a writable directory with free space, or name a directory with --workspace-root";
+
+const ioFailure =
+  (what: string, next = "check that path and its permissions, then start again") =>
+  (error: FsError) =>
+    new StartupError({
+      kind: "io",
+      message: `cannot ${what}: ${error.reason}: ${error.message}; ${next}`,
+    });
 
 /**
  * Prepares the directories. The private root is created (0700) first. A `session`
@@ -120,43 +135,73 @@ const ioFailure = (what: string) => (error: FsError) =>
 export const prepareWorkspace = (
   config: RuntimeConfig,
 ): Effect.Effect<Workspace, StartupError, FileSystem | ObjectStore | Scope.Scope> =>
+  Effect.suspend(() => {
+    // The session this start claimed: a start that fails after its claim (no session
+    // directory can be made, an overlap refused) undoes it, rather than leaving its
+    // record for a later start to reap.
+    let claimed: ClaimedSession | undefined;
+    return prepared(config, (session) => (claimed = session)).pipe(
+      Effect.tapError(() => {
+        const session = claimed;
+        return session === undefined
+          ? Effect.void
+          : Effect.flatMap(FileSystem, (fs) =>
+              abandonSession(fs, session.privateRoot, session.id, session.notebook),
+            );
+      }),
+    );
+  });
+
+/** A session a start claimed (sessions.ts): its id, notebook directory and private root. */
+interface ClaimedSession {
+  readonly id: string;
+  readonly notebook: string;
+  readonly privateRoot: string;
+}
+
+/** {@link prepareWorkspace}'s steps; `onClaim` is told of the session once it is claimed. */
+const prepared = (
+  config: RuntimeConfig,
+  onClaim: (session: ClaimedSession) => void,
+): Effect.Effect<Workspace, StartupError, FileSystem | ObjectStore | Scope.Scope> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem;
     yield* fs
       .makeDirectory(config.privateRoot, 0o700)
-      .pipe(Effect.mapError(ioFailure("create the private root")));
+      .pipe(Effect.mapError(ioFailure("create the private root", privateRootStep)));
     const privateRoot = yield* fs
       .realPath(config.privateRoot)
-      .pipe(Effect.mapError(ioFailure("resolve the private root")));
+      .pipe(Effect.mapError(ioFailure("resolve the private root", privateRootStep)));
     let workspaceRoot: string;
     let sessionId: string | undefined;
     if (config.workspace.kind === "session") {
       yield* fs
         .makeDirectory(config.workspace.tmpDirectory, 0o700)
-        .pipe(Effect.mapError(ioFailure("create the session directory")));
+        .pipe(Effect.mapError(ioFailure("create the session directory", sessionStep)));
       const tmp = yield* fs
         .realPath(config.workspace.tmpDirectory)
-        .pipe(Effect.mapError(ioFailure("resolve the temporary directory")));
+        .pipe(Effect.mapError(ioFailure("resolve the temporary directory", sessionStep)));
       sessionId = randomBytes(8).toString("hex");
       const parent = NodePath.join(tmp, `quire-${sessionId}`);
       const notebook = NodePath.join(parent, "notebook");
       const store = yield* ObjectStore;
       yield* claimSession(fs, privateRoot, sessionId, notebook, store.identity).pipe(
-        Effect.mapError(ioFailure("record the session")),
+        Effect.mapError(ioFailure("record the session", privateRootStep)),
       );
+      onClaim({ id: sessionId, notebook, privateRoot });
       yield* fs
         .makeDirectory(parent, 0o700)
-        .pipe(Effect.mapError(ioFailure("create the session directory")));
+        .pipe(Effect.mapError(ioFailure("create the session directory", sessionStep)));
       yield* fs
         .makeDirectory(notebook, 0o755)
-        .pipe(Effect.mapError(ioFailure("create the session directory")));
+        .pipe(Effect.mapError(ioFailure("create the session directory", sessionStep)));
       workspaceRoot = yield* fs
         .realPath(notebook)
-        .pipe(Effect.mapError(ioFailure("resolve the session directory")));
+        .pipe(Effect.mapError(ioFailure("resolve the session directory", sessionStep)));
       if (workspaceRoot !== notebook)
         return yield* new StartupError({
           kind: "io",
-          message: `the session directory ${notebook} resolves to ${workspaceRoot}`,
+          message: `the session directory ${notebook} resolves to ${workspaceRoot}; ${sessionStep}`,
         });
     } else {
       const root = config.workspace.root;

@@ -217,6 +217,21 @@ describe("ended sessions leave nothing behind", () => {
     expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], sessions: [] });
   });
 
+  it.runIf(existsSync("/proc/self"))(
+    "a start that cannot make its session directory leaves no record of it, and says what to do",
+    async () => {
+      // /proc exists, but nothing can be made in it: the session is claimed, then fails.
+      const failed = await runQuire(
+        ["serve", "--store", `file:${serving.store}`, "--private-root", serving.privateRoot],
+        { cwd: sandbox.root, env: { ...serving.env, TMPDIR: "/proc" } },
+      );
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(/^quire: cannot start: cannot create the session directory/);
+      expect(failed.stderr).toContain("TMPDIR");
+      expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], sessions: [] });
+    },
+  );
+
   it("a session whose pid now belongs to a live process is not reaped; one whose directory vanished leaves no private state", async () => {
     const reused = await start();
     await commitNote(reused, "a.md", "a\n");
