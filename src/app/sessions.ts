@@ -25,7 +25,7 @@
  * looking held until that process ends (safe: it is only reaped later).
  */
 import { basename, dirname, join } from "node:path";
-import { Effect, Either, Option, Schema, type Scope } from "effect";
+import { Clock, Duration, Effect, Either, Option, Schema, type Scope } from "effect";
 import type { DomainError } from "../domain/errors.js";
 import { parseStrictJson } from "../domain/strictJson.js";
 import { encodeText } from "../domain/content.js";
@@ -299,6 +299,9 @@ const reapDeadLock = (fs: FileSystemService, path: string): Effect.Effect<boolea
       ),
     );
 
+/** How long the reaper works before it lets the event loop run (see {@link reapSessions}). */
+const reapSliceMs = 5;
+
 /** What {@link reapSessions} did. */
 export interface ReapReport {
   readonly removed: number;
@@ -313,7 +316,9 @@ export interface ReapReport {
  * Reaps the ended sessions recorded under `services.options.privateRoot` (see the module
  * comment) but `ownId` (this process's own), one at a time; `services` are this
  * process's (the store only for sessions of that same store). Each session's reaping is
- * uninterruptible; the loop stops between sessions when interrupted. Never fails: a
+ * uninterruptible; the loop stops between sessions when interrupted, and pauses on a
+ * timer every few milliseconds of work so that a process serving meanwhile still
+ * answers. Never fails: a
  * session that cannot be reaped is logged and counted as failed.
  */
 export const reapSessions = (
@@ -357,10 +362,20 @@ export const reapSessions = (
     }
     deadLocks.push(...(yield* turnLocks(fs, options.privateRoot)));
     const counts = { removed: 0, kept: 0, live: 0, failed: 0, deadLocks: 0 };
+    let sliceStart = yield* Clock.currentTimeMillis;
     for (const path of deadLocks) {
       if (yield* Effect.uninterruptible(reapDeadLock(fs, path))) counts.deadLocks += 1;
     }
     for (const id of new Set([...records, ...locks, ...recordTemps.keys()])) {
+      // The file system port's calls may run synchronously: without a pause between
+      // sessions, thousands of them kept the event loop from the MCP requests arriving
+      // meanwhile (a first `initialize` answered late). A timer, not a microtask, so that
+      // I/O callbacks run in between; only after a slice of work, not to slow reaping.
+      const now = yield* Clock.currentTimeMillis;
+      if (now - sliceStart >= reapSliceMs) {
+        yield* Effect.sleep(Duration.millis(1));
+        sliceStart = yield* Clock.currentTimeMillis;
+      }
       const outcome = yield* Effect.uninterruptible(
         Effect.either(reapOne(services, id, records.has(id), recordTemps.get(id) ?? [])),
       );

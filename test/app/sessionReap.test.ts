@@ -126,6 +126,50 @@ describe("reaping an ended session", () => {
     });
   });
 
+  it("lets the event loop run while it reaps many sessions with a file system that blocks", async () => {
+    // A serve start reaps in the background while it answers its host; the node file
+    // system's calls are synchronous, so a reaper that never paused held the event loop
+    // (stdin's requests) until it was done with thousands of sessions.
+    const store = memoryStore.make();
+    const { service: fs, vol } = memFs.make({ "/tmp/.keep": "" });
+    const count = 40;
+    const sessionIds = Array.from({ length: count }, (_, n) => n.toString(16).padStart(16, "0"));
+    for (const sessionId of sessionIds)
+      await Effect.runPromise(
+        Effect.scoped(
+          claimSession(fs, "/private", sessionId, `/tmp/quire-${sessionId}/notebook`, "other"),
+        ),
+      );
+    let locked = 0;
+    const blocking: FileSystemService = {
+      ...fs,
+      lock: (path, timeoutMs) =>
+        Effect.sync(() => {
+          // 3 ms of synchronous work per session, as a slow disk's calls would take.
+          const until = Date.now() + 3;
+          while (Date.now() < until);
+          locked += 1;
+        }).pipe(Effect.zipRight(fs.lock(path, timeoutMs))),
+    };
+    let lockedWhenTimerRan = -1;
+    setTimeout(() => (lockedWhenTimerRan = locked), 0);
+    const report = await Effect.runPromise(
+      reapSessions(
+        {
+          store,
+          fs: blocking,
+          ids: ids.make(),
+          options: { ...baseOptions, privateRoot: "/private" },
+        },
+        undefined,
+      ),
+    );
+    expect(report.removed).toBe(count);
+    expect(vol.readdirSync("/private/sessions")).toEqual([]);
+    expect(lockedWhenTimerRan).toBeGreaterThanOrEqual(0);
+    expect(lockedWhenTimerRan).toBeLessThan(count / 2);
+  });
+
   it("a session another start reaped between the listing and the lock is not a failure", async () => {
     // Several serve starts reap at once: one lists a dead session, another removes it
     // whole (directory, record, lock), then the first takes the free lock and finds no

@@ -211,9 +211,11 @@ const serve = (
         }),
       );
       if (config.memorySamples === true) yield* memorySamplesOnSignal;
-      yield* reapEndedSessions(config, workspace);
       // The MCP SDK (and zod) load only for `serve`: pull and commit start faster.
       const { serveStdio } = yield* Effect.promise(() => import("../mcp/stdio.js"));
+      // After that load, which the reaper's work would only delay (and with it the
+      // answer to the host's first request).
+      yield* reapEndedSessions(config, workspace);
       const sessionId = workspace.sessionId;
       yield* serveStdio(
         {
