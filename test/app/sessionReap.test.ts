@@ -10,13 +10,14 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { Effect } from "effect";
+import { Effect, Fiber } from "effect";
 import * as ids from "../../src/adapters/idGenerator.js";
 import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as nodeFs from "../../src/adapters/nodeFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import { claimSession, reapSessions } from "../../src/app/sessions.js";
 import type { FileSystemService } from "../../src/ports/FileSystem.js";
+import type { ObjectStoreService } from "../../src/ports/ObjectStore.js";
 import { baseOptions, openOn } from "./memNotebook.js";
 
 const id = "0123456789abcdef";
@@ -98,14 +99,13 @@ describe("reaping an ended session", () => {
       });
       const exit = await Effect.runPromiseExit(killed.commit({ message: "q", author }));
       expect(exit._tag).toBe("Failure");
-      const reap = (reaperStore: ReturnType<typeof memoryStore.make>) =>
-        Effect.runPromise(
-          reapSessions(
-            { store: reaperStore, fs, ids: ids.make(), options: { ...baseOptions, ...options } },
-            undefined,
-          ),
+      const reaping = (reaperStore: ObjectStoreService) =>
+        reapSessions(
+          { store: reaperStore, fs, ids: ids.make(), options: { ...baseOptions, ...options } },
+          undefined,
         );
-      return { vol, reap };
+      const reap = (reaperStore: ObjectStoreService) => Effect.runPromise(reaping(reaperStore));
+      return { vol, reap, reaping };
     };
 
     it("is removed by a start on the same store: its notes are all published", async () => {
@@ -114,6 +114,20 @@ describe("reaping an ended session", () => {
       expect(await reap(store)).toMatchObject({ removed: 1, kept: 0, failed: 0 });
       expect(vol.existsSync(session)).toBe(false);
       expect(vol.existsSync(`/private/sessions/${id}.json`)).toBe(false);
+    });
+
+    it("is left as it was when the reaper is stopped while the store does not answer", async () => {
+      const store = memoryStore.make();
+      const { vol, reaping } = await killedCommitting(store);
+      // The store hangs from now on: a stopping serve must not wait for it.
+      const hanging = { ...store, get: () => Effect.never, list: () => Effect.never };
+      const fiber = Effect.runFork(reaping(hanging));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await Effect.runPromise(Fiber.interrupt(fiber));
+      expect(vol.readFileSync(`${notebookDirectory}/q.md`, "utf8")).toBe(
+        "published by the killed commit\n",
+      );
+      expect(vol.existsSync(`/private/sessions/${id}.json`)).toBe(true);
     });
 
     it("is kept by a start on another store, which cannot confirm the publication", async () => {

@@ -23,8 +23,14 @@ export const commitLanded = (
 ): Effect.Effect<Option.Option<boolean>> =>
   Effect.gen(function* () {
     if (intent.publication === null) return Option.some(false);
-    yield* withdrawStaged(call.store, intent.publication);
-    const read = yield* Effect.either(readManifest(call.store));
+    // Interruptible even where the caller is not (a reaper's session is): a store that
+    // does not answer must not hold up the end of the process that asked. Nothing was
+    // changed yet when it is interrupted (a withdrawal is done again by the next try).
+    const read = yield* Effect.interruptible(
+      withdrawStaged(call.store, intent.publication).pipe(
+        Effect.zipRight(Effect.either(readManifest(call.store))),
+      ),
+    );
     if (Either.isLeft(read)) {
       yield* Effect.logWarning(
         "could not learn from the store whether an interrupted commit landed",
