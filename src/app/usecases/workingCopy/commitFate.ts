@@ -27,7 +27,7 @@ export const commitLanded = (
     // does not answer must not hold up the end of the process that asked. Nothing was
     // changed yet when it is interrupted (a withdrawal is done again by the next try).
     const read = yield* Effect.interruptible(
-      withdrawStaged(call.store, intent.publication).pipe(
+      withdrawStaged(call.store, intent.publication, intent.generation).pipe(
         Effect.zipRight(Effect.either(readManifest(call.store))),
       ),
     );
