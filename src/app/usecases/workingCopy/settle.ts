@@ -29,6 +29,7 @@ import {
 import { samePublication, type RemoteView } from "../commit/remote.js";
 import { saveIntent, scannedContents } from "./rewriteIntent.js";
 import { forgetFirstPull, recordFirstPull } from "./firstPull.js";
+import { fixableCause, stoppedRewrite } from "./stoppedRewrite.js";
 import { materialise } from "./rewrite.js";
 import { changedPaths, type Scan } from "./workingCopy.js";
 
@@ -330,12 +331,17 @@ const settleNow = (
           ? Effect.logError("rewriting the working copy failed; recovering", failure).pipe(
               Effect.zipRight(
                 rewrite.pipe(
-                  Effect.as(true),
-                  Effect.orElseSucceed(() => false),
+                  Effect.as(Option.none<DomainError>()),
+                  Effect.catchAll((again) => Effect.succeed(Option.some(again))),
                 ),
               ),
-              Effect.flatMap((resynchronized) =>
-                Effect.fail(
+              Effect.flatMap((again) => {
+                const resynchronized = Option.isNone(again);
+                // A cause a person can fix (a full disk, a permission) is theirs to fix,
+                // then the next pull completes the rewrite: not an operator's matter.
+                if (Option.isSome(again) && fixableCause(again.value) !== undefined)
+                  return Effect.fail(stoppedRewrite(again.value, remoteAccepted));
+                return Effect.fail(
                   domainError({
                     code: "RECOVERY_FAILURE",
                     reason: resynchronized ? "UNEXPECTED_FAILURE" : "RECOVERY_PENDING",
@@ -351,8 +357,8 @@ const settleNow = (
                         : ""),
                     recovery: { stage: "rewrite-working-copy", remoteAccepted, resynchronized },
                   }),
-                ),
-              ),
+                );
+              }),
             )
           : Effect.fail(failure),
       ),
