@@ -58,4 +58,54 @@ describe("a rewrite stopped part way by a cause the person can fix", () => {
     expect(read("/ws/b/sub/x.md")).toBe("x\nmore\n");
     expect(read("/ws/b/y.md")).toBe("y\nmore\n");
   });
+
+  it("a full disk during a first pull: not LOCAL_IO, and the next pulls complete it without conflicts", async () => {
+    // The disk is full once `room` notes are written into b.
+    let room = Number.POSITIVE_INFINITY;
+    const { notebook, write, read, vol } = hookedNotebook((tree) => ({
+      replaceFile: (path, bytes, expected, mode) =>
+        tree.root.startsWith("/ws/b")
+          ? room <= 0
+            ? Effect.fail(
+                new FsError({ reason: "NoSpace", path: `${tree.root}/${path}`, message: "ENOSPC" }),
+              )
+            : tree
+                .replaceFile(path, bytes, expected, mode)
+                .pipe(Effect.tap(() => Effect.sync(() => room--)))
+          : tree.replaceFile(path, bytes, expected, mode),
+    }));
+    await run(notebook.pull({ path: "/ws/a" }));
+    for (let i = 0; i < 10; i++) write(`/ws/a/n${i}.md`, `note ${i}\n`);
+    await run(notebook.commit({ path: "/ws/a", message: "seed", author }));
+    room = 4;
+    const failed = await failure(notebook.pull({ path: "/ws/b" }));
+    expect(failed.code).not.toBe("ENGINE_FAILED");
+    expect([failed.code, failed.reason, failed.action, failed.retryable]).toEqual([
+      "RECOVERY_FAILURE",
+      "UNEXPECTED_FAILURE",
+      "PULL_AGAIN",
+      true,
+    ]);
+    expect(failed.message).toMatch(/disk full/);
+    const written = vol.readdirSync("/ws/b").map(String);
+    expect(written.length).toBe(4);
+    // The notebook changes notes the failed pull wrote, twice, with a pull in between
+    // that is stopped by the full disk again.
+    for (const name of written) write(`/ws/a/${name}`, `${read(`/ws/a/${name}`)}changed\n`);
+    await run(notebook.commit({ path: "/ws/a", message: "change", author }));
+    room = 3;
+    const again = await failure(notebook.pull({ path: "/ws/b" }));
+    expect(again.code).toBe("RECOVERY_FAILURE");
+    for (const name of written) write(`/ws/a/${name}`, `${read(`/ws/a/${name}`)}again\n`);
+    await run(notebook.commit({ path: "/ws/a", message: "again", author }));
+    room = Number.POSITIVE_INFINITY;
+    const done = await run(notebook.pull({ path: "/ws/b" }));
+    expect(done.generation).toBe(3);
+    const names = vol.readdirSync("/ws/a").map(String).sort();
+    expect(vol.readdirSync("/ws/b").map(String).sort()).toEqual(names);
+    for (const name of names) expect(read(`/ws/b/${name}`)).toBe(read(`/ws/a/${name}`));
+    // And the copy is an ordinary one: nothing to publish.
+    const status = await run(notebook.commit({ path: "/ws/b", message: "nothing", author }));
+    expect(status.files).toEqual([]);
+  });
 });

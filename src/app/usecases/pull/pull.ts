@@ -50,7 +50,7 @@ const interruptedFirstPullBase = (call: CopyCall, onDisk: Tree): Effect.Effect<T
       Option.match({
         onNone: (): Tree => new Map(),
         onSome: (recorded) =>
-          new Map([...onDisk].filter(([path, id]) => recorded.get(path) === id)),
+          new Map([...onDisk].filter(([path, id]) => recorded.get(path)?.has(id) === true)),
       }),
     ),
   );

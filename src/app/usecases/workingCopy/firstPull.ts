@@ -26,49 +26,82 @@ import { localFailure } from "../shared/failures.js";
 
 const recordFile = (copyDir: string): string => join(copyDir, "first-pull.json");
 
-const recordVersion = 1;
+/**
+ * Version 2 may name a path more than once (see {@link FirstPullRecord}); version 1,
+ * written before, names each once and is read the same way.
+ */
+const recordVersion = 2;
 
 const hex64 = /^[0-9a-f]{64}$/;
 
 /**
- * Records that this never-pulled copy is being given `tree` (path → content id), the
- * accepted state a first pull settles on. LOCAL_IO when it cannot be written.
+ * What an interrupted first pull may have left at each path: every content it was
+ * writing there. More than one when a pull after it, into the copy it left, was
+ * stopped part way too while the notebook had changed meanwhile: each file is then
+ * either as the earlier pull wrote it (not rewritten yet) or as the later one did.
  */
-export const recordFirstPull = (call: CopyCall, tree: Tree): Effect.Effect<void, DomainError> =>
-  call.fs
+export type FirstPullRecord = ReadonlyMap<string, ReadonlySet<string>>;
+
+/**
+ * Records that this never-pulled copy is being given `tree` (path → content id), the
+ * accepted state a first pull settles on, beside what an `earlier` interrupted first
+ * pull was writing (whose files the copy may still hold). LOCAL_IO when it cannot be
+ * written.
+ */
+export const recordFirstPull = (
+  call: CopyCall,
+  tree: Tree,
+  earlier: FirstPullRecord = new Map(),
+): Effect.Effect<void, DomainError> => {
+  const entries: Array<readonly [string, string]> = [...tree];
+  for (const [path, ids] of earlier)
+    for (const id of ids) if (tree.get(path) !== id) entries.push([path, id]);
+  return call.fs
     .writeFileAtomic(
       recordFile(call.copyDir),
-      encodeText(JSON.stringify({ version: recordVersion, tree: [...tree] })),
+      encodeText(JSON.stringify({ version: recordVersion, tree: entries })),
       { mode: 0o600, durable: false },
     )
     .pipe(Effect.mapError((error) => localFailure(error, "writing private state")));
+};
 
 /** Removes the record once the copy's state names what it was given. Never fails. */
 export const forgetFirstPull = (call: CopyCall): Effect.Effect<void> =>
   call.fs.removeFile(recordFile(call.copyDir)).pipe(Effect.ignore);
 
 /**
- * The tree an interrupted first pull of this copy was writing; `None` when there is no
+ * What an interrupted first pull of this copy was writing; `None` when there is no
  * readable record (never fails).
  */
-export const loadFirstPull = (call: CopyCall): Effect.Effect<Option.Option<Tree>> =>
+export const loadFirstPull = (call: CopyCall): Effect.Effect<Option.Option<FirstPullRecord>> =>
   call.fs.readFile(recordFile(call.copyDir)).pipe(
     Effect.map((bytes) => {
       const parsed = parseStrictJson(new TextDecoder().decode(bytes));
-      if (!parsed.ok) return Option.none<Tree>();
+      if (!parsed.ok) return Option.none<FirstPullRecord>();
       const raw: unknown = parsed.value;
       if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return Option.none();
-      if (!("version" in raw) || raw.version !== recordVersion) return Option.none();
+      if (!("version" in raw) || (raw.version !== 1 && raw.version !== recordVersion))
+        return Option.none();
       if (!("tree" in raw) || !Array.isArray(raw.tree)) return Option.none();
-      const tree = new Map<string, string>();
+      const record = new Map<string, Set<string>>();
       for (const entry of raw.tree) {
         if (!Array.isArray(entry) || entry.length !== 2) return Option.none();
         const [path, id] = entry;
         if (typeof path !== "string" || typeof id !== "string" || !hex64.test(id))
           return Option.none();
-        tree.set(path, id);
+        record.set(path, (record.get(path) ?? new Set()).add(id));
       }
-      return Option.some<Tree>(tree);
+      return Option.some<FirstPullRecord>(record);
     }),
-    Effect.orElseSucceed(() => Option.none<Tree>()),
+    Effect.orElseSucceed(() => Option.none<FirstPullRecord>()),
   );
+
+/**
+ * Whether every file of a never-pulled copy (`onDisk`, path → id) is one `record` names:
+ * the copy holds nothing but what interrupted first pulls wrote, so a pull into it is
+ * one more first pull into an empty copy, and what it writes may be recorded the same way.
+ */
+export const onlyFirstPullFiles = (onDisk: Tree, record: FirstPullRecord): boolean => {
+  for (const [path, id] of onDisk) if (record.get(path)?.has(id) !== true) return false;
+  return true;
+};

@@ -12,7 +12,7 @@ import { localFailure } from "../shared/failures.js";
 import { forgetState, loadStats } from "./privateState.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
 import { contentId, maxFileBytes } from "../../../domain/content.js";
-import { loadFirstPull, recordFirstPull } from "./firstPull.js";
+import { loadFirstPull, recordFirstPull, type FirstPullRecord } from "./firstPull.js";
 import type { BlobRef, CopyState } from "./privateState.js";
 import { acceptedTreeOf, loadIntent, type Intent } from "./rewriteIntent.js";
 import { commitLanded } from "./commitFate.js";
@@ -64,8 +64,8 @@ const publishedContents = (call: CopyCall): Effect.Effect<Option.Option<Publishe
   Effect.gen(function* () {
     if (Option.isNone(call.state)) {
       const given = yield* loadFirstPull(call);
-      const tree = Option.getOrElse(given, (): Tree => new Map());
-      return Option.some({ allowed: only(tree), required: [], tracked: new Map() });
+      const allowed = Option.getOrElse(given, (): FirstPullRecord => new Map());
+      return Option.some({ allowed, required: [], tracked: new Map() });
     }
     const state = call.state.value;
     // A file held back from a rewrite holds an edit the next call still has to merge.

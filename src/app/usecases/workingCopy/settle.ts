@@ -28,8 +28,14 @@ import {
 } from "./privateState.js";
 import { samePublication, type RemoteView } from "../commit/remote.js";
 import { saveIntent, scannedContents } from "./rewriteIntent.js";
-import { forgetFirstPull, recordFirstPull } from "./firstPull.js";
-import { fixableCause, stoppedRewrite } from "./stoppedRewrite.js";
+import {
+  forgetFirstPull,
+  loadFirstPull,
+  onlyFirstPullFiles,
+  recordFirstPull,
+  type FirstPullRecord,
+} from "./firstPull.js";
+import { fixableCause, stoppedFirstPull, stoppedRewrite } from "./stoppedRewrite.js";
 import { materialise } from "./rewrite.js";
 import { changedPaths, type Scan } from "./workingCopy.js";
 
@@ -277,8 +283,19 @@ const settleNow = (
     // can still be told from a person's (firstPull.ts).
     // Only into an empty copy: a person's files there, which a merge may move aside, are
     // in no record a killed first pull leaves, so such a copy is always kept.
-    const firstPull = Option.isNone(call.state) && changed.length > 0 && scan.size === 0;
-    if (firstPull) yield* recordFirstPull(call, idsOf(accepted.tree));
+    // So is a copy holding nothing but what an earlier, interrupted first pull wrote: what
+    // this one writes is recorded beside it (the copy holds both until the rewrite is done).
+    const earlier =
+      Option.isNone(call.state) && changed.length > 0 && scan.size > 0
+        ? yield* loadFirstPull(call)
+        : Option.none<FirstPullRecord>();
+    const firstPull =
+      Option.isNone(call.state) &&
+      changed.length > 0 &&
+      (scan.size === 0 ||
+        (Option.isSome(earlier) && onlyFirstPullFiles(scanTree(scan), earlier.value)));
+    if (firstPull)
+      yield* recordFirstPull(call, idsOf(accepted.tree), Option.getOrUndefined(earlier));
     const schedulePrune = prune === "now" ? undefined : afterAnswer(call, "prune");
     const hook = call.options.failpoint;
     const writer = materialisationTree(call.tree, hook);
@@ -325,6 +342,9 @@ const settleNow = (
     });
     // After a publication was accepted nothing may read as "not published" (SPEC §4.1).
     const recoverable = guarded || remoteAccepted === "yes";
+    // A copy without state whose rewrite started is changed too: never "before the
+    // working copy was changed" (LOCAL_IO), and its record, if written, stays for the next pull.
+    const started = Option.isNone(call.state) && changed.length > 0;
     return yield* rewrite.pipe(
       Effect.catchAll((failure) =>
         recoverable
@@ -360,7 +380,11 @@ const settleNow = (
                 );
               }),
             )
-          : Effect.fail(failure),
+          : started
+            ? Effect.logError("writing a new working copy failed part way", failure).pipe(
+                Effect.zipRight(Effect.fail(stoppedFirstPull(failure, firstPull))),
+              )
+            : Effect.fail(failure),
       ),
     );
   });

@@ -46,3 +46,22 @@ export const stoppedRewrite = (failure: DomainError, remoteAccepted: "yes" | "no
       `Rewriting the working copy stopped part way: ${causeOf(failure)} Nothing is lost: the files not rewritten yet are as they were, and the next notes_pull completes the rewrite; call it once the cause is fixed.`,
     recovery: { stage: "rewrite-working-copy", remoteAccepted, resynchronized: false },
   });
+
+/**
+ * A first pull (no private state yet) whose writing of the notebook into the copy
+ * failed: some notes may be written, the others not. The record of what it was writing
+ * (firstPull.ts) stays, so the next pull takes the notes written as the notebook's.
+ * RECOVERY_FAILURE/UNEXPECTED_FAILURE (PULL_AGAIN, retryable), the cause named.
+ */
+export const stoppedFirstPull = (failure: DomainError, recorded: boolean): DomainError =>
+  domainError({
+    code: "RECOVERY_FAILURE",
+    reason: "UNEXPECTED_FAILURE",
+    message:
+      `Writing the notebook into this working copy stopped part way: ${causeOf(failure)} ` +
+      (recorded
+        ? "Some notes may be written, the others are not yet; the next notes_pull completes the copy and takes the notes already written as the notebook's."
+        : "Some notes may be written, the others are not yet; the next notes_pull completes the copy.") +
+      " Nothing was published.",
+    recovery: { stage: "first-pull", remoteAccepted: "no", resynchronized: false },
+  });
