@@ -66,7 +66,9 @@ export type ErrorStructured = {
   readonly files: ReadonlyArray<FileIssue>;
   /**
    * Only on a CONTENT_CONFLICT after which the call had changed the working copy (a
-   * conflicting quire revert): every file it changed, the conflicted ones included.
+   * conflicting quire revert): every file it changed, the conflicted ones included; or
+   * on an ENGINE_FAILED that stopped quire restore or revert part way: what it had
+   * changed.
    */
   readonly changed?: ReadonlyArray<ChangedFile>;
   /** With `changed`: files saved by someone during the call, left as they were. */

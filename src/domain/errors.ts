@@ -276,7 +276,7 @@ export const errorTable = {
     LOCAL_IO: {
       action: "RETRY_LATER",
       retryable: true,
-      when: "A local file system operation failed before the working copy was changed (see detail).",
+      when: "A local file system operation failed before the working copy was changed (see detail), or stopped quire restore or revert part way (what it wrote is in changed).",
       remedy: "Fix the cause named in detail (disk space, permissions), then call again.",
     },
     BUSY: {
@@ -530,7 +530,8 @@ export interface ChangedFile {
  * fills `action` and `retryable` from the table; `detail` is only meaningful for
  * ENGINE_FAILED, `recovery` only for RECOVERY_FAILURE, and `changed` with `held` only
  * for a CONTENT_CONFLICT after which the call had changed the working copy anyway (a
- * conflicting revert writes its clean changes too: the caller must learn of them).
+ * conflicting revert writes its clean changes too: the caller must learn of them), or an
+ * ENGINE_FAILED that stopped a restore or revert part way (what it had written).
  */
 export class DomainError extends Data.TaggedError("DomainError")<{
   readonly code: ErrorCode;
@@ -557,7 +558,7 @@ export class DomainError extends Data.TaggedError("DomainError")<{
  * The arguments of {@link domainError}: a union over codes, so `reason` must belong to
  * `code`, `detail` is accepted only for ENGINE_FAILED, `recovery` is required for
  * RECOVERY_FAILURE and refused elsewhere, and `changed` (with `held`) only for
- * CONTENT_CONFLICT.
+ * CONTENT_CONFLICT and ENGINE_FAILED (a restore or revert stopped part way).
  */
 export type DomainErrorInput = {
   readonly [C in ErrorCode]: {
@@ -572,7 +573,7 @@ export type DomainErrorInput = {
     (C extends "RECOVERY_FAILURE"
       ? { readonly recovery: RecoveryReport }
       : { readonly recovery?: never }) &
-    (C extends "CONTENT_CONFLICT"
+    (C extends "CONTENT_CONFLICT" | "ENGINE_FAILED"
       ? {
           readonly changed?: {
             readonly files: ReadonlyArray<ChangedFile>;

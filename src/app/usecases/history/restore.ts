@@ -8,7 +8,14 @@
 import { Effect } from "effect";
 import { conflictMessage } from "../../../domain/conflictMessage.js";
 import type { LocalChange } from "../../../domain/copyStatus.js";
-import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
+import {
+  domainError,
+  isReasonOf,
+  withNote,
+  type ChangedFile,
+  type DomainError,
+  type FileIssue,
+} from "../../../domain/errors.js";
 import { atOrBelowOneOf, type RestoredFiles } from "../../../domain/history.js";
 import { compareCodeUnits, findCaseCollisions } from "../../../domain/paths.js";
 import { fileDirectoryClashes, type Tree } from "../../../domain/tree.js";
@@ -41,7 +48,10 @@ const someOf = (paths: ReadonlyArray<string>): string =>
     ? paths.join(", ")
     : `${paths.slice(0, 20).join(", ")}, … (${(paths.length - 20).toLocaleString("en-US")} more)`;
 
-/** Writes `target` over the copy for `changed` paths; what was written and what held. */
+/**
+ * Writes `target` over the copy for `changed` paths; what was written and what held. A
+ * failure part way (a full disk) names what was already written (stoppedPartWay).
+ */
 const write = (
   call: CopyCall,
   scan: Parameters<typeof materialise>[1],
@@ -50,16 +60,53 @@ const write = (
   changed: ReadonlyArray<string>,
   generation: number,
 ): Effect.Effect<RestoredFiles, DomainError> =>
-  // A file saved during the call merges again as text: see MergeRules.
-  materialise(call.tree, scan, target, changed, call.blobs, "text").pipe(
-    Effect.map(({ held }) => ({
-      generation,
-      files: changed
-        .filter((path) => !held.includes(path))
-        .map((path) => ({ path, change: changeOf(path, local, target) })),
-      held,
-    })),
-  );
+  Effect.suspend(() => {
+    const written: string[] = [];
+    // A file saved during the call merges again as text: see MergeRules.
+    return materialise(call.tree, scan, target, changed, call.blobs, "text", (path) =>
+      written.push(path),
+    ).pipe(
+      Effect.map(({ held }) => ({
+        generation,
+        files: changed
+          .filter((path) => !held.includes(path))
+          .map((path) => ({ path, change: changeOf(path, local, target) })),
+        held,
+      })),
+      Effect.mapError((failure) =>
+        written.length === 0
+          ? failure
+          : stoppedPartWay(
+              failure,
+              [...written]
+                .sort(compareCodeUnits)
+                .map((path) => ({ path, change: changeOf(path, local, target) })),
+            ),
+      ),
+    );
+  });
+
+/**
+ * `failure` of a restore or revert that had already changed `written`: they are named
+ * (in the message, and as `changed` on an ENGINE_FAILED), since "a local file operation
+ * failed" alone reads as "nothing was changed". Running the same command again once the
+ * cause is fixed finishes it: the files already written read as restored.
+ */
+const stoppedPartWay = (failure: DomainError, written: ReadonlyArray<ChangedFile>): DomainError => {
+  const paths = written.map((file) => file.path);
+  const note = `It stopped part way: ${someOf(paths)} ${paths.length === 1 ? "was" : "were"} already written, the other files are as they were; fix the cause, then run the same command again to finish.`;
+  if (failure.code !== "ENGINE_FAILED" || !isReasonOf("ENGINE_FAILED", failure.reason))
+    return withNote(failure, note);
+  return domainError({
+    code: "ENGINE_FAILED",
+    reason: failure.reason,
+    message: `${failure.message}${/[.!?]$/.test(failure.message) ? "" : "."} ${note}`,
+    files: failure.files,
+    ...(failure.detail === undefined ? {} : { detail: failure.detail }),
+    ...(failure.hostCause === undefined ? {} : { hostCause: failure.hostCause }),
+    changed: { files: written, held: [] },
+  });
+};
 
 /** Fails INVALID_CONTENT/INVALID_FILES with `files` and `message`; succeeds when there are none. */
 const refuseFiles = (

@@ -241,7 +241,8 @@ export const writesAroundRemovals = (
  * atomically (mode 0644, parents 0755). Only `changed` is touched, each file only if
  * it still is what the scan saw (see the module comment); a file saved meanwhile is merged
  * again under `rules` (restore and revert: as text). Fails only when the file system
- * fails otherwise (ENGINE_FAILED/LOCAL_IO).
+ * fails otherwise (ENGINE_FAILED/LOCAL_IO). `wrote` hears of each path as it is done
+ * (written or removed): a caller whose rewrite fails part way can say which ones were.
  */
 export const materialise = (
   tree: RootedTree,
@@ -250,6 +251,7 @@ export const materialise = (
   changed: ReadonlyArray<string>,
   blobs: BlobSource,
   rules: MergeRules = "attributes",
+  wrote: (path: string) => void = () => {},
 ): Effect.Effect<Materialised, DomainError> =>
   Effect.gen(function* () {
     const io = (doing: string) => Effect.mapError((e: FsError) => workingCopyFailure(e, doing));
@@ -450,8 +452,9 @@ export const materialise = (
       if (target.get(path) === file.id) stamps.set(path, file.stamp);
     const heldPaths: string[] = [];
     const record = (path: string, settled: Settled): void => {
-      if (settled._tag === "Held") heldPaths.push(path);
-      else if (Option.isSome(settled.stamp)) stamps.set(path, settled.stamp.value);
+      if (settled._tag === "Held") return void heldPaths.push(path);
+      wrote(path);
+      if (Option.isSome(settled.stamp)) stamps.set(path, settled.stamp.value);
     };
 
     // A directory that cannot be made (a file or symlink saved where it must go, or a
