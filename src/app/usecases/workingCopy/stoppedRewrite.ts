@@ -10,7 +10,7 @@ import { domainError, type DomainError, type EngineDetail } from "../../../domai
 
 /** What a person does about each classified local cause. */
 const fixes: { readonly [D in EngineDetail]: string } = {
-  "disk full": "free disk space (or quota) there",
+  "disk full": "free disk space (or raise the quota)",
   "permission denied":
     "give this user write permission there (for example chmod u+w on the directory)",
   "read-only file system": "make that file system writable",
@@ -60,8 +60,8 @@ export const stoppedFirstPull = (failure: DomainError, recorded: boolean): Domai
     message:
       `Writing the notebook into this working copy stopped part way: ${causeOf(failure)} ` +
       (recorded
-        ? "Some notes may be written, the others are not yet; the next notes_pull completes the copy and takes the notes already written as the notebook's."
-        : "Some notes may be written, the others are not yet; the next notes_pull completes the copy.") +
+        ? "Some or all of the notes may be written already; the next notes_pull completes the copy and takes the notes already written as the notebook's."
+        : "Some or all of the notes may be written already; the next notes_pull completes the copy.") +
       " Nothing was published.",
     recovery: { stage: "first-pull", remoteAccepted: "no", resynchronized: false },
   });
