@@ -108,4 +108,27 @@ describe("a rewrite stopped part way by a cause the person can fix", () => {
     const status = await run(notebook.commit({ path: "/ws/b", message: "nothing", author }));
     expect(status.files).toEqual([]);
   });
+
+  it("a full disk before a first pull wrote any note: LOCAL_IO, which is then true", async () => {
+    let full = false;
+    const { notebook, write, vol } = hookedNotebook((tree) => ({
+      replaceFile: (path, bytes, expected, mode) =>
+        full && tree.root.startsWith("/ws/b")
+          ? Effect.fail(
+              new FsError({ reason: "NoSpace", path: `${tree.root}/${path}`, message: "ENOSPC" }),
+            )
+          : tree.replaceFile(path, bytes, expected, mode),
+    }));
+    await run(notebook.pull({ path: "/ws/a" }));
+    write("/ws/a/n.md", "n\n");
+    await run(notebook.commit({ path: "/ws/a", message: "seed", author }));
+    full = true;
+    const failed = await failure(notebook.pull({ path: "/ws/b" }));
+    expect([failed.code, failed.reason, failed.detail]).toEqual([
+      "ENGINE_FAILED",
+      "LOCAL_IO",
+      "disk full",
+    ]);
+    expect(vol.existsSync("/ws/b") ? vol.readdirSync("/ws/b") : []).toEqual([]);
+  });
 });

@@ -299,8 +299,19 @@ const settleNow = (
     const schedulePrune = prune === "now" ? undefined : afterAnswer(call, "prune");
     const hook = call.options.failpoint;
     const writer = materialisationTree(call.tree, hook);
+    // How many files the rewrite changed: a copy without state that failed before any is
+    // as it was (LOCAL_IO says so truthfully).
+    let wrote = 0;
     const rewrite = Effect.gen(function* () {
-      const done = yield* materialise(writer, scan, merged, changed, call.blobs);
+      const done = yield* materialise(
+        writer,
+        scan,
+        merged,
+        changed,
+        call.blobs,
+        "attributes",
+        () => wrote++,
+      );
       yield* reach(hook, "before-state-record");
       const now = yield* Clock.currentTimeMillis;
       const held = kept.length === 0 ? done.held : [...done.held, ...kept].sort(compareCodeUnits);
@@ -342,9 +353,9 @@ const settleNow = (
     });
     // After a publication was accepted nothing may read as "not published" (SPEC §4.1).
     const recoverable = guarded || remoteAccepted === "yes";
-    // A copy without state whose rewrite started is changed too: never "before the
+    // A copy without state whose rewrite changed a file is changed too: never "before the
     // working copy was changed" (LOCAL_IO), and its record, if written, stays for the next pull.
-    const started = Option.isNone(call.state) && changed.length > 0;
+    const started = () => Option.isNone(call.state) && wrote > 0;
     return yield* rewrite.pipe(
       Effect.catchAll((failure) =>
         recoverable
@@ -380,7 +391,7 @@ const settleNow = (
                 );
               }),
             )
-          : started
+          : started()
             ? Effect.logError("writing a new working copy failed part way", failure).pipe(
                 Effect.zipRight(Effect.fail(stoppedFirstPull(failure, firstPull))),
               )
