@@ -131,4 +131,41 @@ describe("a rewrite stopped part way by a cause the person can fix", () => {
     ]);
     expect(vol.existsSync("/ws/b") ? vol.readdirSync("/ws/b") : []).toEqual([]);
   });
+
+  it("a full disk during a first pull into a directory holding a note of the person's own: no false conflict after", async () => {
+    let room = Number.POSITIVE_INFINITY;
+    const { notebook, write, read, vol } = hookedNotebook((tree) => ({
+      replaceFile: (path, bytes, expected, mode) =>
+        tree.root.startsWith("/ws/b")
+          ? room <= 0
+            ? Effect.fail(
+                new FsError({ reason: "NoSpace", path: `${tree.root}/${path}`, message: "ENOSPC" }),
+              )
+            : tree
+                .replaceFile(path, bytes, expected, mode)
+                .pipe(Effect.tap(() => Effect.sync(() => room--)))
+          : tree.replaceFile(path, bytes, expected, mode),
+    }));
+    await run(notebook.pull({ path: "/ws/a" }));
+    for (let i = 0; i < 10; i++) write(`/ws/a/n${i}.md`, `note ${i}\n`);
+    await run(notebook.commit({ path: "/ws/a", message: "seed", author }));
+    write("/ws/b/mine.md", "my own\n");
+    room = 4;
+    const failed = await failure(notebook.pull({ path: "/ws/b" }));
+    expect([failed.code, failed.reason]).toEqual(["RECOVERY_FAILURE", "UNEXPECTED_FAILURE"]);
+    const written = vol
+      .readdirSync("/ws/b")
+      .map(String)
+      .filter((name) => name !== "mine.md");
+    expect(written.length).toBe(4);
+    for (const name of written) write(`/ws/a/${name}`, `${read(`/ws/a/${name}`)}changed\n`);
+    await run(notebook.commit({ path: "/ws/a", message: "change", author }));
+    room = Number.POSITIVE_INFINITY;
+    await run(notebook.pull({ path: "/ws/b" }));
+    for (const name of vol.readdirSync("/ws/a").map(String))
+      expect(read(`/ws/b/${name}`)).toBe(read(`/ws/a/${name}`));
+    expect(read("/ws/b/mine.md")).toBe("my own\n");
+    const published = await run(notebook.commit({ path: "/ws/b", message: "mine", author }));
+    expect(published.files.map((file) => file.path)).toEqual(["mine.md"]);
+  });
 });

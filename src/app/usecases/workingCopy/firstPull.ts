@@ -9,8 +9,11 @@
  * forever, as "holding unpublished work"). With this record, the end of a session
  * (sessionEnd.ts) can prove that every file there is what the store published.
  *
- * Only that judgement reads it, and it only ever concludes "keep" from a record it
- * cannot read: so it is written without an fsync (a power cut leaving it empty or
+ * The next pull of the copy reads it too (pull.ts): the files left exactly as recorded
+ * are the notebook's, its merge base, so a first pull stopped by a full disk is completed
+ * by the next one without false add/add conflicts. Both only ever conclude "keep" (or
+ * "an addition of the copy's own") from a record they cannot read: so it is written
+ * without an fsync (a power cut leaving it empty or
  * missing makes the directory kept, never removed), and a record left behind by a
  * process killed after the state was written is never read (a copy with state is
  * judged by its state).
@@ -95,13 +98,3 @@ export const loadFirstPull = (call: CopyCall): Effect.Effect<Option.Option<First
     }),
     Effect.orElseSucceed(() => Option.none<FirstPullRecord>()),
   );
-
-/**
- * Whether every file of a never-pulled copy (`onDisk`, path → id) is one `record` names:
- * the copy holds nothing but what interrupted first pulls wrote, so a pull into it is
- * one more first pull into an empty copy, and what it writes may be recorded the same way.
- */
-export const onlyFirstPullFiles = (onDisk: Tree, record: FirstPullRecord): boolean => {
-  for (const [path, id] of onDisk) if (record.get(path)?.has(id) !== true) return false;
-  return true;
-};

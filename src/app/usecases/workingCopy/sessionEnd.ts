@@ -57,7 +57,7 @@ const settledOn = (baseline: ReadonlyMap<string, BlobRef>): Published => ({
  *   content the rewrite replaced or moved was published too: a person's note a merge
  *   moves aside (`~local`) is written under its new name before its old one is removed:
  *   killed in between, the copy holds it twice, and neither is published.
- * - Never pulled: nothing, or, if a first pull into an empty copy was interrupted
+ * - Never pulled: nothing, or, if a first pull was interrupted
  *   (firstPull.ts), files as the state it was writing has them, any of them missing.
  */
 const publishedContents = (call: CopyCall): Effect.Effect<Option.Option<Published>> =>

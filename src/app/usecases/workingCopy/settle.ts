@@ -31,7 +31,6 @@ import { saveIntent, scannedContents } from "./rewriteIntent.js";
 import {
   forgetFirstPull,
   loadFirstPull,
-  onlyFirstPullFiles,
   recordFirstPull,
   type FirstPullRecord,
 } from "./firstPull.js";
@@ -279,23 +278,17 @@ const settleNow = (
       early = (yield* alongside(guard, file))[1];
     }
     // A copy never pulled has no state to guard its rewrite with: what it is being given
-    // is recorded instead, so that a process killed during it leaves a copy whose files
-    // can still be told from a person's (firstPull.ts).
-    // Only into an empty copy: a person's files there, which a merge may move aside, are
-    // in no record a killed first pull leaves, so such a copy is always kept.
-    // So is a copy holding nothing but what an earlier, interrupted first pull wrote: what
-    // this one writes is recorded beside it (the copy holds both until the rewrite is done).
-    const earlier =
-      Option.isNone(call.state) && changed.length > 0 && scan.size > 0
-        ? yield* loadFirstPull(call)
-        : Option.none<FirstPullRecord>();
-    const firstPull =
-      Option.isNone(call.state) &&
-      changed.length > 0 &&
-      (scan.size === 0 ||
-        (Option.isSome(earlier) && onlyFirstPullFiles(scanTree(scan), earlier.value)));
-    if (firstPull)
+    // is recorded instead, so that a process killed (or a disk filled) during it leaves a
+    // copy whose files can still be told from a person's (firstPull.ts), and the next pull
+    // takes them as the notebook's: beside what an earlier interrupted first pull wrote,
+    // which the copy may still hold. A person's own files there are in no record (one that
+    // a merge moves aside neither), so they stay theirs: a removal judging the copy by the
+    // record keeps it, and the next pull merges them as additions.
+    const firstPull = Option.isNone(call.state) && changed.length > 0;
+    if (firstPull) {
+      const earlier = scan.size > 0 ? yield* loadFirstPull(call) : Option.none<FirstPullRecord>();
       yield* recordFirstPull(call, idsOf(accepted.tree), Option.getOrUndefined(earlier));
+    }
     const schedulePrune = prune === "now" ? undefined : afterAnswer(call, "prune");
     const hook = call.options.failpoint;
     const writer = materialisationTree(call.tree, hook);
