@@ -15,6 +15,27 @@ import { failure, hookedNotebook } from "./memNotebook.js";
 const author = { name: "test", version: "1" };
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect);
 
+/**
+ * A notebook on memory whose disk under `/ws/b` is full once `disk.room` more notes are
+ * written there (unbounded until a test sets it).
+ */
+const fillingDisk = () => {
+  const disk = { room: Number.POSITIVE_INFINITY };
+  const hooked = hookedNotebook((tree) => ({
+    replaceFile: (path, bytes, expected, mode) =>
+      !tree.root.startsWith("/ws/b")
+        ? tree.replaceFile(path, bytes, expected, mode)
+        : disk.room <= 0
+          ? Effect.fail(
+              new FsError({ reason: "NoSpace", path: `${tree.root}/${path}`, message: "ENOSPC" }),
+            )
+          : tree
+              .replaceFile(path, bytes, expected, mode)
+              .pipe(Effect.tap(() => Effect.sync(() => disk.room--))),
+  }));
+  return { ...hooked, disk };
+};
+
 describe("a rewrite stopped part way by a cause the person can fix", () => {
   it("a directory without write permission: retry after the fix, named, and the next pull completes it", async () => {
     let denied = false;
@@ -60,24 +81,11 @@ describe("a rewrite stopped part way by a cause the person can fix", () => {
   });
 
   it("a full disk during a first pull: not LOCAL_IO, and the next pulls complete it without conflicts", async () => {
-    // The disk is full once `room` notes are written into b.
-    let room = Number.POSITIVE_INFINITY;
-    const { notebook, write, read, vol } = hookedNotebook((tree) => ({
-      replaceFile: (path, bytes, expected, mode) =>
-        tree.root.startsWith("/ws/b")
-          ? room <= 0
-            ? Effect.fail(
-                new FsError({ reason: "NoSpace", path: `${tree.root}/${path}`, message: "ENOSPC" }),
-              )
-            : tree
-                .replaceFile(path, bytes, expected, mode)
-                .pipe(Effect.tap(() => Effect.sync(() => room--)))
-          : tree.replaceFile(path, bytes, expected, mode),
-    }));
+    const { notebook, write, read, vol, disk } = fillingDisk();
     await run(notebook.pull({ path: "/ws/a" }));
     for (let i = 0; i < 10; i++) write(`/ws/a/n${i}.md`, `note ${i}\n`);
     await run(notebook.commit({ path: "/ws/a", message: "seed", author }));
-    room = 4;
+    disk.room = 4;
     const failed = await failure(notebook.pull({ path: "/ws/b" }));
     expect(failed.code).not.toBe("ENGINE_FAILED");
     expect([failed.code, failed.reason, failed.action, failed.retryable]).toEqual([
@@ -93,12 +101,12 @@ describe("a rewrite stopped part way by a cause the person can fix", () => {
     // that is stopped by the full disk again.
     for (const name of written) write(`/ws/a/${name}`, `${read(`/ws/a/${name}`)}changed\n`);
     await run(notebook.commit({ path: "/ws/a", message: "change", author }));
-    room = 3;
+    disk.room = 3;
     const again = await failure(notebook.pull({ path: "/ws/b" }));
     expect(again.code).toBe("RECOVERY_FAILURE");
     for (const name of written) write(`/ws/a/${name}`, `${read(`/ws/a/${name}`)}again\n`);
     await run(notebook.commit({ path: "/ws/a", message: "again", author }));
-    room = Number.POSITIVE_INFINITY;
+    disk.room = Number.POSITIVE_INFINITY;
     const done = await run(notebook.pull({ path: "/ws/b" }));
     expect(done.generation).toBe(3);
     const names = vol.readdirSync("/ws/a").map(String).sort();
@@ -133,24 +141,12 @@ describe("a rewrite stopped part way by a cause the person can fix", () => {
   });
 
   it("a full disk during a first pull into a directory holding a note of the person's own: no false conflict after", async () => {
-    let room = Number.POSITIVE_INFINITY;
-    const { notebook, write, read, vol } = hookedNotebook((tree) => ({
-      replaceFile: (path, bytes, expected, mode) =>
-        tree.root.startsWith("/ws/b")
-          ? room <= 0
-            ? Effect.fail(
-                new FsError({ reason: "NoSpace", path: `${tree.root}/${path}`, message: "ENOSPC" }),
-              )
-            : tree
-                .replaceFile(path, bytes, expected, mode)
-                .pipe(Effect.tap(() => Effect.sync(() => room--)))
-          : tree.replaceFile(path, bytes, expected, mode),
-    }));
+    const { notebook, write, read, vol, disk } = fillingDisk();
     await run(notebook.pull({ path: "/ws/a" }));
     for (let i = 0; i < 10; i++) write(`/ws/a/n${i}.md`, `note ${i}\n`);
     await run(notebook.commit({ path: "/ws/a", message: "seed", author }));
     write("/ws/b/mine.md", "my own\n");
-    room = 4;
+    disk.room = 4;
     const failed = await failure(notebook.pull({ path: "/ws/b" }));
     expect([failed.code, failed.reason]).toEqual(["RECOVERY_FAILURE", "UNEXPECTED_FAILURE"]);
     const written = vol
@@ -160,7 +156,7 @@ describe("a rewrite stopped part way by a cause the person can fix", () => {
     expect(written.length).toBe(4);
     for (const name of written) write(`/ws/a/${name}`, `${read(`/ws/a/${name}`)}changed\n`);
     await run(notebook.commit({ path: "/ws/a", message: "change", author }));
-    room = Number.POSITIVE_INFINITY;
+    disk.room = Number.POSITIVE_INFINITY;
     await run(notebook.pull({ path: "/ws/b" }));
     for (const name of vol.readdirSync("/ws/a").map(String))
       expect(read(`/ws/b/${name}`)).toBe(read(`/ws/a/${name}`));
