@@ -25,24 +25,32 @@ const session = `/tmp/quire-${id}`;
 const notebookDirectory = `${session}/notebook`;
 const author = { name: "test", version: "1" };
 
+/**
+ * Session `id` on `store`, claimed, pulled and with p.md published, on a memory file
+ * system holding `/tmp` and `extra`; its process is gone (nothing holds its lock).
+ */
+const publishedSession = async (
+  store: ReturnType<typeof memoryStore.make>,
+  extra: Record<string, string>,
+) => {
+  const { service: fs, vol } = memFs.make({ "/tmp/.keep": "", ...extra });
+  vol.mkdirSync(notebookDirectory, { recursive: true });
+  const options = { privateRoot: "/private", workspaceRoot: notebookDirectory, notebookDirectory };
+  await Effect.runPromise(
+    Effect.scoped(claimSession(fs, "/private", id, notebookDirectory, store.identity)),
+  );
+  const notebook = openOn(store, fs, options);
+  await Effect.runPromise(notebook.pull({}));
+  vol.writeFileSync(`${notebookDirectory}/p.md`, "published\n");
+  await Effect.runPromise(notebook.commit({ message: "p", author }));
+  return { fs, vol, options };
+};
+
 describe("reaping an ended session", () => {
   it("removes nothing through a session directory swapped for a symlink after its check", async () => {
     const store = memoryStore.make();
-    const { service: fs, vol } = memFs.make({ "/tmp/.keep": "", "/home/u/.keep": "" });
-    vol.mkdirSync(notebookDirectory, { recursive: true });
-    const options = {
-      privateRoot: "/private",
-      workspaceRoot: notebookDirectory,
-      notebookDirectory,
-    };
     // The session's life: claimed, pulled, a note published; then its process ends.
-    await Effect.runPromise(
-      Effect.scoped(claimSession(fs, "/private", id, notebookDirectory, store.identity)),
-    );
-    const notebook = openOn(store, fs, options);
-    await Effect.runPromise(notebook.pull({}));
-    vol.writeFileSync(`${notebookDirectory}/p.md`, "published\n");
-    await Effect.runPromise(notebook.commit({ message: "p", author }));
+    const { fs, vol, options } = await publishedSession(store, { "/home/u/.keep": "" });
     // A person's directory elsewhere holding exactly what the session published.
     vol.mkdirSync("/home/u/victim/notebook", { recursive: true });
     vol.writeFileSync("/home/u/victim/notebook/p.md", "published\n");
@@ -78,20 +86,7 @@ describe("reaping an ended session", () => {
   describe("whose commit was killed after `current` accepted it", () => {
     /** A session on `store` that published p, then was killed committing q after the swap. */
     const killedCommitting = async (store: ReturnType<typeof memoryStore.make>) => {
-      const { service: fs, vol } = memFs.make({ "/tmp/.keep": "" });
-      vol.mkdirSync(notebookDirectory, { recursive: true });
-      const options = {
-        privateRoot: "/private",
-        workspaceRoot: notebookDirectory,
-        notebookDirectory,
-      };
-      await Effect.runPromise(
-        Effect.scoped(claimSession(fs, "/private", id, notebookDirectory, store.identity)),
-      );
-      const notebook = openOn(store, fs, options);
-      await Effect.runPromise(notebook.pull({}));
-      vol.writeFileSync(`${notebookDirectory}/p.md`, "published\n");
-      await Effect.runPromise(notebook.commit({ message: "p", author }));
+      const { fs, vol, options } = await publishedSession(store, {});
       vol.writeFileSync(`${notebookDirectory}/q.md`, "published by the killed commit\n");
       const killed = openOn(store, fs, {
         ...options,
