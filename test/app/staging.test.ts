@@ -473,32 +473,44 @@ describe("probeStaged: a writer that is not contending", () => {
 });
 
 /**
+ * Two staging hosts, seeded, whose next swap of `current` fails once `failNextSwap` is
+ * called; with `deletesFail`, every delete under `staging/` fails until `allowDeletes`.
+ */
+const unreliableFleet = async (deletesFail: boolean) => {
+  let swapFails = false;
+  let failDeletes = deletesFail;
+  const { hosts, store } = fleet(2, (key, method) => {
+    if (failDeletes && method === "delete" && key.startsWith(stagingPrefix))
+      return { when: "before", reason: "Unavailable" };
+    if (method !== "put" || key !== "current" || !swapFails) return undefined;
+    swapFails = false;
+    return { when: "before", reason: "Unavailable" };
+  });
+  await seeded(hosts);
+  for (const host of hosts) stage(host.identity);
+  const failNextSwap = (): void => {
+    swapFails = true;
+  };
+  const allowDeletes = (): void => {
+    failDeletes = false;
+  };
+  return { hosts, store, failNextSwap, allowDeletes };
+};
+
+/**
  * Two staging hosts, seeded, after host A's first commit (`/ws/a/a.md` = "1\n") was
  * answered PUBLICATION_UNKNOWN: its swap of `current` failed and nobody moved `current`
  * within its patience. With `deletesFail`, every delete under `staging/` fails (A's
  * withdrawal of its record included) until `allowDeletes` is called.
  */
 const afterUnknownCommit = async (deletesFail: boolean) => {
-  let failNextSwap = false;
-  let failDeletes = deletesFail;
-  const { hosts, store } = fleet(2, (key, method) => {
-    if (failDeletes && method === "delete" && key.startsWith(stagingPrefix))
-      return { when: "before", reason: "Unavailable" };
-    if (method !== "put" || key !== "current" || !failNextSwap) return undefined;
-    failNextSwap = false;
-    return { when: "before", reason: "Unavailable" };
-  });
-  await seeded(hosts);
+  const { hosts, store, failNextSwap, allowDeletes } = await unreliableFleet(deletesFail);
   const [a, b] = hosts;
   if (a === undefined || b === undefined) throw new Error("no host");
-  for (const host of hosts) stage(host.identity);
   a.write("/ws/a/a.md", "1\n");
-  failNextSwap = true;
+  failNextSwap();
   const first = failureOf(await Effect.runPromise(commitExit(a.notebook, "a 1")));
   expect([first.code, first.reason]).toEqual(["STORAGE_FAILURE", "PUBLICATION_UNKNOWN"]);
-  const allowDeletes = (): void => {
-    failDeletes = false;
-  };
   return { a, b, store, allowDeletes };
 };
 
@@ -550,24 +562,14 @@ describe("staged publications: a record its writer could not withdraw", () => {
 
 describe("staged publications: a batch of several copies answered PUBLICATION_UNKNOWN", () => {
   it("a copy that was not the batch's first withdraws the record too, and never conflicts with its own earlier text", async () => {
-    let failNextSwap = false;
-    let failDeletes = true;
-    const { hosts, store } = fleet(2, (key, method) => {
-      if (failDeletes && method === "delete" && key.startsWith(stagingPrefix))
-        return { when: "before", reason: "Unavailable" };
-      if (method !== "put" || key !== "current" || !failNextSwap) return undefined;
-      failNextSwap = false;
-      return { when: "before", reason: "Unavailable" };
-    });
-    await seeded(hosts);
+    const { hosts, store, failNextSwap, allowDeletes } = await unreliableFleet(true);
     const [a, b] = hosts;
     if (a === undefined || b === undefined) throw new Error("no host");
     // A second copy of host A's process: its commits batch with /ws/a's.
     await Effect.runPromise(a.notebook.pull({ path: "/ws/c" }));
-    for (const host of hosts) stage(host.identity);
     a.write("/ws/a/a.md", "1\n");
     a.write("/ws/c/c.md", "1\n");
-    failNextSwap = true;
+    failNextSwap();
     const firsts = await Effect.runPromise(
       Effect.all(
         [
@@ -585,7 +587,7 @@ describe("staged publications: a batch of several copies answered PUBLICATION_UN
     await Effect.runPromise(tidyUpsDone);
     // One record for both copies, named by the batch's first publication: /ws/a's or /ws/c's.
     expect(await Effect.runPromise(store.list(stagingPrefix))).toHaveLength(1);
-    failDeletes = false;
+    allowDeletes();
     // Each copy goes on editing its file and commits again while host B runs a round on
     // the same state: B's round must not take the old record (it would leave the copy's
     // new record out as overlapping it, and the copy would conflict with its own text).
