@@ -5,8 +5,9 @@
  * same edit and more) finds `current` still without it, stages again, and loses to B's
  * swap, which takes the old record and leaves the new one out as overlapping. Today the
  * next attempt merges onto A's own earlier text as if it were someone else's and ends in
- * a conflict: `it.fails` records the gap, and turns red once a fix settles the copy on
- * its earlier publication (as recovery does when `current` names it) — then make it `it`.
+ * a conflict, with nothing lost: this test pins that outcome exactly, so that a fix
+ * (settling the copy on its earlier publication, as recovery does when `current` names
+ * it) turns it red — then expect OK and the file as A wrote it.
  */
 import { Cause, Clock, Effect, Exit, Fiber, Option } from "effect";
 import { describe, expect, it } from "vitest";
@@ -28,86 +29,86 @@ const codeOf = (exit: Exit.Exit<SyncReport, DomainError>): string => {
 };
 
 describe("a staged record another writer read before it was withdrawn", () => {
-  it.fails(
-    "lands in that writer's swap; its own writer's next commit settles on it instead of conflicting with itself",
-    async () => {
-      const counted = instrument(memoryStore.make(), { latency: "2 millis" });
-      const shared = counted.store;
-      let failASwap = false;
-      let holdB = false;
-      let releaseB: () => void = () => {};
-      const bReleased = new Promise<void>((resolve) => (releaseB = resolve));
-      const storeA: ObjectStoreService = {
-        ...shared,
-        identity: `${shared.identity}#readBefore-a`,
-        putAfter: (key, body, condition, after) =>
-          failASwap && key === "current"
-            ? after.pipe(
-                Effect.zipRight(
-                  Effect.sync(() => {
-                    failASwap = false;
-                  }),
-                ),
-                Effect.zipRight(
-                  Effect.fail(new StoreError({ reason: "Unavailable", message: "unavailable" })),
-                ),
-              )
-            : shared.putAfter(key, body, condition, after),
-      };
-      const storeB: ObjectStoreService = {
-        ...shared,
-        identity: `${shared.identity}#readBefore-b`,
-        putAfter: (key, body, condition, after) =>
-          holdB && key === "current"
-            ? Effect.promise(() => bReleased).pipe(
-                Effect.zipRight(shared.putAfter(key, body, condition, after)),
-              )
-            : shared.putAfter(key, body, condition, after),
-      };
-      const a = memNotebook(storeA);
-      const b = memNotebook(storeB);
-      a.write("/ws/a/seed.md", "seed\n");
-      await Effect.runPromise(a.notebook.pull({ path: "/ws/a" }));
-      await Effect.runPromise(a.notebook.commit({ path: "/ws/a", message: "seed", author }));
-      await Effect.runPromise(b.notebook.pull({ path: "/ws/a" }));
-      const now = Effect.runSync(Clock.currentTimeMillis);
-      noteContention(storeA.identity, now);
-      noteContention(storeB.identity, now);
-      a.write("/ws/a/a.md", "1\n");
-      b.write("/ws/a/b.md", "b\n");
-      failASwap = true;
-      holdB = true;
-      const result = await Effect.runPromise(
-        Effect.gen(function* () {
-          const commitB = yield* Effect.fork(
-            Effect.exit(b.notebook.commit({ path: "/ws/a", message: "b", author })),
-          );
-          const first = yield* Effect.exit(
-            Effect.delay(a.notebook.commit({ path: "/ws/a", message: "a 1", author }), "1 millis"),
-          );
-          const listed = yield* storeA.list(stagingPrefix);
-          a.write("/ws/a/a.md", "1\n2\n");
-          const second = yield* Effect.fork(
-            Effect.exit(a.notebook.commit({ path: "/ws/a", message: "a 2", author })),
-          );
-          // A's second commit stages its record; then B's swap (with A's first record) lands.
-          for (let i = 0; i < 500; i++) {
-            const keys = (yield* storeA.list(stagingPrefix)).map((info) => info.key);
-            if (keys.some((key) => !listed.some((l) => l.key === key))) break;
-            yield* Effect.sleep("2 millis");
-          }
-          releaseB();
-          return {
-            first: codeOf(first),
-            second: codeOf(yield* Fiber.join(second)),
-            b: codeOf(yield* Fiber.join(commitB)),
-          };
-        }),
-      );
-      expect(result.first).toBe("STORAGE_FAILURE/PUBLICATION_UNKNOWN");
-      expect(result.b).toBe("OK");
-      expect(result.second).toBe("OK");
-      expect(a.read("/ws/a/a.md")).toBe("1\n2\n");
-    },
-  );
+  it("lands in that writer's swap; its own writer's next commit then conflicts with its own earlier text, losing nothing", async () => {
+    const counted = instrument(memoryStore.make(), { latency: "2 millis" });
+    const shared = counted.store;
+    let failASwap = false;
+    let holdB = false;
+    let releaseB: () => void = () => {};
+    const bReleased = new Promise<void>((resolve) => (releaseB = resolve));
+    const storeA: ObjectStoreService = {
+      ...shared,
+      identity: `${shared.identity}#readBefore-a`,
+      putAfter: (key, body, condition, after) =>
+        failASwap && key === "current"
+          ? after.pipe(
+              Effect.zipRight(
+                Effect.sync(() => {
+                  failASwap = false;
+                }),
+              ),
+              Effect.zipRight(
+                Effect.fail(new StoreError({ reason: "Unavailable", message: "unavailable" })),
+              ),
+            )
+          : shared.putAfter(key, body, condition, after),
+    };
+    const storeB: ObjectStoreService = {
+      ...shared,
+      identity: `${shared.identity}#readBefore-b`,
+      putAfter: (key, body, condition, after) =>
+        holdB && key === "current"
+          ? Effect.promise(() => bReleased).pipe(
+              Effect.zipRight(shared.putAfter(key, body, condition, after)),
+            )
+          : shared.putAfter(key, body, condition, after),
+    };
+    const a = memNotebook(storeA);
+    const b = memNotebook(storeB);
+    a.write("/ws/a/seed.md", "seed\n");
+    await Effect.runPromise(a.notebook.pull({ path: "/ws/a" }));
+    await Effect.runPromise(a.notebook.commit({ path: "/ws/a", message: "seed", author }));
+    await Effect.runPromise(b.notebook.pull({ path: "/ws/a" }));
+    const now = Effect.runSync(Clock.currentTimeMillis);
+    noteContention(storeA.identity, now);
+    noteContention(storeB.identity, now);
+    a.write("/ws/a/a.md", "1\n");
+    b.write("/ws/a/b.md", "b\n");
+    failASwap = true;
+    holdB = true;
+    const result = await Effect.runPromise(
+      Effect.gen(function* () {
+        const commitB = yield* Effect.fork(
+          Effect.exit(b.notebook.commit({ path: "/ws/a", message: "b", author })),
+        );
+        const first = yield* Effect.exit(
+          Effect.delay(a.notebook.commit({ path: "/ws/a", message: "a 1", author }), "1 millis"),
+        );
+        const listed = yield* storeA.list(stagingPrefix);
+        a.write("/ws/a/a.md", "1\n2\n");
+        const second = yield* Effect.fork(
+          Effect.exit(a.notebook.commit({ path: "/ws/a", message: "a 2", author })),
+        );
+        // A's second commit stages its record; then B's swap (with A's first record) lands.
+        for (let i = 0; i < 500; i++) {
+          const keys = (yield* storeA.list(stagingPrefix)).map((info) => info.key);
+          if (keys.some((key) => !listed.some((l) => l.key === key))) break;
+          yield* Effect.sleep("2 millis");
+        }
+        releaseB();
+        return {
+          first: codeOf(first),
+          second: codeOf(yield* Fiber.join(second)),
+          b: codeOf(yield* Fiber.join(commitB)),
+        };
+      }),
+    );
+    expect(result.first).toBe("STORAGE_FAILURE/PUBLICATION_UNKNOWN");
+    expect(result.b).toBe("OK");
+    expect(result.second).toBe("CONTENT_CONFLICT/MERGE_CONFLICT");
+    // Both texts are in the file, in conflict blocks: the person's "2" is not lost.
+    const text = a.read("/ws/a/a.md");
+    expect(text).toMatch(/^<<<<<<< /m);
+    expect(text).toContain("2\n");
+  });
 });
