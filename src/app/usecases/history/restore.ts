@@ -90,11 +90,12 @@ const write = (
  * `failure` of a restore or revert that had already changed `written`: they are named
  * (in the message, and as `changed` on an ENGINE_FAILED), since "a local file operation
  * failed" alone reads as "nothing was changed". Running the same command again once the
- * cause is fixed finishes it: the files already written read as restored.
+ * cause is fixed finishes it: the files already written read as restored (a revert's
+ * conflict blocks among them must be resolved first, or it refuses them as unresolved).
  */
 const stoppedPartWay = (failure: DomainError, written: ReadonlyArray<ChangedFile>): DomainError => {
   const paths = written.map((file) => file.path);
-  const note = `It stopped part way: ${someOf(paths)} ${paths.length === 1 ? "was" : "were"} already written, the other files are as they were; fix the cause, then run the same command again to finish.`;
+  const note = `It stopped part way: ${someOf(paths)} ${paths.length === 1 ? "was" : "were"} already written, the other files are as they were; fix the cause, then run the same command again to finish (after resolving any conflict blocks a revert wrote into them: until then it refuses those files).`;
   if (failure.code !== "ENGINE_FAILED" || !isReasonOf("ENGINE_FAILED", failure.reason))
     return withNote(failure, note);
   return domainError({
