@@ -47,8 +47,9 @@ const settledOn = (baseline: ReadonlyMap<string, BlobRef>): Published => ({
  * What the copy's files may hold, from its private state: `None` when that cannot be
  * known (a file held back from a rewrite; a commit not settled whose fate the store
  * cannot tell) or when an interrupted rewrite was moving content of the copy's own.
- * - A commit stopped after its intent (commitFate.ts): not landed, exactly the baseline;
- *   landed, as for a pull's rewrite below, and every note it scanned still there.
+ * - A commit stopped after its intent (commitFate.ts), before its settling began (an
+ *   interrupted settling is its next call's): not landed, exactly the baseline; landed,
+ *   exactly what its scan read (its accepted state but at the files it would rewrite).
  * - Settled (or a pull's intent written but no file touched: `recoveryRequired` unset):
  *   exactly the baseline.
  * - A pull's rewrite interrupted (`recoveryRequired`, its intent on disk): each file
@@ -82,48 +83,42 @@ const publishedContents = (call: CopyCall): Effect.Effect<Option.Option<Publishe
       if (Option.isNone(landed)) return Option.none();
       // Not landed, and never to: the baseline is all of the copy that is published.
       if (!landed.value) return Option.some(settledOn(state.baseline));
-      // Landed: each file as the baseline or as the accepted state has it, as for a
-      // pull's rewrite (the commit's settling may have started); and every note the
-      // commit scanned and published is still there, or its absence is a deletion.
-      return eitherState(state, intent.value, true);
+      // Landed, and its settling had not begun (the flag is set before its first
+      // write): the copy must hold exactly what the commit scanned and published. A
+      // file back at its baseline content since would be an undo nobody published.
+      return Option.some(settledOn(scannedTree(state, intent.value)));
     }
     // A pull's intent, written before the flag: no file was touched yet.
     if (!state.recoveryRequired) return Option.some(settledOn(state.baseline));
-    return eitherState(state, intent.value, false);
+    return eitherState(state, intent.value);
   });
+
+/**
+ * What a commit's scan read, from its intent: the accepted state it settles on, but at
+ * each of its targets the content the copy had there (`before`; none: no file).
+ */
+const scannedTree = (state: CopyState, intent: Intent): ReadonlyMap<string, BlobRef> => {
+  const scanned = new Map(acceptedTreeOf(intent, state.baseline));
+  for (const [path, before] of intent.targets)
+    if (before === null) scanned.delete(path);
+    else scanned.set(path, before);
+  return scanned;
+};
 
 /**
  * A copy moving from its baseline to the accepted state `intent` names: each file as
  * either has it, one both have not missing; `None` when a content the move replaced is
- * published in neither (see publishedContents). `scanned`: also required, every path
- * the accepted state has that the copy had when the intent was written (its scan) and
- * that the move keeps.
+ * published in neither (see publishedContents).
  */
-const eitherState = (
-  state: CopyState,
-  intent: Intent,
-  scanned: boolean,
-): Option.Option<Published> => {
+const eitherState = (state: CopyState, intent: Intent): Option.Option<Published> => {
   const accepted = acceptedTreeOf(intent, state.baseline);
   const allowed = new Map<string, Set<string>>();
   for (const tree of [state.baseline, accepted])
     for (const [path, ref] of tree) allowed.set(path, (allowed.get(path) ?? new Set()).add(ref.id));
   for (const [path, before] of intent.targets)
     if (before !== null && allowed.get(path)?.has(before.id) !== true) return Option.none();
-  const required = new Set([...state.baseline.keys()].filter((path) => accepted.has(path)));
-  if (scanned) {
-    // The scan is the accepted state but at the targets, where it had their content O.
-    const targets = new Map(intent.targets.map(([path, before, after]) => [path, [before, after]]));
-    for (const path of accepted.keys()) {
-      const target = targets.get(path);
-      if (target === undefined || (target[0] !== null && target[1] !== null)) required.add(path);
-    }
-  }
-  return Option.some({
-    allowed,
-    required: [...required],
-    tracked: new Map([...state.baseline, ...accepted]),
-  });
+  const required = [...state.baseline.keys()].filter((path) => accepted.has(path));
+  return Option.some({ allowed, required, tracked: new Map([...state.baseline, ...accepted]) });
 };
 
 /** What {@link publishedOnly} found a copy holding only published notes to be made of. */
@@ -248,7 +243,10 @@ export const removePublished = (
 ): Effect.Effect<boolean, DomainError> =>
   Effect.gen(function* () {
     if (Option.isSome(call.state)) {
-      yield* recordFirstPull(call, idsOf(call.state.value.baseline));
+      // What the copy holds, all of it published (the judgement): a removal stopped
+      // part way leaves files a later judgement must find allowed, whether they are
+      // the baseline's or a landed commit's.
+      yield* recordFirstPull(call, idsOf(removal.files));
       yield* forgetState(call.fs, call.copyDir);
     }
     const notes = [...removal.files.keys()].sort(compareCodeUnits);
