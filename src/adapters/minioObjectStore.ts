@@ -31,7 +31,8 @@ import {
   defaultConnectTimeoutMs,
   defaultRequestTimeoutMs,
   fromBucketKey,
-  isTlsFailureCode,
+  isTlsFailure,
+  messageOf,
   multipartThreshold,
   parseEndpoint,
   partConcurrency,
@@ -159,7 +160,8 @@ const mapError = (error: unknown, request: Request): Mapped => {
   }
   if (name === "CredentialsProviderError")
     return fail("AccessDenied", "no credentials could be resolved");
-  if (isTlsFailureCode(errno)) return fail("TlsFailed", tlsFailureText);
+  if (isTlsFailure(errno, [message, messageOf(field(error, "cause"))], request.write))
+    return fail("TlsFailed", tlsFailureText);
   if (errno !== undefined && notSentCodes.has(errno))
     return fail("Unavailable", "the store could not be reached");
   if (name !== undefined && clientSideNames.has(name))

@@ -118,21 +118,44 @@ const certificateCodes = new Set([
   "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
 ]);
 
-/**
- * Whether an errno-style `code` is a failed TLS handshake: `EPROTO` (what an
- * `https://` endpoint on a plain-HTTP port gives at once: the server answers the
- * ClientHello with HTTP), OpenSSL's `ERR_SSL_*`, Node's `ERR_TLS_*` (a certificate
- * for another host) and the certificate codes. Such a failure is a configuration
- * error, not an outage: it must not be retried or reported as a timeout.
- */
-export const isTlsFailureCode = (code: string | undefined): boolean =>
-  code !== undefined &&
-  (code === "EPROTO" ||
-    code.startsWith("ERR_SSL_") ||
-    code.startsWith("ERR_TLS_") ||
-    certificateCodes.has(code));
+/** The `message` of an error-like `value`, or "" (for matching only, never for printing). */
+export const messageOf = (value: unknown): string => {
+  const message =
+    typeof value === "object" && value !== null && "message" in value
+      ? Reflect.get(value, "message")
+      : undefined;
+  return typeof message === "string" ? message : "";
+};
 
-/** What a {@link isTlsFailureCode} failure's message says, for both adapters. */
+/**
+ * OpenSSL's words for a first record from the server that is not TLS at all (a plain
+ * HTTP server answering the ClientHello): they can only come from the handshake.
+ */
+const notTlsAtAll = /wrong version number|unknown protocol|packet length too long/i;
+
+/**
+ * Whether a failure with errno-style `code` and `messages` (the error's and its cause's)
+ * is a failed TLS handshake, which sent no request: a configuration error, not an outage,
+ * never to be retried or reported as a timeout. The certificate codes (Node's and
+ * `ERR_TLS_CERT_ALTNAME_INVALID`, a certificate for another host) come only from the
+ * handshake. Other TLS failures (`EPROTO`, OpenSSL's `ERR_SSL_*`, Node's `ERR_TLS_*`)
+ * can also end a connection that already carried a request (a keep-alive socket, a
+ * fatal alert mid-stream): for a `write` they count only when their text shows the
+ * server never spoke TLS (an `https://` endpoint on a plain-HTTP port), since a write
+ * that may have landed must stay ambiguous.
+ */
+export const isTlsFailure = (
+  code: string | undefined,
+  messages: ReadonlyArray<string>,
+  write: boolean,
+): boolean => {
+  if (code === undefined) return false;
+  if (certificateCodes.has(code) || code === "ERR_TLS_CERT_ALTNAME_INVALID") return true;
+  const tls = code === "EPROTO" || code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_");
+  return tls && (!write || messages.some((message) => notTlsAtAll.test(message)));
+};
+
+/** What a {@link isTlsFailure} failure's message says, for both adapters. */
 export const tlsFailureText =
   "the TLS handshake with the endpoint failed: check that an https:// endpoint is a TLS port (use http:// for a plain-HTTP one) and that its certificate is valid and trusted";
 

@@ -41,7 +41,8 @@ import {
   defaultConnectTimeoutMs,
   defaultRequestTimeoutMs,
   fromBucketKey,
-  isTlsFailureCode,
+  isTlsFailure,
+  messageOf,
   multipartThreshold,
   parseEndpoint,
   partConcurrency,
@@ -150,7 +151,8 @@ const mapError = (error: unknown, request: Request): Mapped => {
     return fail(lost, "the store failed while handling the request", true);
   }
   if (status !== undefined) return fail("Unavailable", "the store rejected the request");
-  if (isTlsFailureCode(code)) return fail("TlsFailed", tlsFailureText);
+  if (isTlsFailure(code, [message, messageOf(field(error, "cause"))], request.write))
+    return fail("TlsFailed", tlsFailureText);
   if (code !== undefined && notSentCodes.has(code))
     return fail("Unavailable", "the store could not be reached");
   if (message.includes("did not establish a connection"))

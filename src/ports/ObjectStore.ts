@@ -25,7 +25,8 @@ import { Context, Data, Effect, type Option } from "effect";
  * - `Corrupt`: the store answered with something malformed (bad ETag, truncated body).
  * - `TlsFailed`: the TLS handshake with the endpoint failed (an `https://` endpoint on a
  *   plain-HTTP port, an untrusted or mismatched certificate): a configuration error,
- *   and no request was sent (no effect), so retrying cannot help.
+ *   and no request was sent (no effect), so retrying cannot help. A TLS failure that
+ *   may have ended a connection after a write was sent is `Ambiguous` instead.
  */
 export type StoreErrorReason =
   | "PreconditionFailed"

@@ -17,6 +17,7 @@ import {
   ifMatchValue,
   storeIdentity,
   toBucketKey,
+  isTlsFailure,
 } from "../../src/adapters/remoteStoreSupport.js";
 import { ObjectStore, type ObjectStoreService } from "../../src/ports/ObjectStore.js";
 
@@ -392,5 +393,23 @@ describe("remote store support", () => {
     expect(storeIdentity("s3", { ...base, prefix: "p", endpoint: "not a url" })).toBe(
       "s3://b/p@invalid-endpoint",
     );
+  });
+
+  it("calls a TLS failure of a write a handshake failure only when the server never spoke TLS", () => {
+    const wrongVersion =
+      "write EPROTO 80AC:error:0A00010B:SSL routines:ssl3_get_record:wrong version number";
+    // An https:// endpoint on a plain-HTTP port: nothing was sent, reads and writes alike.
+    expect(isTlsFailure("EPROTO", [wrongVersion], true)).toBe(true);
+    expect(isTlsFailure("EPROTO", ["", wrongVersion], false)).toBe(true);
+    // A certificate refused: only the handshake refuses one.
+    expect(isTlsFailure("CERT_HAS_EXPIRED", [""], true)).toBe(true);
+    expect(isTlsFailure("ERR_TLS_CERT_ALTNAME_INVALID", [""], true)).toBe(true);
+    // A connection that may have carried the write, broken mid-stream: it may have landed.
+    const badMac = "decryption failed or bad record mac";
+    expect(isTlsFailure("ERR_SSL_DECRYPTION_FAILED_OR_BAD_RECORD_MAC", [badMac], true)).toBe(false);
+    expect(isTlsFailure("EPROTO", ["write EPROTO: sslv3 alert bad record mac"], true)).toBe(false);
+    // A read has no effect to lose: any TLS failure is one.
+    expect(isTlsFailure("ERR_SSL_DECRYPTION_FAILED_OR_BAD_RECORD_MAC", [badMac], false)).toBe(true);
+    expect(isTlsFailure("ECONNRESET", [wrongVersion], false)).toBe(false);
   });
 });
