@@ -261,14 +261,14 @@ export const errorTable = {
     UNEXPECTED_FAILURE: {
       action: "PULL_AGAIN",
       retryable: true,
-      when: "An unexpected failure after the working copy started changing; recovery ran (see recovery), or the rewrite stopped part way for a local cause the message names (a full disk, a permission) and nothing was half-written.",
+      when: "An unexpected failure after the working copy started changing; recovery ran (see recovery), or the rewrite stopped part way for a local cause the message names (one `detail` classifies: a full disk, a permission, a read-only file system, too many open files, a name too long) and nothing was half-written.",
       remedy:
         "Fix the cause the message names, if any; then call notes_pull, which completes the working copy; if recovery.remoteAccepted is not yes, check whether the changes were published.",
     },
     RECOVERY_PENDING: {
       action: "CONTACT_OPERATOR",
       retryable: false,
-      when: "The working copy needs recovery and resynchronising it failed again, for a cause a caller cannot fix (not a full disk or a permission).",
+      when: "The working copy needs recovery and resynchronising it failed again, for a cause a caller cannot fix (not one `detail` classifies: a full disk, a permission, a read-only file system, too many open files, a name too long).",
       remedy: "Report the diagnosticId; an operator must fix the underlying failure.",
     },
   },
