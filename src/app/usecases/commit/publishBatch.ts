@@ -522,8 +522,10 @@ const swap = (line: Line, batch: Batch, make: Swap): Effect.Effect<void> =>
           // Interrupted (a shutdown beyond its grace period) or died: once the request
           // may have been made it may have landed or not, and the other members must
           // not be told either way; before that, nothing was written. Then it goes on. A
-          // staged swap has withdrawn its record by now (commit/staging.ts): it cannot
-          // land after this answer, in a swap their next commits would lose to.
+          // staged swap has tried to withdraw its record by now (commit/staging.ts, at
+          // most 2 s), so that it does not land after this answer in a swap their next
+          // commits would lose to; a failed or late deletion, or a writer that read the
+          // record before it, can still take it (storage.md, Staged publications).
           finish(line, batch, writing ? swapUnknown : { _tag: "Aborted" });
           return Cause.isInterruptedOnly(swapped.cause)
             ? Effect.interrupt
