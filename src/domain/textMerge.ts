@@ -18,6 +18,7 @@ export interface TextMergeResult {
 
 const LF = 10;
 const CR = 13;
+const BOM = 0xfeff;
 
 /** CRLF when the first line break of `text` is CRLF, else LF (SPEC §6.3). */
 const markerLineEnding = (text: string): string => {
@@ -36,9 +37,18 @@ class MergeOutput {
   private readonly pieces: Array<string> = [];
   private lines = 0;
   private atLineStart = true;
+  private empty = true;
   readonly conflicts: Array<LineRange> = [];
 
-  constructor(private readonly eol: string) {}
+  /**
+   * `bomFirstOnly`: a byte order mark opening a side's first line is written only at the
+   * start of the result (the union merge compares lines without it, so that line can
+   * land anywhere; mid-file it would be content nobody wrote).
+   */
+  constructor(
+    private readonly eol: string,
+    private readonly bomFirstOnly: boolean,
+  ) {}
 
   /**
    * Appends lines [from, to) of `source`, on a line of their own: when the union merge
@@ -48,8 +58,13 @@ class MergeOutput {
   copy(source: ClassifiedText, from: number, to: number): void {
     if (to <= from) return;
     this.breakLine();
-    const start = source.starts[from] ?? 0;
+    const opening = source.starts[from] ?? 0;
+    const start =
+      this.bomFirstOnly && !this.empty && opening === 0 && source.text.charCodeAt(0) === BOM
+        ? 1
+        : opening;
     const end = source.starts[to] ?? 0;
+    if (end > start) this.empty = false;
     this.pieces.push(source.text.slice(start, end));
     this.lines += to - from;
     this.atLineStart = source.text.charCodeAt(end - 1) === LF;
@@ -64,6 +79,7 @@ class MergeOutput {
   /** Appends one marker line at the start of a line. */
   marker(text: string): void {
     this.breakLine();
+    this.empty = false;
     this.pieces.push(text, this.eol);
     this.lines++;
   }
@@ -96,6 +112,7 @@ class MergeOutput {
   /** Ends an unterminated line so that what follows starts at column zero. */
   private breakLine(): void {
     if (this.atLineStart) return;
+    this.empty = false;
     this.pieces.push(this.eol);
     this.atLineStart = true;
   }
@@ -112,7 +129,7 @@ const render = (
   eol: string,
   union: boolean,
 ): TextMergeResult => {
-  const out = new MergeOutput(eol);
+  const out = new MergeOutput(eol, union);
   let next = 0;
   for (const chunk of chunks) {
     if (chunk.kind === ChunkKind.Same) continue;
@@ -213,7 +230,8 @@ export const mergeText = (base: string, local: string, remote: string): TextMerg
  * repeated because an editor changed endings or the final newline: a line both sides
  * hold is written as local has it, a line one side added as that side has it. When a
  * line without a line break is followed by more lines, one is added (CRLF when local's
- * first line break is CRLF, else LF). Deterministic; never fails, never writes markers
+ * first line break is CRLF, else LF). A byte order mark is only ever the result's first
+ * character (there when local has one). Deterministic; never fails, never writes markers
  * of its own.
  */
 export const mergeUnion = (base: string, local: string, remote: string): string => {
@@ -221,5 +239,7 @@ export const mergeUnion = (base: string, local: string, remote: string): string 
   if (typeof prepared === "string") return prepared;
   const { input, localLines, remoteLines, toLocal, toRemote } = prepared;
   const chunks = planRegions(input, toLocal, toRemote);
-  return render(localLines, remoteLines, chunks, markerLineEnding(local), true).text;
+  const text = render(localLines, remoteLines, chunks, markerLineEnding(local), true).text;
+  // The working copy's byte order mark stays at its start, wherever its first line went.
+  return local.charCodeAt(0) === BOM && text.charCodeAt(0) !== BOM ? `\uFEFF${text}` : text;
 };

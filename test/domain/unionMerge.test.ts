@@ -277,6 +277,15 @@ describe("mergeUnion across line endings", () => {
     );
   });
 
+  it("keeps a byte order mark at the start when the line it opened no longer comes first", () => {
+    // Local's editor added the mark; remote put a line before the first: the mark stays
+    // the file's first character, never inside it.
+    expect(mergeUnion("A\n", "\uFEFFA\n", "X\nA\n")).toBe("\uFEFFX\nA\n");
+    expect(mergeUnion("A\n", "\uFEFFA\nL\n", "X\nA\n")).toBe("\uFEFFX\nA\nL\n");
+    // Remote's mark, on a line that lands after local's new first line: dropped.
+    expect(mergeUnion("A\n", "X\nA\n", "\uFEFFA\nR\n")).toBe("X\nA\nR\n");
+  });
+
   it("never glues two lines together when a side's last line has no newline", () => {
     // Local dropped the final newline and added a first line; remote appended.
     expect(mergeUnion("a\n", "z\na", "a\nr\n")).toBe("z\na\nr\n");
