@@ -386,7 +386,7 @@ const settleNow = (
             )
           : started()
             ? Effect.logError("writing a new working copy failed part way", failure).pipe(
-                Effect.zipRight(Effect.fail(stoppedFirstPull(failure, firstPull))),
+                Effect.zipRight(Effect.fail(stoppedFirstPull(failure))),
               )
             : Effect.fail(failure),
       ),

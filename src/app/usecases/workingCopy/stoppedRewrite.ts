@@ -53,15 +53,13 @@ export const stoppedRewrite = (failure: DomainError, remoteAccepted: "yes" | "no
  * (firstPull.ts) stays, so the next pull takes the notes written as the notebook's.
  * RECOVERY_FAILURE/UNEXPECTED_FAILURE (PULL_AGAIN, retryable), the cause named.
  */
-export const stoppedFirstPull = (failure: DomainError, recorded: boolean): DomainError =>
+export const stoppedFirstPull = (failure: DomainError): DomainError =>
   domainError({
     code: "RECOVERY_FAILURE",
     reason: "UNEXPECTED_FAILURE",
     message:
       `Writing the notebook into this working copy stopped part way: ${causeOf(failure)} ` +
-      (recorded
-        ? "Some or all of the notes may be written already; the next notes_pull completes the copy and takes the notes already written as the notebook's."
-        : "Some or all of the notes may be written already; the next notes_pull completes the copy.") +
+      "Some or all of the notes may be written already; the next notes_pull completes the copy and takes the notes already written as the notebook's." +
       " Nothing was published.",
     recovery: { stage: "first-pull", remoteAccepted: "no", resynchronized: false },
   });
