@@ -68,7 +68,7 @@ export interface RunResult {
   readonly stderr: string;
 }
 
-/** Runs `quire <args>` to completion. */
+/** Runs `quire <args>` to completion (killed after 150 s: a hang fails its test, never outlives it). */
 export const runQuire = (
   args: ReadonlyArray<string>,
   options: { readonly cwd: string; readonly env: Record<string, string>; readonly input?: string },
@@ -83,7 +83,15 @@ export const runQuire = (
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    // A command that hangs fails its test by the test's timeout; it must not outlive it
+    // by much, spinning (a hang under TMPDIR=/proc once kept a CPU busy for the rest of
+    // CI's run). No test waits for one call longer than this.
+    const bound = setTimeout(() => child.kill("SIGKILL"), 150_000);
+    bound.unref();
     child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.on("close", (code, signal) => {
+      clearTimeout(bound);
+      resolve({ code, signal, stdout, stderr });
+    });
     child.stdin.end(options.input ?? "");
   });
