@@ -5,9 +5,10 @@
  * same edit and more) finds `current` still without it, stages again, and loses to B's
  * swap, which takes the old record and leaves the new one out as overlapping. Today the
  * next attempt merges onto A's own earlier text as if it were someone else's and ends in
- * a conflict, with nothing lost: this test pins that outcome exactly, so that a fix
- * (settling the copy on its earlier publication, as recovery does when `current` names
- * it) turns it red — then expect OK and the file as A wrote it.
+ * a conflict, with nothing lost. Whether the swap takes the old record in time is a race,
+ * so the test accepts that conflict or OK and checks that nothing is lost either way;
+ * once a fix settles the copy on its earlier publication (as recovery does when
+ * `current` names it), expect OK only.
  */
 import { Cause, Clock, Effect, Exit, Fiber, Option } from "effect";
 import { describe, expect, it } from "vitest";
@@ -29,7 +30,7 @@ const codeOf = (exit: Exit.Exit<SyncReport, DomainError>): string => {
 };
 
 describe("a staged record another writer read before it was withdrawn", () => {
-  it("lands in that writer's swap; its own writer's next commit then conflicts with its own earlier text, losing nothing", async () => {
+  it("may land in that writer's swap; its own writer's next commit then loses nothing, though it may conflict with its own earlier text", async () => {
     const counted = instrument(memoryStore.make(), { latency: "2 millis" });
     const shared = counted.store;
     let failASwap = false;
@@ -105,10 +106,15 @@ describe("a staged record another writer read before it was withdrawn", () => {
     );
     expect(result.first).toBe("STORAGE_FAILURE/PUBLICATION_UNKNOWN");
     expect(result.b).toBe("OK");
-    expect(result.second).toBe("CONTENT_CONFLICT/MERGE_CONFLICT");
-    // Both texts are in the file, in conflict blocks: the person's "2" is not lost.
+    // Whether B's swap takes A's old record before A's second round ends is a race:
+    // either A's second commit is OK (the record was not taken in time), or it conflicts
+    // with its own earlier text (the gap). Either way nothing of A's is lost.
+    expect(["OK", "CONTENT_CONFLICT/MERGE_CONFLICT"]).toContain(result.second);
     const text = a.read("/ws/a/a.md");
-    expect(text).toMatch(/^<<<<<<< /m);
-    expect(text).toContain("2\n");
+    if (result.second === "OK") expect(text).toBe("1\n2\n");
+    else {
+      expect(text).toMatch(/^<<<<<<< /m);
+      expect(text).toContain("2\n");
+    }
   });
 });
