@@ -184,21 +184,27 @@ export const withdrawStaged = (
     Effect.ignore,
   );
 
+/** The staged record at `key`, decoded; `None` when it is gone or malformed. */
+const readStaged = (
+  store: ObjectStoreService,
+  key: string,
+): Effect.Effect<Option.Option<Staged>, StoreError> =>
+  store
+    .get(key)
+    .pipe(Effect.map(Option.flatMap((object) => Either.getRight(decodeStaged(object.body)))));
+
 /** Whether the record at `key` holds a pack of the publication `publicationId`. */
 const holdsPublication = (
   store: ObjectStoreService,
   key: string,
   publicationId: string,
 ): Effect.Effect<boolean, StoreError> =>
-  store.get(key).pipe(
-    Effect.map((object) => {
-      if (Option.isNone(object)) return false;
-      const decoded = decodeStaged(object.value.body);
-      return (
-        Either.isRight(decoded) &&
-        decoded.right.packs.some((p) => p.pack.header.publicationId === publicationId)
-      );
-    }),
+  readStaged(store, key).pipe(
+    Effect.map(
+      Option.exists((staged) =>
+        staged.packs.some((p) => p.pack.header.publicationId === publicationId),
+      ),
+    ),
   );
 
 /** How many states back a staged record still tells that its writer contends. */
@@ -265,12 +271,10 @@ const othersStaged = (
     yield* forEachPooled(
       keys,
       (key) =>
-        store.get(key).pipe(
-          Effect.map((object) => {
-            if (Option.isNone(object)) return;
-            const decoded = decodeStaged(object.value.body);
-            if (Either.isLeft(decoded)) return;
-            const staged = decoded.right;
+        readStaged(store, key).pipe(
+          Effect.map((read) => {
+            if (Option.isNone(read)) return;
+            const staged = read.value;
             if (staged.baseGeneration !== base.generation || staged.baseHead !== base.head) return;
             found.push({ key, staged });
           }),
