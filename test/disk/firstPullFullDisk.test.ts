@@ -10,8 +10,7 @@
  * Needs root (it mounts a tmpfs): `npm run test:disk`, run by CI as root.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -25,6 +24,7 @@ import {
   write,
   type World,
 } from "../helpers/cli.js";
+import { mountTmpfs, unmountTmpfs } from "./tmpfs.js";
 
 let mountPoint = "";
 let world: World;
@@ -32,25 +32,11 @@ let world: World;
 beforeAll(() => {
   assertBuilt();
   world = makeWorld();
-  mountPoint = mkdtempSync(path.join(tmpdir(), "quire-first-full-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint], {
-      stdio: "pipe",
-    });
-  } catch (error) {
-    throw new Error(
-      `this test mounts a small tmpfs and needs root (CAP_SYS_ADMIN): ${String(error)}`,
-    );
-  }
+  mountPoint = mountTmpfs("quire-first-full-", "1m");
 });
 
 afterAll(() => {
-  try {
-    execFileSync("umount", [mountPoint]);
-  } catch {
-    // Already gone.
-  }
-  rmSync(mountPoint, { recursive: true, force: true });
+  unmountTmpfs(mountPoint);
   world.cleanup();
 });
 

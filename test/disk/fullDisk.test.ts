@@ -12,9 +12,7 @@
  * Needs root (it mounts a tmpfs), so it is not part of `npm test`: `npm run test:disk`,
  * run by CI as root.
  */
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -27,34 +25,19 @@ import {
   write,
   type World,
 } from "../helpers/cli.js";
+import { mountTmpfs, unmountTmpfs } from "./tmpfs.js";
 
 let mountPoint = "";
 let world: World;
 
-const mount = (dir: string, size: string): void => {
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stdio: "pipe" });
-  } catch (error) {
-    throw new Error(
-      `this test mounts a small tmpfs as the private root and needs root (CAP_SYS_ADMIN): ${String(error)}`,
-    );
-  }
-};
-
 beforeAll(() => {
   assertBuilt();
   world = makeWorld();
-  mountPoint = mkdtempSync(path.join(tmpdir(), "quire-full-"));
-  mount(mountPoint, "4m");
+  mountPoint = mountTmpfs("quire-full-", "4m");
 });
 
 afterAll(() => {
-  try {
-    execFileSync("umount", [mountPoint]);
-  } catch {
-    // Already gone.
-  }
-  rmSync(mountPoint, { recursive: true, force: true });
+  unmountTmpfs(mountPoint);
   world.cleanup();
 });
 
