@@ -5,6 +5,7 @@
  * read it in `quire log`, so it is bounded and printable like a message line.
  */
 import { utf8Length } from "./paths.js";
+import { terminalSafe } from "./shownText.js";
 
 /** An author as an increment records it. */
 export interface AuthorName {
@@ -18,6 +19,9 @@ export const maxAuthorBytes = 256;
 // C0, DEL and C1 controls, and the line and paragraph separators: one author is one line.
 const controls = /[\p{Cc}\u2028\u2029]/u;
 
+// A lone surrogate half has no UTF-8 form; in a `u` regex a pair is one code point.
+const loneSurrogate = /\p{Surrogate}/u;
+
 /**
  * Why `name` cannot be an operator-given author (`undefined` when it can): blank,
  * a control character (a newline included), or more than {@link maxAuthorBytes} bytes.
@@ -25,6 +29,7 @@ const controls = /[\p{Cc}\u2028\u2029]/u;
 export const authorProblem = (name: string): string | undefined => {
   if (/^\p{White_Space}*$/u.test(name)) return "must contain visible text";
   if (controls.test(name)) return "must not contain control characters (one line of text)";
+  if (loneSurrogate.test(name)) return "must be valid Unicode text (it holds a lone surrogate)";
   if (utf8Length(name) > maxAuthorBytes) return `must be at most ${maxAuthorBytes} UTF-8 bytes`;
   return undefined;
 };
@@ -46,11 +51,20 @@ const cutUtf8 = (text: string, max: number): string => {
 /**
  * A part of an author a client chose (its `clientInfo` name or version): anything the
  * client sent is accepted, as one printable line — control characters become spaces,
- * runs of white space one space, and it is cut to {@link maxAuthorBytes}. Blank becomes
- * `fallback`. Never fails: a client's odd name must not make its commits fail.
+ * runs of white space one space, a lone surrogate half (no UTF-8 form) and a
+ * bidirectional control (which would reorder how the name reads wherever it is shown,
+ * `notes_log`'s structured answer included) U+FFFD, and it is cut to
+ * {@link maxAuthorBytes}. Blank becomes `fallback`. Never fails: a client's odd name must
+ * not make its commits fail.
  */
 const printable = (text: string, fallback: string): string => {
-  const line = text.replace(new RegExp(controls.source, "gu"), " ").replace(/\s+/gu, " ").trim();
+  const line = terminalSafe(
+    text
+      .replace(new RegExp(controls.source, "gu"), " ")
+      .replace(new RegExp(loneSurrogate.source, "gu"), "\uFFFD")
+      .replace(/\s+/gu, " ")
+      .trim(),
+  );
   return line === "" ? fallback : cutUtf8(line, maxAuthorBytes);
 };
 

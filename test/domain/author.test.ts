@@ -21,6 +21,7 @@ describe("authors", () => {
       "a\u001b[2Jb",
       "a\u0085b",
       "a\u2028b",
+      "a\ud800b",
     ])
       expect(authorProblem(bad), JSON.stringify(bad)).toBeDefined();
     expect(authorProblem("é".repeat(maxAuthorBytes / 2))).toBeUndefined();
@@ -34,6 +35,13 @@ describe("authors", () => {
       version: "1 2",
     });
     expect(clientAuthor("   ", "")).toEqual({ name: "unknown", version: "" });
+    // A lone surrogate has no UTF-8 form; a bidi override would make the name read
+    // differently wherever it is shown (notes_log's structured answer included).
+    expect(clientAuthor("ev\ud800il\u202etxt.exe", "1\u2066")).toEqual({
+      name: "ev\uFFFDil\uFFFDtxt.exe",
+      version: "1\uFFFD",
+    });
+    expect(clientAuthor("😀", "")).toEqual({ name: "😀", version: "" });
     const long = clientAuthor("😀".repeat(200), "v");
     expect(Buffer.byteLength(long.name)).toBeLessThanOrEqual(maxAuthorBytes);
     expect(long.name).toBe("😀".repeat(maxAuthorBytes / 4));
