@@ -481,7 +481,12 @@ export const makeMcpServer = (
       );
       inFlight.add(fiber);
       const cancel = () => fiber.unsafeInterruptAsFork(FiberId.none);
-      extra.signal.addEventListener("abort", cancel, { once: true });
+      // The SDK runs this handler a few microtasks after reading the request, and acts on
+      // a notifications/cancelled read in the same chunk before that: the signal may be
+      // aborted already, and an abort listener added now would never fire (the call ran
+      // to its end, a commit published, and the client, sent no answer, never knew).
+      if (extra.signal.aborted) cancel();
+      else extra.signal.addEventListener("abort", cancel, { once: true });
       try {
         const exit = await Runtime.runPromise(runtime)(Fiber.await(fiber));
         if (Exit.isSuccess(exit)) return exit.value;
