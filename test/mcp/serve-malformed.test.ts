@@ -238,14 +238,14 @@ describe("a malformed tools/call through a real quire serve", () => {
       params: '{"name":"notes_pull","argumets":{"path":"/etc"}}',
       reason: "INVALID_ARGUMENT",
       message:
-        /^tools\/call params has a member "argumets"; it accepts only name, arguments and _meta\.$/,
+        /^tools\/call params has a member "argumets"; it accepts only name, arguments, _meta and task\.$/,
     },
     {
-      // The SDK would answer it with a -32603 protocol error before any handler ran.
-      title: "a task-augmented call (quire offers no tasks)",
-      params: '{"name":"notes_pull","arguments":{},"task":{"ttl":1000}}',
+      // Task metadata is an object ({"ttl": …}); an object is ignored (see below).
+      title: "a task member that is not an object",
+      params: '{"name":"notes_pull","arguments":{},"task":null}',
       reason: "INVALID_ARGUMENT",
-      message: /^tools\/call params has a member "task"; .*no MCP tasks/,
+      message: /^tools\/call params\.task must be an object \(MCP task metadata, /,
     },
     {
       title: "an unknown params member beside valid arguments",
@@ -359,6 +359,33 @@ describe("a malformed tools/call through a real quire serve", () => {
     });
     expect(log.code, log.stderr).toBe(0);
     expect(log.stdout).toContain('"publications":[]');
+  });
+
+  it("a task-augmented call is run as a normal call, its task metadata ignored (MCP 2025-11-25)", async () => {
+    // quire declares no tasks capability, and the tasks spec says a receiver without it
+    // MUST process the request normally; the SDK would answer -32603 before any handler.
+    const copy = path.join(sandbox.workspace, "task");
+    expect(
+      structuredOf(await server.callTool({ name: "notes_pull", arguments: { path: copy } })),
+    ).toMatchObject({ code: "OK" });
+    writeFileSync(path.join(copy, "t.md"), "t\n");
+    const committed = await server.callTool({
+      name: "notes_commit",
+      arguments: { path: copy, message: "as a task" },
+      task: { ttl: 60_000 },
+    });
+    expect(resultProblems(committed.result)).toEqual([]);
+    expect(structuredOf(committed)).toMatchObject({
+      code: "OK",
+      files: [{ path: "t.md", insertions: 1, deletions: 0 }],
+    });
+    // Ignoring task does not open the door to other members: a misspelt one still fails.
+    expectRefused(
+      await server.callToolText('{"name":"notes_pull","task":{},"argumets":{"path":"/etc"}}'),
+      "INVALID_ARGUMENT",
+      /^tools\/call params has a member "argumets"; it accepts only name, arguments, _meta and task\.$/,
+      "task beside a misspelt arguments",
+    );
   });
 
   it("a message of only U+FEFF is kept: it is not Unicode White_Space", async () => {

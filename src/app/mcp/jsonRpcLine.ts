@@ -178,24 +178,50 @@ const invalidParams = (request: JSONRPCRequest): LineOutcome | undefined => {
   );
 };
 
-/** The members of `tools/call` params quire takes (MCP's `task` too is refused: quire offers no tasks). */
+/** The members of `tools/call` params quire reads. */
 const callParamsMembers = new Set(["name", "arguments", "_meta"]);
 
 /**
- * The defect of `tools/call` params holding a member other than `name`, `arguments` and
- * `_meta`, or undefined. The SDK's schema lets any extra member through, so a misspelt
- * `arguments` (`"argumets": {"path": …}`) would otherwise run the tool with no arguments
- * at all — on the server's notebook directory, not the one the client named; and it
- * answers a `task` (MCP's task-augmented call) with a `-32603` protocol error, not the
- * envelope.
+ * Whether `key` of `params` is MCP's task metadata (`"task": {…}`, 2025-11-25), which
+ * quire accepts and ignores: it declares no tasks capability, and the tasks spec says a
+ * receiver without it MUST process the request normally, ignoring that metadata.
+ */
+const isTaskMetadata = (params: Record<string, unknown>, key: string): boolean =>
+  key === "task" && isJsonObject(params[key]);
+
+/**
+ * The defect of `tools/call` params holding a member other than `name`, `arguments`,
+ * `_meta` and an object `task`, or undefined. The SDK's schema lets any extra member
+ * through, so a misspelt `arguments` (`"argumets": {"path": …}`) would otherwise run the
+ * tool with no arguments at all — on the server's notebook directory, not the one the
+ * client named. A `task` that is not an object is no task metadata: refused too.
  */
 export const unknownParamsMember = (params: unknown): CallDefect | undefined => {
   if (!isJsonObject(params)) return undefined;
-  const extra = Object.keys(params).find((key) => !callParamsMembers.has(key));
+  const extra = Object.keys(params).find(
+    (key) => !callParamsMembers.has(key) && !isTaskMetadata(params, key),
+  );
   if (extra === undefined) return undefined;
-  const why = extra === "task" ? " (quire runs no MCP tasks: call the tool directly)" : "";
+  if (extra === "task") {
+    return () =>
+      "tools/call params.task must be an object (MCP task metadata, which quire ignores: it runs every call directly), or be left out.";
+  }
   return (echo) =>
-    `tools/call params has a member ${JSON.stringify(echo(extra))}; it accepts only name, arguments and _meta${why}.`;
+    `tools/call params has a member ${JSON.stringify(echo(extra))}; it accepts only name, arguments, _meta and task.`;
+};
+
+/**
+ * The request without its `params.task`: the SDK answers a task-augmented call to a
+ * server without the tasks capability with a -32603 protocol error before any handler
+ * runs, where MCP wants it processed as a normal call.
+ */
+const withoutTask = (request: JSONRPCRequest): JSONRPCRequest => {
+  const params = request.params;
+  if (params === undefined || !Object.hasOwn(params, "task")) return request;
+  return {
+    ...request,
+    params: Object.fromEntries(Object.entries(params).filter(([key]) => key !== "task")),
+  };
 };
 
 /** The request, with `params.arguments` exactly as parsed from the text (not a copy). */
@@ -231,22 +257,22 @@ export const readLine = (text: string, utf8 = true): LineOutcome => {
     if (message.method !== "tools/call") {
       return invalidParams(message) ?? { _tag: "Deliver", message };
     }
-    const request = withRawArguments(message, value);
-    // Answered through a stand-in that holds only the tool name: the SDK would act on the
-    // extra member itself (a `task`) before the tool handler saw the request.
-    const extra = unknownParamsMember(request.params);
+    // Answered through a stand-in that holds only the tool name when a member is refused:
+    // the SDK would act on an extra member itself (a `task`) before the handler saw it.
+    const extra = unknownParamsMember(message.params);
     if (extra !== undefined)
       return {
         _tag: "MalformedCall",
-        request: standIn(request.id, request.params),
+        request: standIn(message.id, message.params),
         defect: extra,
       };
     if (!utf8)
       return {
         _tag: "MalformedCall",
-        request: standIn(request.id, request.params),
+        request: standIn(message.id, message.params),
         defect: notUtf8,
       };
+    const request = withoutTask(withRawArguments(message, value));
     const duplicate = findDuplicateKey(line);
     return duplicate === undefined
       ? { _tag: "Deliver", message: request }
