@@ -18,6 +18,7 @@ import {
 } from "../config.js";
 import { formatLine, isEnabled, loggerLayer, parseLogLevel } from "../logging.js";
 import type { StartupError } from "../layers.js";
+import { holdStartupSignals } from "../mcp/startupSignals.js";
 import { exitCodes, useColor } from "./terminal.js";
 import { helpText } from "./help.js";
 import { launcherPath, packageVersion } from "./version.js";
@@ -89,6 +90,9 @@ const runConfigured = async (
   >,
 ): Promise<number> => {
   const config = invocation.config;
+  // From here on a signal must not kill a starting `serve` (its session directory is
+  // made soon): held until the server listens, which then stops (startupSignals.ts).
+  const startupSignals = invocation._tag === "Serve" ? holdStartupSignals() : undefined;
   // A host that went away (its end of the pipe closed, as when it stops `serve` with a
   // signal and exits) makes every later log write fail with EPIPE; unhandled, that
   // would end the process before it cleans up. Logs are best effort.
@@ -112,6 +116,7 @@ const runConfigured = async (
   const program = runCommand(invocation, clientAuthor("cli", osUserName()), terminal, {
     version: packageVersion(),
     redaction,
+    ...(startupSignals === undefined ? {} : { startupSignals }),
   }).pipe(
     Effect.catchTag("StartupError", (error) =>
       Effect.promise(async () => {
@@ -137,6 +142,8 @@ const runConfigured = async (
   const exit = await Effect.runPromiseExit(program, { signal: controller.signal });
   process.off("SIGINT", interrupt);
   process.off("SIGTERM", interrupt);
+  // A start that failed never handed them over.
+  startupSignals?.handOver();
   if (Exit.isSuccess(exit)) return exit.value;
   if (Exit.isInterrupted(exit)) return exitCodes.interrupted;
   process.stderr.write(

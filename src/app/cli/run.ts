@@ -20,6 +20,7 @@ import * as IdGeneratorAdapter from "../../adapters/idGenerator.js";
 import { notebookOptions, withNotebook, type Workspace } from "../layers.js";
 import { isAtOrBelow, overlapsStore, storeOverlapError } from "../usecases/workingCopy/openCopy.js";
 import { defaultGraceMs } from "../mcp/grace.js";
+import type { StartupSignals } from "../mcp/startupSignals.js";
 import { type Terminal, exitCodes } from "./terminal.js";
 import { runHistory } from "./history.js";
 import { defectsAsInternal } from "./defects.js";
@@ -108,6 +109,8 @@ export const workspaceHint = (
 export interface ServeSettings {
   readonly version: string;
   readonly redaction: RedactOptions;
+  /** The signals `serve` held while it started, handed over once it serves. */
+  readonly startupSignals?: StartupSignals;
 }
 
 /**
@@ -230,6 +233,7 @@ const serve = (
           absorbLateSignals,
           sessionId === undefined ? Effect.void : endSession(workspace, sessionId),
         ),
+        settings.startupSignals?.handOver,
       );
       return exitCodes.ok;
     }),

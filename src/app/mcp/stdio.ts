@@ -8,6 +8,7 @@ import type { IdGenerator } from "../../ports/IdGenerator.js";
 import { Notebook } from "../Notebook.js";
 import { defaultGraceMs } from "./grace.js";
 import { type McpServerSettings, makeMcpServer } from "./server.js";
+import { type StopSignal, forcedExitCodes } from "./startupSignals.js";
 import { StdioLineTransport } from "./stdioTransport.js";
 
 /**
@@ -21,11 +22,16 @@ import { StdioLineTransport } from "./stdioTransport.js";
  * a signal that follows another cause (hosts often close stdin and signal together) or
  * arrives while `afterStop` runs does not interrupt anything: the process still ends
  * with `afterStop` done (it must be short: the session directory's check).
+ *
+ * `startupSignal` hands over the signals the process held while it started
+ * (startupSignals.ts), once this one's handlers are installed: a signal received then
+ * stops the server as soon as it serves, and counts as the first signal.
  */
 export const serveStdio = <R = never>(
   settings: McpServerSettings,
   graceMs: number = defaultGraceMs,
   afterStop: Effect.Effect<void, never, R> = Effect.void,
+  startupSignal: () => StopSignal | undefined = () => undefined,
 ): Effect.Effect<void, never, Notebook | IdGenerator | R> =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -36,14 +42,14 @@ export const serveStdio = <R = never>(
       // `draining`: waiting for calls in flight, when a second signal forces the exit.
       let stage: "serving" | "draining" | "ending" = "serving";
       let signals = 0;
-      const onSignal = (name: "SIGINT" | "SIGTERM" | "SIGHUP", code: number) => () => {
+      const onSignal = (name: StopSignal) => () => {
         signals += 1;
-        if (signals > 1 && stage === "draining") process.exit(code);
+        if (signals > 1 && stage === "draining") process.exit(forcedExitCodes[name]);
         requestStop(name);
       };
-      const onSigint = onSignal("SIGINT", 130);
-      const onSigterm = onSignal("SIGTERM", 143);
-      const onSighup = onSignal("SIGHUP", 129);
+      const onSigint = onSignal("SIGINT");
+      const onSigterm = onSignal("SIGTERM");
+      const onSighup = onSignal("SIGHUP");
       const onStdinEnd = () => requestStop("stdin closed");
       const onStdoutError = () => requestStop("stdout failed");
       yield* Effect.acquireRelease(
@@ -53,6 +59,9 @@ export const serveStdio = <R = never>(
           process.on("SIGHUP", onSighup);
           process.stdin.on("end", onStdinEnd);
           process.stdout.on("error", onStdoutError);
+          // Only now: between the hand-over and these handlers a signal would kill.
+          const early = startupSignal();
+          if (early !== undefined) onSignal(early)();
         }),
         () =>
           Effect.sync(() => {

@@ -1,0 +1,52 @@
+/**
+ * The signals that reach `quire serve` while it is still starting, before the MCP
+ * server listens and installs its own handlers (stdio.ts). Without a handler Node's
+ * default applies and kills the process at once, leaving the session directory it has
+ * just made; so they are held here and handed over: the server then stops as soon as
+ * it serves, exactly as for a signal while it serves. SDK-free, like grace.ts, so the
+ * CLI installs it before loading the server.
+ */
+
+/** A signal that stops `serve`. */
+export type StopSignal = "SIGINT" | "SIGTERM" | "SIGHUP";
+
+/** The exit status of a second signal (one after another): 128 + its number. */
+export const forcedExitCodes: Readonly<Record<StopSignal, number>> = {
+  SIGINT: 130,
+  SIGTERM: 143,
+  SIGHUP: 129,
+};
+
+const stopSignals: ReadonlyArray<StopSignal> = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/** Signals held while `serve` starts. */
+export interface StartupSignals {
+  /**
+   * Removes the holding handlers (call it once the server's own are installed, or when
+   * the start failed) and returns the first signal received meanwhile, if any.
+   */
+  readonly handOver: () => StopSignal | undefined;
+}
+
+/**
+ * Holds SIGINT, SIGTERM and SIGHUP until {@link StartupSignals.handOver}: the first is
+ * remembered; a second exits at once with its {@link forcedExitCodes} status, as a
+ * second signal does while a serving process waits for its calls.
+ */
+export const holdStartupSignals = (): StartupSignals => {
+  let first: StopSignal | undefined;
+  const handlers = stopSignals.map((name) => {
+    const handler = () => {
+      if (first === undefined) first = name;
+      else process.exit(forcedExitCodes[name]);
+    };
+    process.on(name, handler);
+    return { name, handler };
+  });
+  return {
+    handOver: () => {
+      for (const { name, handler } of handlers) process.off(name, handler);
+      return first;
+    },
+  };
+};
