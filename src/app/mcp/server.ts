@@ -36,6 +36,7 @@ import { IdGenerator } from "../../ports/IdGenerator.js";
 import { type Author, Notebook, type SyncReport } from "../Notebook.js";
 import { describeCommit, describePull, instructions } from "./descriptions.js";
 import { defectOf } from "./callDefects.js";
+import { arrivalKey, makeArrivalOrder } from "./arrivalOrder.js";
 import { type CallDefect, unknownParamsMember } from "./jsonRpcLine.js";
 import {
   type Echo,
@@ -437,6 +438,7 @@ export const makeMcpServer = (
         else waiting.push(resolve);
       });
     let accepting = true;
+    const arrival = makeArrivalOrder();
 
     // What the SDK and the transport could not use (a malformed notification, a response
     // to nothing) or could not send: noted on stderr, redacted before it is cut like
@@ -469,14 +471,19 @@ export const makeMcpServer = (
         settings.author,
       );
       const params = request.params ?? {};
+      // Taken now, before any await: calls on one copy run in the order they arrived.
+      const turn = arrival.enter(arrivalKey(params["arguments"]));
       const fiber = Runtime.runFork(runtime)(
-        callTool(
-          params["name"],
-          params["arguments"],
-          author,
-          settings,
-          defectOf(request) ?? unknownParamsMember(params),
-          Deferred.await(stopping),
+        Effect.zipRight(
+          Effect.promise(() => turn.ready),
+          callTool(
+            params["name"],
+            params["arguments"],
+            author,
+            settings,
+            defectOf(request) ?? unknownParamsMember(params),
+            Deferred.await(stopping),
+          ),
         ),
       );
       inFlight.add(fiber);
@@ -494,6 +501,7 @@ export const makeMcpServer = (
         // shutdown. Either way not a domain error.
         throw new McpError(ErrorCode.InternalError, "the call was cancelled");
       } finally {
+        turn.done();
         extra.signal.removeEventListener("abort", cancel);
         inFlight.delete(fiber);
         // A cancelled request gets no response at all.

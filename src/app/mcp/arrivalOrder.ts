@@ -1,0 +1,59 @@
+/**
+ * Calls on one working copy run in the order they arrived (docs/mcp.md "Calls in
+ * flight"). A client may send `notes_pull` and then `notes_commit` for the same copy
+ * without waiting for the first answer; each call resolves its copy and does other
+ * asynchronous work before it queues for the copy's permit (usecases/notebookLayer.ts),
+ * so without this the commit could overtake the pull and answer NOT_PULLED. The queue is
+ * keyed by the `path` argument as sent (absent or not a string: the notebook directory),
+ * so only calls that name the copy the same way are ordered; calls on other copies
+ * still run in parallel. Plain promises: it runs in the SDK's request handler.
+ */
+
+/** A call's place in its queue. */
+export interface Turn {
+  /** Resolves once every earlier call with the same key has finished. Never rejects. */
+  readonly ready: Promise<void>;
+  /** Marks this call finished (idempotent): the next one with the same key may start. */
+  readonly done: () => void;
+}
+
+/** Queues of calls, one per key; a key is forgotten once its last call is done. */
+export interface ArrivalOrder {
+  /** Takes the next place in `key`'s queue, now (synchronously, in arrival order). */
+  readonly enter: (key: string) => Turn;
+  /** How many keys have calls queued or running (for tests: bounded by the calls in flight). */
+  readonly size: () => number;
+}
+
+/** A fresh set of queues. */
+export const makeArrivalOrder = (): ArrivalOrder => {
+  const tails = new Map<string, Promise<void>>();
+  return {
+    enter: (key) => {
+      const ready = tails.get(key) ?? Promise.resolve();
+      let finish = (): void => undefined;
+      const finished = new Promise<void>((resolve) => (finish = resolve));
+      const tail = ready.then(() => finished);
+      tails.set(key, tail);
+      let over = false;
+      return {
+        ready,
+        done: () => {
+          if (over) return;
+          over = true;
+          finish();
+          // No later call joined this queue: nothing waits on its tail.
+          if (tails.get(key) === tail) tails.delete(key);
+        },
+      };
+    },
+    size: () => tails.size,
+  };
+};
+
+/** The queue key of a `tools/call`'s arguments: its `path` as sent, or "" without one. */
+export const arrivalKey = (args: unknown): string => {
+  if (typeof args !== "object" || args === null || !("path" in args)) return "";
+  const path: unknown = args.path;
+  return typeof path === "string" ? path : "";
+};

@@ -1,0 +1,92 @@
+/**
+ * Calls on one copy run in the order they arrived (src/app/mcp/arrivalOrder.ts): a
+ * client that sends notes_pull and then notes_commit without waiting must not see the
+ * commit overtake the pull; calls on other copies still run side by side.
+ */
+import { Effect } from "effect";
+import { afterEach, describe, expect, it } from "vitest";
+import { arrivalKey, makeArrivalOrder } from "../../src/app/mcp/arrivalOrder.js";
+import { type Harness, defaultReport, startHarness } from "./harness.js";
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+/** A harness whose pull takes a while and whose commit does not, logging both ends. */
+const startTimed = async (events: Array<string>) => {
+  harness = await startHarness({
+    pull: (request) =>
+      Effect.sync(() => events.push(`pull ${request.path ?? ""} start`)).pipe(
+        Effect.zipRight(Effect.sleep("40 millis")),
+        Effect.zipRight(Effect.sync(() => events.push(`pull ${request.path ?? ""} end`))),
+        Effect.as(defaultReport(request.path)),
+      ),
+    commit: (request) =>
+      Effect.sync(() => events.push(`commit ${request.path ?? ""}`)).pipe(
+        Effect.as(defaultReport(request.path)),
+      ),
+  });
+  return harness;
+};
+
+describe("calls in flight on one copy", () => {
+  it("a commit sent right after a pull of the same copy starts only once the pull has ended", async () => {
+    const events: Array<string> = [];
+    const h = await startTimed(events);
+    const answers = await Promise.all([
+      h.client.callTool({ name: "notes_pull", arguments: { path: "/w/a" } }),
+      h.client.callTool({ name: "notes_commit", arguments: { path: "/w/a", message: "m" } }),
+      h.client.callTool({ name: "notes_pull", arguments: { path: "/w/a" } }),
+      h.client.callTool({ name: "notes_commit", arguments: { path: "/w/a", message: "n" } }),
+    ]);
+    expect(answers.map((answer) => answer.isError === true)).toEqual([false, false, false, false]);
+    expect(events).toEqual([
+      "pull /w/a start",
+      "pull /w/a end",
+      "commit /w/a",
+      "pull /w/a start",
+      "pull /w/a end",
+      "commit /w/a",
+    ]);
+  });
+
+  it("calls on different copies (or without a path) do not wait for each other", async () => {
+    const events: Array<string> = [];
+    const h = await startTimed(events);
+    await Promise.all([
+      h.client.callTool({ name: "notes_pull", arguments: { path: "/w/a" } }),
+      h.client.callTool({ name: "notes_commit", arguments: { path: "/w/b", message: "m" } }),
+      h.client.callTool({ name: "notes_commit", arguments: { message: "m" } }),
+    ]);
+    expect(events.indexOf("commit /w/b")).toBeLessThan(events.indexOf("pull /w/a end"));
+    expect(events.indexOf("commit ")).toBeLessThan(events.indexOf("pull /w/a end"));
+  });
+});
+
+describe("arrival order", () => {
+  it("a call that ends (or is cancelled) while an earlier one runs keeps the later ones after both", async () => {
+    const order = makeArrivalOrder();
+    const seen: Array<string> = [];
+    const first = order.enter("k");
+    const second = order.enter("k");
+    const third = order.enter("k");
+    void third.ready.then(() => seen.push("third"));
+    second.done(); // cancelled while waiting
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(seen).toEqual([]);
+    first.done();
+    await third.ready;
+    expect(seen).toEqual(["third"]);
+    third.done();
+    expect(order.size()).toBe(0);
+  });
+
+  it("keys are the path as sent; anything else is the notebook directory's", () => {
+    expect(arrivalKey({ path: "notes" })).toBe("notes");
+    expect(arrivalKey({ path: 3 })).toBe("");
+    expect(arrivalKey(undefined)).toBe("");
+    expect(arrivalKey(["path"])).toBe("");
+  });
+});
