@@ -261,14 +261,14 @@ export const errorTable = {
     UNEXPECTED_FAILURE: {
       action: "PULL_AGAIN",
       retryable: true,
-      when: "An unexpected failure after the working copy started changing; recovery ran (see recovery), or the rewrite stopped part way for a local cause the message names (one `detail` classifies: a full disk, a permission, a read-only file system, too many open files, a name too long) and nothing was half-written.",
+      when: "An unexpected failure after the working copy started changing; recovery ran (see recovery), or the rewrite stopped part way for a local cause the message names (one `detail` classifies: a full disk, a permission, a read-only file system, too many open files, a name too long, a file too large) and nothing was half-written.",
       remedy:
         "Fix the cause the message names, if any; then call notes_pull, which completes the working copy; if recovery.remoteAccepted is not yes, check whether the changes were published.",
     },
     RECOVERY_PENDING: {
       action: "CONTACT_OPERATOR",
       retryable: false,
-      when: "The working copy needs recovery and resynchronising it failed again, for a cause a caller cannot fix (not one `detail` classifies: a full disk, a permission, a read-only file system, too many open files, a name too long).",
+      when: "The working copy needs recovery and resynchronising it failed again, for a cause a caller cannot fix (not one `detail` classifies: a full disk, a permission, a read-only file system, too many open files, a name too long, a file too large).",
       remedy: "Report the diagnosticId; an operator must fix the underlying failure.",
     },
   },
@@ -464,6 +464,7 @@ export const engineDetails = [
   "read-only file system",
   "too many open files",
   "name too long",
+  "file too large",
 ] as const;
 
 /** A classified cause of an ENGINE_FAILED error. */
@@ -478,6 +479,8 @@ export const engineDetailCauses: { readonly [D in EngineDetail]: string } = {
     "The working copy or private state is on a read-only file system (EROFS).",
   "too many open files": "The process or the system ran out of file descriptors (EMFILE, ENFILE).",
   "name too long": "A host path or name is longer than the file system allows (ENAMETOOLONG).",
+  "file too large":
+    "A file would be larger than the file system or the process's file size limit (ulimit -f) allows (EFBIG).",
 };
 
 /**

@@ -154,6 +154,7 @@ describe("the error table", () => {
       "read-only file system",
       "too many open files",
       "name too long",
+      "file too large",
     ]);
   });
 

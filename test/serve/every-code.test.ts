@@ -501,6 +501,7 @@ describe("every ENGINE_FAILED detail comes from a classified local failure", () 
     "read-only file system": "ReadOnly",
     "too many open files": "TooManyOpenFiles",
     "name too long": "NameTooLong",
+    "file too large": "TooLarge",
   };
 
   it("covers every detail", () => {

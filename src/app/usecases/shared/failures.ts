@@ -67,6 +67,10 @@ const detailOf = (error: FsError): EngineDetail | undefined => {
       return "too many open files";
     case "NameTooLong":
       return "name too long";
+    // EFBIG: a write past the file size limit (ulimit -f) or the file system's largest
+    // file. Reads past their bound are answered before they get here (blobs.ts, rewrite.ts).
+    case "TooLarge":
+      return "file too large";
     default:
       return undefined;
   }

@@ -17,6 +17,8 @@ const fixes: { readonly [D in EngineDetail]: string } = {
   "too many open files": "close files other programs hold open, or raise the open-file limit",
   "name too long":
     "put the working copy at a shorter path, or on a file system that allows longer names",
+  "file too large":
+    "raise the file size limit (ulimit -f), or put the working copy on a file system that allows larger files",
 };
 
 /** The classified local cause of `failure`, when it has one a person can fix. */
