@@ -143,7 +143,8 @@ const ansiEscape = /\u001b\[/;
  * Returns one description per finding; empty when clean.
  *
  * The store directory itself may be named only by a startup diagnostic
- * (`quire: incompatible store: … store file:<dir> …`), which identifies the store the
+ * (`quire: incompatible store: … store file:<dir> …`, or `store refused access`, `no such
+ * bucket`: the probe's failures), which identifies the store the
  * operator configured; paths inside it are keys and never appear.
  */
 export const findLeaks = (
@@ -174,7 +175,9 @@ export const findLeaks = (
     if (inside.test(text)) found.push(`a path inside the file store: ${form}/…`);
     const outsideStartup = text
       .split("\n")
-      .filter((line) => !line.startsWith("quire: incompatible store: "))
+      .filter(
+        (line) => !/^quire: (incompatible store|store refused access|no such bucket): /.test(line),
+      )
       .join("\n");
     if (whole.test(outsideStartup)) found.push(`the file store directory: ${form}`);
   }

@@ -17,10 +17,10 @@ import {
   secretValuesOf,
 } from "../config.js";
 import { formatLine, isEnabled, loggerLayer, parseLogLevel } from "../logging.js";
-import type { StartupError } from "../layers.js";
 import { holdStartupSignals } from "../mcp/startupSignals.js";
 import { exitCodes, useColor } from "./terminal.js";
 import { helpText } from "./help.js";
+import { startupLine } from "./startupLine.js";
 import { launcherPath, packageVersion } from "./version.js";
 
 /**
@@ -72,13 +72,6 @@ const exitSoon = (status: number) => {
   process.exitCode = code;
   setTimeout(() => process.exit(code), 200).unref();
 };
-
-const startupLine = (error: StartupError): string =>
-  error.kind === "config"
-    ? `quire: invalid configuration: ${error.message}`
-    : error.kind === "store"
-      ? `quire: ${error.message.startsWith("INCOMPATIBLE_STORE") ? "incompatible store" : "store unavailable"}: ${error.message}`
-      : `quire: cannot start: ${error.message}`;
 
 const runConfigured = async (
   invocation: Extract<

@@ -1,0 +1,32 @@
+/**
+ * The one line a process that could not start prints on stderr (docs/logging.md). Its
+ * headline says what happened as the error's reason does: a store that answered and
+ * refused (access denied, a TLS handshake failed, a missing bucket) is not "unavailable",
+ * and a person reading only the headline would otherwise wait for it to come back.
+ */
+import type { DomainError } from "../../domain/errors.js";
+import type { StartupError } from "../layers.js";
+
+/** The headline of a store's startup failure, from the probe's own error. */
+const storeHeadline = (error: DomainError | undefined): string => {
+  switch (error?.reason) {
+    case "ACCESS_DENIED":
+      return "store refused access";
+    case "BUCKET_MISSING":
+      return "no such bucket";
+    case "TLS_FAILED":
+      return "store TLS handshake failed";
+    case "THROTTLED":
+      return "store asked to slow down";
+    default:
+      return error?.code === "INCOMPATIBLE_STORE" ? "incompatible store" : "store unavailable";
+  }
+};
+
+/** `quire: <headline>: <message>` for a failed start. */
+export const startupLine = (error: StartupError): string =>
+  error.kind === "config"
+    ? `quire: invalid configuration: ${error.message}`
+    : error.kind === "store"
+      ? `quire: ${storeHeadline(error.error)}: ${error.message}`
+      : `quire: cannot start: ${error.message}`;
