@@ -232,6 +232,7 @@ const reapDead = (
           ...withoutResolvedRoot(options),
           workspaceRoot: notebookDirectory,
           notebookDirectory,
+          ...(record.storeIdentity === services.store.identity ? {} : { otherStoreSession: true }),
         },
       });
       if (!(yield* notebook.discardIfPublished())) return "kept";

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { Effect, Fiber } from "effect";
+import { Effect, Fiber, Logger, LogLevel } from "effect";
 import * as ids from "../../src/adapters/idGenerator.js";
 import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as nodeFs from "../../src/adapters/nodeFileSystem.js";
@@ -132,6 +132,28 @@ describe("reaping an ended session", () => {
         "published by the killed commit\n",
       );
       expect(vol.existsSync(`/private/sessions/${id}.json`)).toBe(true);
+    });
+
+    it("is kept by a start on another store quietly: no warning that the store could not be read", async () => {
+      const { reaping } = await killedCommitting(memoryStore.make());
+      const records: Array<{ level: string; message: string }> = [];
+      const capture = Logger.make(({ logLevel, message }) => {
+        records.push({ level: logLevel.label, message: JSON.stringify(message) });
+      });
+      // Twice: every start keeps it again, and says nothing louder about it.
+      for (let start = 0; start < 2; start += 1) {
+        const report = await Effect.runPromise(
+          reaping(memoryStore.make()).pipe(
+            Effect.provide(Logger.replace(Logger.defaultLogger, capture)),
+            Logger.withMinimumLogLevel(LogLevel.All),
+          ),
+        );
+        expect(report).toMatchObject({ removed: 0, kept: 1, failed: 0 });
+      }
+      expect(records.filter((record) => /could not learn/.test(record.message))).toEqual([]);
+      const said = records.filter((record) => /another store/.test(record.message));
+      expect(said).toHaveLength(2);
+      for (const record of said) expect(record.level).toBe("DEBUG");
     });
   });
 

@@ -44,6 +44,12 @@ export interface NotebookOptions {
   readonly checkpointBytes?: number;
   /** Publish commits that delete most or all of the notebook (default false: MASS_DELETE). */
   readonly allowMassDelete?: boolean;
+  /**
+   * Set when judging an ended session of a store other than this process's
+   * (app/sessions.ts): the store then is a placeholder that refuses every request, so a
+   * commit's fate there is unknown by design, not for a store that failed to answer.
+   */
+  readonly otherStoreSession?: boolean;
   /** Fault injection for tests: called at each failpoint stage; absent in production. */
   readonly failpoint?: Failpoint;
 }

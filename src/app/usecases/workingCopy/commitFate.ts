@@ -14,8 +14,8 @@ import { landedGeneration, type Intent } from "./rewriteIntent.js";
 /**
  * Whether the publication `intent` names landed: `Some(true)` when `current` names it,
  * `Some(false)` when it does not (and, its staged record withdrawn, never will), `None`
- * when the store could not be read (logged; the caller must then assume nothing). Never
- * fails.
+ * when the store could not be read (a warning; the caller must then assume nothing) or is
+ * not the copy's (another store's session: logged at debug). Never fails.
  */
 export const commitLanded = (
   call: CopyCall,
@@ -23,6 +23,15 @@ export const commitLanded = (
 ): Effect.Effect<Option.Option<boolean>> =>
   Effect.gen(function* () {
     if (intent.publication === null) return Option.some(false);
+    // Another store's session (a reaper on a different store): only that store can say,
+    // and it is not this process's to ask. Kept, as docs/logging.md says, and quietly: a
+    // warning that "the store" could not be read misled at every start.
+    if (call.options.otherStoreSession === true) {
+      yield* Effect.logDebug(
+        "kept an ended session of another store: only that store can tell whether its interrupted commit landed",
+      ).pipe(Effect.annotateLogs("notebookDirectory", call.dir));
+      return Option.none();
+    }
     // Interruptible even where the caller is not (a reaper's session is): a store that
     // does not answer must not hold up the end of the process that asked. Nothing was
     // changed yet when it is interrupted (a withdrawal is done again by the next try).
