@@ -80,6 +80,61 @@ describe("a rewrite stopped part way by a cause the person can fix", () => {
     expect(read("/ws/b/y.md")).toBe("y\nmore\n");
   });
 
+  it("a full disk after some conflict blocks were written: the answer names the notes holding them", async () => {
+    const { notebook, write, read, vol, disk } = fillingDisk();
+    await run(notebook.pull({ path: "/ws/a" }));
+    for (let i = 0; i < 6; i++) write(`/ws/a/n${i}.md`, `note ${i}\n`);
+    await run(notebook.commit({ path: "/ws/a", message: "seed", author }));
+    await run(notebook.pull({ path: "/ws/b" }));
+    for (let i = 0; i < 6; i++) {
+      write(`/ws/a/n${i}.md`, `note ${i}, A's\n`);
+      write(`/ws/b/n${i}.md`, `note ${i}, B's\n`);
+    }
+    await run(notebook.commit({ path: "/ws/a", message: "A", author }));
+    disk.room = 2;
+    const failed = await failure(notebook.pull({ path: "/ws/b" }));
+    expect([failed.code, failed.reason, failed.action]).toEqual([
+      "RECOVERY_FAILURE",
+      "UNEXPECTED_FAILURE",
+      "PULL_AGAIN",
+    ]);
+    const blocked = vol
+      .readdirSync("/ws/b")
+      .map(String)
+      .filter((name) => read(`/ws/b/${name}`).includes("<<<<<<<"))
+      .sort();
+    expect(blocked).toHaveLength(2);
+    expect(failed.files.map((file) => [file.path, file.reason])).toEqual(
+      blocked.map((name) => [name, "TEXT_CONFLICT"]),
+    );
+    for (const name of blocked) expect(failed.message).toContain(name);
+    expect(failed.message).toMatch(/conflict/i);
+  });
+
+  it("many conflicts written before a full disk: all listed in files, a few named in a short message", async () => {
+    const { notebook, write, vol, read, disk } = fillingDisk();
+    await run(notebook.pull({ path: "/ws/a" }));
+    const long = "x".repeat(200);
+    for (let i = 0; i < 40; i++) write(`/ws/a/${long}${i}.md`, `note ${i}\n`);
+    await run(notebook.commit({ path: "/ws/a", message: "seed", author }));
+    await run(notebook.pull({ path: "/ws/b" }));
+    for (let i = 0; i < 40; i++) {
+      write(`/ws/a/${long}${i}.md`, `note ${i}, A's\n`);
+      write(`/ws/b/${long}${i}.md`, `note ${i}, B's\n`);
+    }
+    await run(notebook.commit({ path: "/ws/a", message: "A", author }));
+    disk.room = 30;
+    const failed = await failure(notebook.pull({ path: "/ws/b" }));
+    const blocked = vol
+      .readdirSync("/ws/b")
+      .map(String)
+      .filter((name) => read(`/ws/b/${name}`).includes("<<<<<<<"));
+    expect(blocked).toHaveLength(30);
+    expect(failed.files).toHaveLength(30);
+    expect(failed.message.length).toBeLessThan(2000);
+    expect(failed.message).toContain("and 27 more");
+  });
+
   it("a full disk during a first pull: not LOCAL_IO, and the next pulls complete it without conflicts", async () => {
     const { notebook, write, read, vol, disk } = fillingDisk();
     await run(notebook.pull({ path: "/ws/a" }));

@@ -15,6 +15,7 @@ import { fileChanges, withoutHeld, type FileChange } from "../../../domain/treeD
 import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "./mergeRun.js";
 import { keepingLocal, unresolvedBlocks } from "./unresolvedBlocks.js";
+import { withWrittenConflicts } from "./stoppedConflicts.js";
 import { deferUntilAwaited } from "../workingCopy/pendingWrites.js";
 import { loadFirstPull } from "../workingCopy/firstPull.js";
 import { loadStats, mergeBaseOf, type CopyState } from "../workingCopy/privateState.js";
@@ -157,6 +158,10 @@ export const synchronise = (
       scanLearnt(scan, stats.stamps),
       prune,
       kept,
+    ).pipe(
+      Effect.catchAll((failure) =>
+        withWrittenConflicts(call, conflicts, merged, failure).pipe(Effect.flip),
+      ),
     );
     // Blocks an interrupted call wrote and nobody resolved since are this call's to report.
     const leftOver = recovering ? yield* interruptedConflicts(call, intent, merged) : [];
