@@ -15,7 +15,7 @@ import { commit, validateMessage } from "./commit/commit.js";
 import { checkedRequests } from "./shared/requestShapes.js";
 import { publishedOnly, removePublished } from "./workingCopy/sessionEnd.js";
 import type { CopyCall, Services } from "./shared/context.js";
-import { localFailure } from "./shared/failures.js";
+import { localFailure, privateRootNamed } from "./shared/failures.js";
 import {
   copyDirectory,
   ensureTurnsDirectory,
@@ -141,7 +141,10 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             Effect.mapError((error) =>
               error.reason === "Busy"
                 ? domainError({ code: "ENGINE_FAILED", reason: "BUSY", message: busyMessage })
-                : localFailure(error, "locking the working copy"),
+                : localFailure(
+                    error,
+                    `locking the working copy, whose lock is in the ${privateRootNamed}`,
+                  ),
             ),
           ),
         ),
@@ -472,7 +475,11 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           // leaves a copy that reads as never pulled.
           yield* fs
             .removeTree(removed.value)
-            .pipe(Effect.mapError((error) => localFailure(error, "removing private state")));
+            .pipe(
+              Effect.mapError((error) =>
+                localFailure(error, `removing private state in the ${privateRootNamed}`),
+              ),
+            );
           return true;
         }).pipe(Effect.scoped, Effect.annotateLogs("module", "notebook")),
     };

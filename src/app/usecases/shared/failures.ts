@@ -77,6 +77,13 @@ const detailOf = (error: FsError): EngineDetail | undefined => {
 };
 
 /**
+ * How a message names where private state lives, for a failure there: its path stays
+ * out of answers, and without this a read-only or full private root read as a problem
+ * of the (perfectly writable) working copy.
+ */
+export const privateRootNamed = "private root (--private-root)";
+
+/**
  * A local file system failure as ENGINE_FAILED/LOCAL_IO, with `detail` when classified.
  * The path is not named: private state's paths stay out of answers (docs/logging.md).
  */

@@ -25,7 +25,7 @@ import type { DomainError } from "../../../domain/errors.js";
 import { parseStrictJson } from "../../../domain/strictJson.js";
 import type { Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
-import { localFailure } from "../shared/failures.js";
+import { localFailure, privateRootNamed } from "../shared/failures.js";
 
 const recordFile = (copyDir: string): string => join(copyDir, "first-pull.json");
 
@@ -65,7 +65,11 @@ export const recordFirstPull = (
       encodeText(JSON.stringify({ version: recordVersion, tree: entries })),
       { mode: 0o600, durable: false },
     )
-    .pipe(Effect.mapError((error) => localFailure(error, "writing private state")));
+    .pipe(
+      Effect.mapError((error) =>
+        localFailure(error, `writing private state in the ${privateRootNamed}`),
+      ),
+    );
 };
 
 /** Removes the record once the copy's state names what it was given. Never fails. */

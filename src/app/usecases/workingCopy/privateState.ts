@@ -19,7 +19,7 @@ import { encodeText } from "../../../domain/content.js";
 import { nameOf } from "../../../domain/paths.js";
 import { parseStrictJson } from "../../../domain/strictJson.js";
 import { leftoverTempName, type FileSystemService } from "../../../ports/FileSystem.js";
-import { localFailure } from "../shared/failures.js";
+import { localFailure, privateRootNamed } from "../shared/failures.js";
 import { makeRecentMap, type RecentMap } from "../shared/recentMap.js";
 
 /** Where one blob of the baseline lives: `size` bytes at `offset` of cached pack `pack`. */
@@ -116,7 +116,11 @@ export const forgetState = (
 ): Effect.Effect<void, DomainError> =>
   fs
     .removeFile(join(copyDir, "state.json"))
-    .pipe(Effect.mapError((error) => localFailure(error, "removing private state")));
+    .pipe(
+      Effect.mapError((error) =>
+        localFailure(error, `removing private state in the ${privateRootNamed}`),
+      ),
+    );
 
 /** The lock file of a working copy's private state. */
 export const lockFile = (copyDir: string): string => join(copyDir, "lock");
@@ -151,7 +155,7 @@ const readText = (
     Effect.catchTag("FsError", (error) =>
       error.reason === "NotFound"
         ? Effect.succeed(Option.none<string>())
-        : Effect.fail(localFailure(error, "reading private state")),
+        : Effect.fail(localFailure(error, `reading private state in the ${privateRootNamed}`)),
     ),
   );
 
@@ -312,7 +316,11 @@ const writeDurable = (
 ): Effect.Effect<void, DomainError> =>
   fs
     .writeFileAtomic(path, encodeText(text), { mode: privateFileMode, durable: true })
-    .pipe(Effect.mapError((error) => localFailure(error, "writing private state")));
+    .pipe(
+      Effect.mapError((error) =>
+        localFailure(error, `writing private state in the ${privateRootNamed}`),
+      ),
+    );
 
 /** Creates `dir` (and its missing parents) with mode 0700. LOCAL_IO when it fails. */
 const makePrivateDirectory = (
@@ -321,7 +329,11 @@ const makePrivateDirectory = (
 ): Effect.Effect<void, DomainError> =>
   fs
     .makeDirectory(dir, privateDirMode)
-    .pipe(Effect.mapError((error) => localFailure(error, "creating private state")));
+    .pipe(
+      Effect.mapError((error) =>
+        localFailure(error, `creating private state in the ${privateRootNamed}`),
+      ),
+    );
 
 /** Creates the private directory of a copy (and its pack cache) with mode 0700. */
 export const ensureCopyDirectory = (

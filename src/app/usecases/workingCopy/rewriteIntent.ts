@@ -40,7 +40,7 @@ import { parseStrictJson } from "../../../domain/strictJson.js";
 import { mergeText } from "../../../domain/textMerge.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
-import { localFailure } from "../shared/failures.js";
+import { localFailure, privateRootNamed } from "../shared/failures.js";
 import { mergeBaseOf, packFile, type BlobRef, type CopyState } from "./privateState.js";
 import { samePublication, type RemoteView } from "../commit/remote.js";
 import type { Scan } from "./workingCopy.js";
@@ -420,7 +420,11 @@ export const saveIntent = (
         mode: 0o600,
         durable: true,
       })
-      .pipe(Effect.mapError((error) => localFailure(error, "writing private state")));
+      .pipe(
+        Effect.mapError((error) =>
+          localFailure(error, `writing private state in the ${privateRootNamed}`),
+        ),
+      );
   const build = buildIntent(call, state, scan, merged, accepted, publication);
   // The intent names blobs in packs still being cached. A rewrite intent can count at
   // once (recoveryRequired may already be set), so it is written only after they are
@@ -474,7 +478,11 @@ const buildIntent = (
       const sha = createHash("sha256").update(bytes).digest("hex");
       yield* call.fs
         .writeFileAtomic(packFile(call.copyDir, sha), bytes, { mode: 0o600, durable: true })
-        .pipe(Effect.mapError((error) => localFailure(error, "writing private state")));
+        .pipe(
+          Effect.mapError((error) =>
+            localFailure(error, `writing private state in the ${privateRootNamed}`),
+          ),
+        );
       for (const put of header.puts)
         known.set(put.id, {
           id: put.id,
