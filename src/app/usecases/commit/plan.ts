@@ -19,7 +19,7 @@ import type { CopyCall } from "../shared/context.js";
 import { reach } from "../shared/failpoints.js";
 import { tidyAfterAnswer } from "../shared/afterAnswer.js";
 import { saveIntent } from "../workingCopy/rewriteIntent.js";
-import { localFailure } from "../shared/failures.js";
+import { localFailure, privateRootNamed } from "../shared/failures.js";
 import { packFile, type BlobRef } from "../workingCopy/privateState.js";
 import { alongside } from "../shared/pooled.js";
 import { publishManifest, uploadPack, type RemoteRead, type RemoteView } from "./remote.js";
@@ -84,7 +84,13 @@ const prepareLocally = (
         Effect.tap(() =>
           recentPacks.cachedAt(call.store.identity, pack.sha, packFile(call.copyDir, pack.sha)),
         ),
-        Effect.mapError((error) => localFailure(error, "caching the published pack")),
+        // Before the swap: "the published pack" read as a commit that had landed.
+        Effect.mapError((error) =>
+          localFailure(
+            error,
+            `caching the pack to publish in the ${privateRootNamed}; nothing was published`,
+          ),
+        ),
       ),
     Option.match(call.state, {
       onNone: () => Effect.void,

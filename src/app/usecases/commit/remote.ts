@@ -28,7 +28,7 @@ import { StoreError, type LocalFile, type ObjectStoreService } from "../../../po
 import type { BlobSource } from "../workingCopy/blobs.js";
 import type { PendingWrites } from "../workingCopy/pendingWrites.js";
 import { forEachPooled } from "../shared/pooled.js";
-import { localFailure, storeFailure } from "../shared/failures.js";
+import { localFailure, privateRootNamed, storeFailure } from "../shared/failures.js";
 import { packFile, type BlobRef } from "../workingCopy/privateState.js";
 import { recentPacks } from "./recentPacks.js";
 
@@ -160,7 +160,8 @@ const fetchPack = (
               : Effect.void,
           ),
         );
-    const cacheFailure = (error: FsError) => localFailure(error, "caching a pack");
+    const cacheFailure = (error: FsError) =>
+      localFailure(error, `caching a pack in the ${privateRootNamed}`);
     // Durable before any record names it, not before the call goes on
     // (workingCopy/pendingWrites.ts).
     const cacheInCopy = (bytes: Uint8Array) =>
@@ -219,7 +220,7 @@ const fetchPack = (
       Effect.catchTag("FsError", (error) =>
         error.reason === "NotFound"
           ? Effect.succeed(Option.none<Uint8Array>())
-          : Effect.fail(localFailure(error, "reading the object cache")),
+          : Effect.fail(localFailure(error, `reading the object cache in the ${privateRootNamed}`)),
       ),
     );
     let bytes: Uint8Array;

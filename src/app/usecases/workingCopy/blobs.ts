@@ -7,7 +7,7 @@ import { Effect } from "effect";
 import { contentId, maxFileBytes } from "../../../domain/content.js";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { FileSystemService, RootedTree } from "../../../ports/FileSystem.js";
-import { localFailure, workingCopyFailure } from "../shared/failures.js";
+import { localFailure, privateRootNamed, workingCopyFailure } from "../shared/failures.js";
 import { packFile, type BlobRef } from "./privateState.js";
 
 /** A per-operation registry of where each content id can be loaded from. */
@@ -89,7 +89,7 @@ export const makeBlobSource = (fs: FileSystemService, copyDir: string): BlobSour
               reason: "STATE_INVALID",
               message: "A cached pack of this working copy's private state is missing.",
             })
-          : localFailure(error, "reading the object cache"),
+          : localFailure(error, `reading the object cache in the ${privateRootNamed}`),
       ),
       // A cached pack may be the store's own file (commit/remote.ts links it), so damage to
       // that one file reaches here: bytes that do not hash to their id are refused, never
