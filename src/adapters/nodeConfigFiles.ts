@@ -246,7 +246,8 @@ const danglingLink = async (path: string, link: string): Promise<string> => {
 
 /**
  * Why `path` must not be replaced though the system would let quire do it, or
- * `undefined`: a dangling symlink at the nearest existing entry on its way, or a file
+ * `undefined`: a dangling symlink at the nearest existing entry on its way, a file with
+ * other hard links (the rename would leave them with the old content), or a file
  * nobody may write (a person made it read-only on purpose; the rename that replaces it
  * needs only its directory's permission, so the system would not stop quire).
  */
@@ -265,6 +266,11 @@ const refusalOf = async (path: string): Promise<string | undefined> => {
   if (file === undefined || !file.isFile()) return undefined;
   const real = await fs.realpath(path);
   const subject = real === NodePath.resolve(path) ? "it" : `its target ${real}`;
+  // A replacement is a new file renamed over the path: the file's other hard links would
+  // keep the old content, and a client reading one of them would never see the change.
+  // Writing in place instead could leave a half-written file, so it is refused.
+  if (file.nlink > 1)
+    return `${subject} has ${file.nlink} hard links (other names for the same file), which a replacement would leave with the old content; make it a single file (cp -p ${real} ${real}.tmp && mv ${real}.tmp ${real}; make the other names symlinks to it if they are needed) and run the command again, or edit it by hand`;
   const fix = `make it writable (chmod u+w ${real}) and run the command again, or edit it by hand`;
   if ((file.mode & 0o222) === 0)
     return `${subject} is read-only (mode ${modeText(file.mode)}); ${fix}`;

@@ -56,7 +56,8 @@ export interface ConfigFilesService {
   /**
    * Fails with `REFUSED` when `path` must not be replaced although the system would let
    * quire do it: it, or a directory on its way, is a symlink to nothing (writing would
-   * create the link's target, anywhere), or the file is read-only (a person made it so;
+   * create the link's target, anywhere), the file has other hard links (a rename would
+   * leave them holding the old content), or the file is read-only (a person made it so;
    * a rename would replace it all the same).
    */
   readonly editable: (path: string) => Effect.Effect<void, ConfigFileError>;

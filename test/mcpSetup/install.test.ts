@@ -8,6 +8,7 @@
  */
 import {
   closeSync,
+  linkSync,
   openSync,
   lstatSync,
   mkdirSync,
@@ -674,6 +675,41 @@ describe("the command line", () => {
       `refused to edit ${link}: its target ${real} is read-only (mode 0444)`,
     );
     expect(readFileSync(real, "utf8")).toBe(jsonc);
+  });
+
+  it("refuses a configuration file with other hard links: a rename would leave them stale", async () => {
+    // A rename gives the path a new inode; the file's other names would keep the old
+    // content (and the client reading one of them would never see quire's entry).
+    const target = path.join(home(), ".cursor", "mcp.json");
+    writeFixture(target, jsonc, 0o644);
+    const other = path.join(box.root, "dotfiles-mcp.json");
+    linkSync(target, other);
+    for (const args of [
+      ["install", "cursor"],
+      ["install", "cursor", "--print"],
+    ]) {
+      const refused = await quire(...args);
+      expect(refused.code, refused.stdout).toBe(1);
+      expect(refused.stderr).toContain(
+        `quire mcp: refused to edit ${target}: it has 2 hard links (other names for the same file)`,
+      );
+      expect(refused.stderr).toMatch(/; nothing was written\n$/);
+    }
+    expect(readFileSync(target, "utf8")).toBe(jsonc);
+    expect(statSync(target).ino).toBe(statSync(other).ino);
+    expect(existsSync(`${target}.quire.bak`)).toBe(false);
+    expect(strays(target)).toEqual([]);
+    expect((await quire("status", "cursor")).stdout).toContain("it has 2 hard links");
+    // Once it is one file again, it is edited; linked again, uninstall refuses it too.
+    rmSync(other);
+    expect((await quire("install", "cursor")).code).toBe(0);
+    const installed = readFileSync(target, "utf8");
+    linkSync(target, other);
+    const uninstall = await quire("uninstall", "cursor");
+    expect(uninstall.code).toBe(1);
+    expect(uninstall.stderr).toContain("it has 2 hard links");
+    expect(readFileSync(other, "utf8")).toBe(installed);
+    expect(readFileSync(target, "utf8")).toBe(installed);
   });
 
   it("status lists every client and scope, and says when the registered command is gone", async () => {

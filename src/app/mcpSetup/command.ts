@@ -65,7 +65,7 @@ become absolute, because the client starts the server from elsewhere. The regist
 command is the absolute path of this installation's launcher, so no npx is needed.
 The file keeps every other entry, its comments and its formatting; the previous file is
 kept as <file>.quire.bak; a file that does not parse is refused and left as it is, and
-so are a read-only file and a symlink that leads nowhere.
+so are a read-only file, a file with other hard links and a symlink that leads nowhere.
 docs/mcp-clients.md lists each client's configuration files.
 `;
 
