@@ -11,6 +11,7 @@ import { defaultLogLimit } from "../domain/history.js";
 import { type PathSets, normalizePathSets } from "../domain/pathSets.js";
 import { type OptionSpec, splitArgv } from "./config/argv.js";
 import { ConfigError } from "./config/error.js";
+import { editDistance } from "./config/editDistance.js";
 import { isAtOrBelow, resolveHostPath } from "./config/paths.js";
 import {
   type StoreConfig,
@@ -209,7 +210,14 @@ const messageOption: OptionSpec = { name: "message", short: "m", takesValue: tru
 const helpOption: OptionSpec = { name: "help", short: "h", takesValue: false };
 /** The options of `quire log` alone. */
 const logOptions: ReadonlyArray<OptionSpec> = [
-  { name: "max-count", short: "n", takesValue: true },
+  {
+    name: "max-count",
+    short: "n",
+    takesValue: true,
+    // git log's and other tools' spellings of the count, which a person types from habit.
+    otherSpellings: ["limit", "number", "count", "max", "max_count", "maxcount"],
+    digitShorthand: "quire log",
+  },
   { name: "file", takesValue: true },
   { name: "full", takesValue: false },
 ];
@@ -264,24 +272,6 @@ export const jsonRequested = (argv: ReadonlyArray<string>): boolean => {
 
 /** Every word `quire` takes as a command, for suggestions (`mcp` is routed before parsing). */
 const knownCommands: ReadonlyArray<string> = [...commands, "mcp", "help"];
-
-/** The edit distance (insertions, deletions, substitutions, adjacent swaps) of two short words. */
-const editDistance = (a: string, b: string): number => {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  for (let i = 1; i <= a.length; i += 1)
-    for (let j = 1; j <= b.length; j += 1) {
-      const row = rows[i] ?? [];
-      const above = rows[i - 1] ?? [];
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min((above[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (above[j - 1] ?? 0) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        best = Math.min(best, (rows[i - 2]?.[j - 2] ?? 0) + 1);
-      row[j] = best;
-    }
-  return rows[a.length]?.[b.length] ?? Math.max(a.length, b.length);
-};
 
 /**
  * The command a mistyped word most likely meant: the nearest known command within two

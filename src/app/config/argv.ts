@@ -4,6 +4,7 @@
  * after PATH, even before the command); `--` ends option parsing.
  */
 import { Either } from "effect";
+import { editDistance } from "./editDistance.js";
 import { ConfigError } from "./error.js";
 
 /** How one option is spelled and whether it takes a value. */
@@ -20,6 +21,17 @@ export interface OptionSpec {
    * taking the last would hide a mistake (`--from 1 --from 2`: which one did you mean?).
    */
   readonly repeatable?: true;
+  /**
+   * Long names other tools give this option (`--limit` for `-n`): refused like any
+   * unknown option, but the message names this one, so habit costs one retry.
+   */
+  readonly otherSpellings?: ReadonlyArray<string>;
+  /**
+   * `-N` (digits, as `git log -5`) means this option with value N: refused, naming
+   * `-x N`, rather than read as it is elsewhere, so there is one spelling to learn. The
+   * value names the command the option belongs to, for the message.
+   */
+  readonly digitShorthand?: string;
 }
 
 /**
@@ -32,8 +44,40 @@ export interface SplitArgv {
   readonly options: ReadonlyMap<string, ReadonlyArray<string>>;
 }
 
-const unknownOption = (token: string): ConfigError =>
-  new ConfigError({ message: `unknown option ${JSON.stringify(token.split("=")[0])}` });
+/** How an option is written in a suggestion: `-n/--max-count`, or `--force`. */
+const spelled = (spec: OptionSpec): string =>
+  `${spec.short === undefined ? "" : `-${spec.short}/`}--${spec.name}`;
+
+/**
+ * What an unknown option most likely meant: `-n 5` for `-5`, the option another tool's
+ * spelling names, or the long option within two edits (one for names of up to four
+ * letters), as ` (did you mean …?)`; empty when nothing is near.
+ */
+const suggestion = (given: string, specs: ReadonlyArray<OptionSpec>): string => {
+  const digits = /^-(\d+)$/.exec(given);
+  const counted = specs.find(
+    (spec) => spec.digitShorthand !== undefined && spec.short !== undefined,
+  );
+  if (digits !== null && counted?.short !== undefined && counted.digitShorthand !== undefined)
+    // Not "did you mean": the line may be another command's (`quire show PATH -1`).
+    return ` (a count is written -${counted.short} ${digits[1] ?? ""}, for ${counted.digitShorthand})`;
+  const name = given.replace(/^-+/, "").toLowerCase();
+  const named = specs.find((spec) => spec.otherSpellings?.includes(name) === true);
+  if (named !== undefined) return ` (did you mean ${spelled(named)}?)`;
+  const limit = name.length <= 4 ? 1 : 2;
+  const nearest = specs
+    .map((spec) => ({ spec, distance: editDistance(name, spec.name) }))
+    .filter(({ distance }) => distance <= limit)
+    .sort((x, y) => x.distance - y.distance)[0];
+  return nearest === undefined ? "" : ` (did you mean ${spelled(nearest.spec)}?)`;
+};
+
+const unknownOption = (token: string, specs: ReadonlyArray<OptionSpec>): ConfigError => {
+  const given = token.split("=")[0] ?? token;
+  return new ConfigError({
+    message: `unknown option ${JSON.stringify(given)}${suggestion(given, specs)}`,
+  });
+};
 
 /**
  * Tokenises `argv` (without the node and script entries) against `specs`.
@@ -91,7 +135,7 @@ export const splitArgv = (
       const rest = token.slice(2);
       inline = rest === "" ? undefined : rest.startsWith("=") ? rest.slice(1) : rest;
     }
-    if (spec === undefined) return Either.left(unknownOption(token));
+    if (spec === undefined) return Either.left(unknownOption(token, specs));
 
     if (!spec.takesValue) {
       if (inline !== undefined) {
