@@ -119,14 +119,14 @@ describe("first steps", () => {
     const inside = path.join(box.workspace, "project");
     mkdirSync(inside);
     const result = await quire(["pull", "../elsewhere"], inside);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain("PATH_OUTSIDE_ROOT");
-    expect(result.stderr).toContain(
-      `hint: the workspace root is ${inside} (the current directory, by default); PATH must be at or below it. Run quire from a directory that holds PATH, or name one with --workspace-root DIR (or QUIRE_WORKSPACE_ROOT).\n`,
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `quire: invalid configuration: PATH ${path.join(box.workspace, "elsewhere")} is outside the workspace root ${inside} (the current directory, by default); PATH must be at or below it: run quire from a directory that holds PATH, or name one with --workspace-root DIR (or QUIRE_WORKSPACE_ROOT)\n`,
     );
     const explicit = await quire(["pull", "/", "--workspace-root", inside]);
+    expect(explicit.code).toBe(2);
     expect(explicit.stderr).toContain(
-      `hint: the workspace root is ${inside}; PATH must be at or below it.`,
+      `PATH / is outside the workspace root ${inside}; PATH must be at or below it:`,
     );
   });
 

@@ -1,8 +1,8 @@
 /**
  * SPEC §9 command-line behaviour through real `quire` processes: flags before or after
  * PATH mean the same, flags beat the environment, a relative PATH resolves against the
- * current directory (the default workspace root), a PATH outside it is
- * PATH_OUTSIDE_ROOT, and colour appears only on a TTY without NO_COLOR.
+ * current directory (the default workspace root), a PATH outside it is a usage error
+ * (through a symlink, PATH_OUTSIDE_ROOT), and colour appears only on a TTY without NO_COLOR.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, symlinkSync } from "node:fs";
@@ -103,7 +103,7 @@ describe("flags, paths and colour", () => {
     expect(read(here, "notes/a.md")).toBe("one\ntwo\nthree\n");
   });
 
-  it("a PATH outside the workspace root is PATH_OUTSIDE_ROOT, exit 1, nothing created", async () => {
+  it("a PATH outside the workspace root is a usage error (exit 2), through a symlink PATH_OUTSIDE_ROOT (exit 1); nothing created", async () => {
     const cwd = world.copy("inner");
     mkdirSync(cwd);
     const expectOutside = (result: CliResult) => {
@@ -112,17 +112,26 @@ describe("flags, paths and colour", () => {
       expect(errorHead(result.stderr)).toBe("INVALID_REQUEST · PATH_OUTSIDE_ROOT");
       expect(result.stderr).toContain("\naction: FIX_REQUEST\nretryable: false\n");
     };
+    const expectUsage = (result: CliResult) => {
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toMatch(
+        /^quire: invalid configuration: PATH \S+ is outside the workspace root \S+ \(the current directory, by default\)/,
+      );
+    };
 
     const elsewhere = path.join(world.root, "elsewhere");
     // A symlink inside the root that leads outside it.
     mkdirSync(path.join(world.root, "outside"));
     symlinkSync(path.join(world.root, "outside"), path.join(cwd, "sneaky"));
-    const results = await Promise.all([
+    const [escape, absolute, sneaky] = await Promise.all([
       pull(world, "../escape", { cwd }),
       runCli(world, ["commit", elsewhere, "-m", "m"], { cwd }),
       pull(world, "sneaky", { cwd }),
     ]);
-    results.forEach(expectOutside);
+    expectUsage(escape);
+    expectUsage(absolute);
+    expectOutside(sneaky);
     expect(existsSync(world.copy("escape"))).toBe(false);
     expect(existsSync(elsewhere)).toBe(false);
     expect(treeDigest(path.join(world.root, "outside"))).toBe("");

@@ -4,7 +4,7 @@
  * spellings other tools use for an option quire has (`git log -5`, `--limit 5`) are
  * refused with a pointer to quire's own, never ignored.
  */
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeSandbox, runQuire, type Sandbox } from "./quireProcess.js";
@@ -59,5 +59,54 @@ describe("quire log's count, as a git user spells it", () => {
       await quire(["pull", "copy", "--workspace_root", box.workspace]),
       'unknown option "--workspace_root" (did you mean --workspace-root?)',
     );
+  });
+});
+
+describe("a PATH outside the workspace root", () => {
+  it.each([
+    ["pull", []],
+    ["commit", ["-m", "m"]],
+    ["status", []],
+    ["diff", []],
+    ["log", []],
+  ])(
+    "quire %s ../x from inside a copy: exit 2, naming the root, nothing made",
+    async (cmd, more) => {
+      const inside = path.join(box.workspace, "copy");
+      mkdirSync(inside);
+      const result = await quire([cmd, "../x", ...more], inside);
+      expectUsage(
+        result,
+        `quire: invalid configuration: PATH ${path.join(box.workspace, "x")} is outside the workspace root ${inside} (the current directory, by default); PATH must be at or below it: run quire from a directory that holds PATH, or name one with --workspace-root DIR (or QUIRE_WORKSPACE_ROOT)`,
+      );
+      expect(existsSync(path.join(box.workspace, "x"))).toBe(false);
+    },
+  );
+
+  it("--json: the usage error as one JSON line on stdout, exit 2", async () => {
+    const inside = path.join(box.workspace, "copy");
+    mkdirSync(inside);
+    const result = await quire(["diff", "../x", "--json"], inside);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      code: "INVALID_REQUEST",
+      reason: "INVALID_ARGUMENT",
+    });
+  });
+
+  it("a PATH spelt through a symlink to the root is inside it, not refused", async () => {
+    const real = path.join(box.workspace, "real");
+    mkdirSync(real);
+    const alias = path.join(box.root, "alias");
+    symlinkSync(real, alias);
+    // --workspace-root spelt through the link, PATH below it.
+    const explicit = await quire(["pull", path.join(alias, "a"), "--workspace-root", alias]);
+    expect(explicit.code, explicit.stderr).toBe(0);
+    expect(existsSync(path.join(real, "a"))).toBe(true);
+    // The current directory reached through the link (as a shell's $PWD spells it).
+    const logical = await quire(["pull", path.join(alias, "b")], real);
+    expect(logical.code, logical.stderr).toBe(0);
+    expect(existsSync(path.join(real, "b"))).toBe(true);
+    expect((await quire(["status", path.join(alias, "b")], real)).code).toBe(0);
   });
 });

@@ -17,7 +17,9 @@ import { type Author, Notebook, type SyncReport } from "../Notebook.js";
 import * as NodePath from "node:path";
 import { FileSystem } from "../../ports/FileSystem.js";
 import * as IdGeneratorAdapter from "../../adapters/idGenerator.js";
-import { notebookOptions, withNotebook, type Workspace } from "../layers.js";
+import { notebookOptions, type StartupError, withNotebook, type Workspace } from "../layers.js";
+import * as NodeFileSystem from "../../adapters/nodeFileSystem.js";
+import { placeCopyPath } from "./copyPath.js";
 import { isAtOrBelow, overlapsStore, storeOverlapError } from "../usecases/workingCopy/openCopy.js";
 import { defaultGraceMs } from "../mcp/grace.js";
 import type { StartupSignals } from "../mcp/startupSignals.js";
@@ -245,6 +247,28 @@ const serve = (
  * StartupError when the process must not start.
  */
 export const runCommand = (
+  invocation: Command,
+  author: Author,
+  terminal: Terminal,
+  settings: ServeSettings,
+): Effect.Effect<number, StartupError> =>
+  invocation._tag === "Serve"
+    ? runPlaced(invocation, author, terminal, settings)
+    : placeCopyPath(NodeFileSystem.make(), invocation.path, invocation.config.workspace).pipe(
+        Effect.flatMap((path) => runPlaced({ ...invocation, path }, author, terminal, settings)),
+      );
+
+/** The commands {@link runCommand} runs. */
+type Command = Extract<
+  Invocation,
+  {
+    readonly _tag:
+      "Serve" | "Pull" | "Commit" | "Log" | "Status" | "Diff" | "Show" | "Restore" | "Revert";
+  }
+>;
+
+/** {@link runCommand} once the PATH is placed against the workspace root (copyPath.ts). */
+const runPlaced = (
   invocation: Extract<
     Invocation,
     {
