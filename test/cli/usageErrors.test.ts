@@ -4,7 +4,7 @@
  * spellings other tools use for an option quire has (`git log -5`, `--limit 5`) are
  * refused with a pointer to quire's own, never ignored.
  */
-import { existsSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeSandbox, runQuire, type Sandbox } from "./quireProcess.js";
@@ -108,5 +108,30 @@ describe("a PATH outside the workspace root", () => {
     expect(logical.code, logical.stderr).toBe(0);
     expect(existsSync(path.join(real, "b"))).toBe(true);
     expect((await quire(["status", path.join(alias, "b")], real)).code).toBe(0);
+  });
+});
+
+describe("from a subdirectory of a working copy", () => {
+  it("pull . is refused as inside that copy, not a second copy of the notebook in it", async () => {
+    const copy = path.join(box.workspace, "copy");
+    expect((await quire(["pull", "copy"])).code).toBe(0);
+    mkdirSync(path.join(copy, "sub"));
+    writeFileSync(path.join(copy, "sub", "a.md"), "a\n");
+    expect((await quire(["commit", "copy", "-m", "a"])).code).toBe(0);
+    const sub = path.join(copy, "sub");
+    for (const args of [
+      ["pull", "."],
+      ["status", "."],
+      ["commit", ".", "-m", "m"],
+    ]) {
+      const result = await quire(args, sub);
+      expect(result.code, args.join(" ")).toBe(1);
+      expect(result.stderr).toContain("INVALID_REQUEST · NESTED_WORKING_COPY");
+      expect(result.stderr).toContain(`inside the working copy ${copy}`);
+    }
+    // Nothing was written into the subdirectory: the copy still holds one note.
+    expect(readdirSync(sub)).toEqual(["a.md"]);
+    const status = await quire(["status", "copy"]);
+    expect(status.stdout).toContain("nothing to commit");
   });
 });

@@ -188,13 +188,9 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
             onNone: () =>
               create
                 ? Effect.succeedNone
-                : refuseEnclosingCopy(
-                    fs,
-                    options.privateRoot,
-                    options.workspaceRoot,
-                    opened.path,
-                    store.identity,
-                  ).pipe(Effect.as(Option.none())),
+                : refuseEnclosingCopy(fs, options.privateRoot, opened.path, store.identity).pipe(
+                    Effect.as(Option.none()),
+                  ),
           }),
         ),
       );
@@ -284,7 +280,6 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           yield* refuseNestedCopies(
             fs,
             options.privateRoot,
-            options.workspaceRoot,
             resolved.path,
             resolved.tree,
             store.identity,
@@ -330,14 +325,9 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           "Another working copy of this notebook is being pulled for the first time; call again when it has finished.",
         ),
         () =>
-          refuseNestedCopies(
-            fs,
-            options.privateRoot,
-            options.workspaceRoot,
-            call.dir,
-            call.tree,
-            store.identity,
-          ).pipe(Effect.zipRight(pull(call))),
+          refuseNestedCopies(fs, options.privateRoot, call.dir, call.tree, store.identity).pipe(
+            Effect.zipRight(pull(call)),
+          ),
         (release) => release,
       );
 

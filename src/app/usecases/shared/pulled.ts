@@ -27,7 +27,6 @@ export const pulledState = (call: CopyCall): Effect.Effect<CopyState, DomainErro
       refuseNestedCopies(
         call.fs,
         call.options.privateRoot,
-        call.options.workspaceRoot,
         call.dir,
         call.tree,
         call.store.identity,

@@ -3,7 +3,7 @@
  * store (or containing one) would publish the same notes under two different paths.
  * Checked when a directory is pulled for the first time.
  */
-import { dirname, join, sep } from "node:path";
+import { dirname, join } from "node:path";
 import { Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { FileSystemService, RootedTree } from "../../../ports/FileSystem.js";
@@ -25,21 +25,20 @@ const nested = (message: string): DomainError =>
   domainError({ code: "INVALID_REQUEST", reason: "NESTED_WORKING_COPY", message });
 
 /**
- * The nearest ancestor of `dir` (below or at the workspace root) that is a working copy
- * of `store`, if any: one stat per ancestor.
+ * The nearest ancestor of `dir` that is a working copy of `store`, if any: one stat (in
+ * the private root) per ancestor. Above the workspace root too: the CLI's root is the
+ * current directory by default, and `quire pull .` run in a subdirectory of a copy must
+ * not make a second copy of the notebook inside the first (a later commit of the outer
+ * copy would publish every note again under the subdirectory).
  */
 const enclosingCopy = (
   fs: FileSystemService,
   privateRoot: string,
-  workspaceRoot: string,
   dir: string,
   store: string,
 ): Effect.Effect<Option.Option<string>, DomainError> =>
   Effect.gen(function* () {
-    for (
-      let ancestor = dir;
-      ancestor !== workspaceRoot && ancestor.startsWith(workspaceRoot + sep);
-    ) {
+    for (let ancestor = dir; dirname(ancestor) !== ancestor;) {
       ancestor = dirname(ancestor);
       if (yield* isCopy(fs, privateRoot, ancestor, store)) return Option.some(ancestor);
     }
@@ -48,7 +47,7 @@ const enclosingCopy = (
 
 /**
  * Fails with INVALID_REQUEST/NESTED_WORKING_COPY, naming the copy, when an ancestor of
- * `dir` (up to the workspace root) is a working copy of `store`. `dir` need not exist: a
+ * `dir` (up to the file system's root) is a working copy of `store`. `dir` need not exist: a
  * call naming a directory or file inside a copy that is not there (a typo, a note since
  * deleted) is told which copy to call, rather than to pull a directory that a pull would
  * refuse. Cost: one stat per ancestor.
@@ -56,11 +55,10 @@ const enclosingCopy = (
 export const refuseEnclosingCopy = (
   fs: FileSystemService,
   privateRoot: string,
-  workspaceRoot: string,
   dir: string,
   store: string,
 ): Effect.Effect<void, DomainError> =>
-  enclosingCopy(fs, privateRoot, workspaceRoot, dir, store).pipe(
+  enclosingCopy(fs, privateRoot, dir, store).pipe(
     Effect.flatMap(
       Option.match({
         onNone: () => Effect.void,
@@ -76,14 +74,13 @@ export const refuseEnclosingCopy = (
 
 /**
  * Fails with INVALID_REQUEST/NESTED_WORKING_COPY when an ancestor of `dir` (up to the
- * workspace root) or a directory below it is already a working copy of `store`. `dir`
+ * file system's root) or a directory below it is already a working copy of `store`. `dir`
  * is the copy's canonical path (for the private-state keys), `tree` the copy itself.
  * Cost: one stat per ancestor and per directory below `dir`.
  */
 export const refuseNestedCopies = (
   fs: FileSystemService,
   privateRoot: string,
-  workspaceRoot: string,
   dir: string,
   tree: RootedTree,
   store: string,
@@ -91,7 +88,7 @@ export const refuseNestedCopies = (
   Effect.gen(function* () {
     // Each message names the other copy: a call on `dir` (a pull, or a status of a
     // directory never pulled) belongs to it, or to a directory that does not overlap it.
-    yield* refuseEnclosingCopy(fs, privateRoot, workspaceRoot, dir, store);
+    yield* refuseEnclosingCopy(fs, privateRoot, dir, store);
     const inner = yield* containedCopy(fs, privateRoot, dir, tree, store);
     if (Option.isSome(inner))
       return yield* Effect.fail(
