@@ -9,4 +9,10 @@ describe("useColor", () => {
     expect(useColor(false, undefined)).toBe(false);
     expect(useColor(undefined, undefined)).toBe(false);
   });
+
+  it("never colours a dumb terminal (Emacs' shell, which shows escapes as text)", () => {
+    expect(useColor(true, undefined, "dumb")).toBe(false);
+    expect(useColor(true, undefined, "xterm-256color")).toBe(true);
+    expect(useColor(true, undefined, "")).toBe(true);
+  });
 });

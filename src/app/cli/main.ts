@@ -100,8 +100,8 @@ const runConfigured = async (
   const terminal = {
     out: (text: string) => process.stdout.write(text),
     err: (text: string) => process.stderr.write(text),
-    outColor: useColor(process.stdout.isTTY, noColor),
-    errColor: useColor(process.stderr.isTTY, noColor),
+    outColor: useColor(process.stdout.isTTY, noColor, process.env["TERM"]),
+    errColor: useColor(process.stderr.isTTY, noColor, process.env["TERM"]),
   };
   // Loaded here so that help, version and configuration errors start fast.
   const { runCommand } = await import("./run.js");

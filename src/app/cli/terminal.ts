@@ -11,6 +11,12 @@ export interface Terminal {
   readonly errColor: boolean;
 }
 
-/** Colour only on a TTY and never when NO_COLOR is non-empty (SPEC §9). */
-export const useColor = (isTTY: boolean | undefined, noColor: string | undefined): boolean =>
-  isTTY === true && (noColor ?? "") === "";
+/**
+ * Colour only on a TTY and never when NO_COLOR is non-empty (SPEC §9), nor when TERM is
+ * `dumb`: such a terminal (Emacs' shell, some CI consoles) shows the escapes as text.
+ */
+export const useColor = (
+  isTTY: boolean | undefined,
+  noColor: string | undefined,
+  term?: string,
+): boolean => isTTY === true && (noColor ?? "") === "" && term !== "dumb";
