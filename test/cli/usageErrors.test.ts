@@ -94,6 +94,23 @@ describe("a PATH outside the workspace root", () => {
     });
   });
 
+  it.each(["pull", "status", "diff", "log"])(
+    "quire %s through a symlink leading out: PATH_OUTSIDE_ROOT with the hint naming the root",
+    async (cmd) => {
+      const inside = path.join(box.workspace, "copy");
+      mkdirSync(inside);
+      mkdirSync(path.join(box.root, "out"));
+      symlinkSync(path.join(box.root, "out"), path.join(inside, "sneaky"));
+      const result = await quire([cmd, "sneaky"], inside);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("INVALID_REQUEST · PATH_OUTSIDE_ROOT");
+      expect(result.stderr).toContain(
+        `hint: the workspace root is ${inside} (the current directory, by default); PATH must be at or below it.`,
+      );
+      expect(readdirSync(path.join(box.root, "out"))).toEqual([]);
+    },
+  );
+
   it("a PATH spelt through a symlink to the root is inside it, not refused", async () => {
     const real = path.join(box.workspace, "real");
     mkdirSync(real);

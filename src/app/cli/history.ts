@@ -26,6 +26,7 @@ import type { Invocation } from "../config.js";
 import { Notebook } from "../Notebook.js";
 import { defectsAsInternal } from "./defects.js";
 import { type Terminal, exitCodes } from "./terminal.js";
+import { workspaceHint } from "./workspaceHint.js";
 
 /** A `quire log` or `quire status` invocation. */
 export type HistoryInvocation = Extract<
@@ -123,7 +124,7 @@ export const runHistory = (
     }
     if (invocation.json)
       terminal.out(cliErrorJson(result.left, diagnosticId, invocation.config.pathSets, redaction));
-    else
+    else {
       terminal.err(
         renderCliError(
           result.left,
@@ -133,5 +134,7 @@ export const runHistory = (
           redaction,
         ),
       );
+      terminal.err(workspaceHint(result.left, invocation.config.workspace));
+    }
     return exitCodes.reported;
   }).pipe(Effect.annotateLogs({ module: "cli" }));

@@ -26,6 +26,7 @@ import type { StartupSignals } from "../mcp/startupSignals.js";
 import { type Terminal, exitCodes } from "./terminal.js";
 import { runHistory } from "./history.js";
 import { defectsAsInternal } from "./defects.js";
+import { workspaceHint } from "./workspaceHint.js";
 
 type Once = Extract<Invocation, { readonly _tag: "Pull" | "Commit" }>;
 
@@ -87,25 +88,6 @@ const runWithId = (
     terminal.err(workspaceHint(error, invocation.config.workspace));
     return exitCodes.reported;
   });
-
-/**
- * For a PATH outside the workspace root, one more line naming the root and how to change
- * it: a person running `quire pull ../notes` has usually never set a workspace root and
- * needs to learn that it defaults to the current directory. Empty for other errors.
- */
-export const workspaceHint = (
-  error: DomainError,
-  workspace: Once["config"]["workspace"],
-): string => {
-  if (error.reason !== "PATH_OUTSIDE_ROOT" || workspace.kind !== "root") return "";
-  if (!error.message.includes("workspace root")) return "";
-  const origin = workspace.explicit ? "" : " (the current directory, by default)";
-  return (
-    `hint: the workspace root is ${workspace.root}${origin}; PATH must be at or below it. ` +
-    "Run quire from a directory that holds PATH, or name one with --workspace-root DIR " +
-    "(or QUIRE_WORKSPACE_ROOT).\n"
-  );
-};
 
 /** What `serve` advertises besides the configuration. */
 export interface ServeSettings {
