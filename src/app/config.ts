@@ -288,6 +288,12 @@ export const nearestCommand = (word: string): string | undefined => {
   return lower.length >= 2 ? knownCommands.find((command) => command.startsWith(lower)) : undefined;
 };
 
+/** The usage error for a word that is no command, with the nearest command if any. */
+const unknownCommand = (word: string): string => {
+  const nearest = nearestCommand(word);
+  return `unknown command ${JSON.stringify(word)} (${nearest === undefined ? "" : `did you mean quire ${nearest}? `}try quire -h)`;
+};
+
 const fail = (message: string) => Either.left(new ConfigError({ message }));
 
 /**
@@ -320,15 +326,13 @@ export const parseInvocation = (
 
     if (options.has("help") || first === "help") {
       const about = first === "help" ? rest[0] : first;
+      // `quire help stauts` answered the general help with exit 0, as if it had worked.
+      if (first === "help" && about !== undefined && about !== "mcp" && !isCommand(about))
+        return yield* fail(unknownCommand(about));
       return { _tag: "Help", topic: isCommand(about) ? about : "quire" } satisfies Invocation;
     }
     if (first === undefined) return yield* fail("missing command (try quire -h)");
-    if (!isCommand(first)) {
-      const nearest = nearestCommand(first);
-      return yield* fail(
-        `unknown command ${JSON.stringify(first)} (${nearest === undefined ? "" : `did you mean quire ${nearest}? `}try quire -h)`,
-      );
-    }
+    if (!isCommand(first)) return yield* fail(unknownCommand(first));
     if (first === "version") {
       if (positionals.length > 1 || options.size > 0) {
         return yield* fail("quire version takes no arguments");

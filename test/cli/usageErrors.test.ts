@@ -152,3 +152,15 @@ describe("from a subdirectory of a working copy", () => {
     expect(status.stdout).toContain("nothing to commit");
   });
 });
+
+describe("help", () => {
+  it("quire help on an unknown command is a usage error naming the nearest", async () => {
+    expectUsage(
+      await quire(["help", "stauts"]),
+      'quire: invalid configuration: unknown command "stauts" (did you mean quire status? try quire -h)',
+    );
+    const known = await quire(["help", "status"]);
+    expect(known.code).toBe(0);
+    expect(known.stdout).toMatch(/^Usage: quire status PATH/);
+  });
+});
