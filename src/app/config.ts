@@ -319,6 +319,10 @@ export const parseInvocation = (
         const about = beforeEnd.find((token) => isCommand(token));
         return { _tag: "Help", topic: about ?? "quire" } satisfies Invocation;
       }
+      // `--version`/`-v` is understood alone only: beside other words "unknown option" would
+      // deny an option the help lists.
+      if (/^unknown option "(?:--version|-v)"/.test(split.left.message))
+        return yield* fail("--version (-v) takes no other arguments; run quire --version alone");
       return yield* Either.left(split.left);
     }
     const { positionals, options } = split.right;

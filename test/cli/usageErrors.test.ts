@@ -164,3 +164,15 @@ describe("help", () => {
     expect(known.stdout).toMatch(/^Usage: quire status PATH/);
   });
 });
+
+describe("--version beside other arguments", () => {
+  it.each([[["--version", "--json"]], [["pull", "copy", "-v"]]])(
+    "%j: a usage error saying --version stands alone",
+    async (args) => {
+      expectUsage(
+        await quire(args),
+        "quire: invalid configuration: --version (-v) takes no other arguments; run quire --version alone",
+      );
+    },
+  );
+});
