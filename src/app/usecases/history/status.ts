@@ -17,7 +17,6 @@ import type { CopyCall } from "../shared/context.js";
 import { filesWithBlocks } from "../shared/markerBlocks.js";
 import { pulledState } from "../shared/pulled.js";
 import { loadIntent, ownVersionsOf, publicationLanded } from "../workingCopy/rewriteIntent.js";
-import { namesPublication, withdrawnPublication } from "../workingCopy/withdrawnCommit.js";
 import { invalidAttributesIssue } from "../commit/attributesGuard.js";
 import { notContinuing, readManifest } from "../commit/remote.js";
 import { type CopyState, loadStats, mergeBaseOf } from "../workingCopy/privateState.js";
@@ -144,12 +143,7 @@ export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainErro
     // stopped after the swap): the changes it published are still listed, since the
     // baseline lacks them, and the next pull or commit settles the copy — said as for
     // an interrupted rewrite, so that they do not read as simply unpublished.
-    // So for a commit answered PUBLICATION_UNKNOWN, withdrawn, and taken after all by a
-    // swap whose writer had read its record (workingCopy/withdrawnCommit.ts).
-    const withdrawn = yield* withdrawnPublication(call, state);
-    const unsettled =
-      publicationLanded(yield* loadIntent(call, state), manifest) ||
-      Option.exists(withdrawn, (id) => Option.exists(manifest, (m) => namesPublication(m, id)));
+    const unsettled = publicationLanded(yield* loadIntent(call, state), manifest);
     const remote = Option.match(manifest, {
       onNone: () => ({ remoteGeneration: 0, ahead: 0, atLeast: false }),
       onSome: (m) => ({
