@@ -30,7 +30,6 @@ import {
   type PlannedAttempt,
 } from "./plan.js";
 import { complete, completeIncluded, type Committed } from "./completion.js";
-import { namesPublication } from "../workingCopy/withdrawnCommit.js";
 
 /** A scanned working copy that passed every local check: what each attempt publishes. */
 export interface ScannedCopy {
@@ -49,8 +48,6 @@ export interface ScannedCopy {
   readonly message: string;
   /** Taken once per commit: staged, the commit that has waited longest swaps for all. */
   readonly ticket: string;
-  /** The copy's withdrawn commit that may still land (workingCopy/withdrawnCommit.ts). */
-  readonly withdrawn: Option.Option<string>;
 }
 
 /** Where a commit stands between two attempts. */
@@ -72,13 +69,9 @@ export interface Round {
   readonly placeWaitLeftMs: number;
 }
 
-/**
- * How an attempt ended: the commit's answer, another round, no place in a batch, or
- * `current` naming the copy's withdrawn commit (the copy settles on it first).
- */
+/** How an attempt ended: the commit's answer, another round, or no place in a batch. */
 export type AttemptEnd =
   | { readonly _tag: "Committed"; readonly committed: Committed }
-  | { readonly _tag: "OwnLanded" }
   | { readonly _tag: "Again"; readonly round: Round }
   | { readonly _tag: "NoPlace" };
 
@@ -135,13 +128,6 @@ const mergeAsMember =
         if (!fromWritten || !Option.contains(remote.manifest, start.manifest))
           return concluded({ kind: "unverified", remote, merged: copy.local });
       }
-      // The copy's own withdrawn commit landed after all: never merged as another's change.
-      const withdrawn = copy.withdrawn;
-      if (
-        Option.isSome(withdrawn) &&
-        Option.exists(remote.manifest, (m) => namesPublication(m, withdrawn.value))
-      )
-        return concluded({ kind: "ownLanded", remote, merged: copy.local });
       const remoteIds = viewTree(remote.view);
       // Nobody published since the baseline, and no file is held: the merge is the
       // working copy itself.
@@ -243,8 +229,6 @@ const concludedEnd = (
             }) as const,
         ),
       );
-    case "ownLanded":
-      return Effect.succeed({ _tag: "OwnLanded" });
     case "unverified":
       return Effect.succeed({
         _tag: "Again",

@@ -16,7 +16,7 @@ import { makeBlobSource } from "../workingCopy/blobs.js";
 import { backoff, busyError, placeWaitBudgetMs } from "./contention.js";
 import type { CopyCall } from "../shared/context.js";
 import { pulledState } from "../shared/pulled.js";
-import { ownVersionsOf } from "../workingCopy/rewriteIntent.js";
+import { clearIntent, loadIntent, ownVersionsOf } from "../workingCopy/rewriteIntent.js";
 import { loadStats, mergeBaseOf, type CopyState } from "../workingCopy/privateState.js";
 import { enforcePathSets } from "./pathSetGuard.js";
 import { refuseInvalidAttributes } from "./attributesGuard.js";
@@ -25,12 +25,7 @@ import { conflictError, knownView, synchronise } from "../pull/pull.js";
 import { scanTree } from "../workingCopy/settle.js";
 import { scanWorkingCopy } from "../workingCopy/workingCopy.js";
 import { attemptOnce, type Round, type ScannedCopy } from "./attempt.js";
-import {
-  afterResynchronising,
-  beforeResynchronising,
-  resynchroniseUnsettled,
-  withdrawnPublication,
-} from "../workingCopy/withdrawnCommit.js";
+import { withdrawStaged } from "./staging.js";
 import type { Committed } from "./completion.js";
 
 export type { Committed } from "./completion.js";
@@ -97,14 +92,11 @@ const refuseMarkers = (call: CopyCall, base: Tree, local: Tree): Effect.Effect<v
  * (workingCopy/rewriteIntent.ts); its conflicts fail the commit. Answers the call to
  * go on with, and the generation of the earlier commit's publication when it had landed
  * (the commit's answer says so: otherwise it would report only what it publishes itself,
- * often nothing, as if the earlier commit had published nothing). `replace`: this
- * commit's own last attempt lost for good, so the copy's withdrawn commit replaces the
- * intent it left.
+ * often nothing, as if the earlier commit had published nothing).
  */
 const recoverFirst = (
   call: CopyCall,
   pulled: CopyState,
-  replace = false,
 ): Effect.Effect<
   { readonly call: CopyCall; readonly completed: Option.Option<number> },
   DomainError
@@ -112,31 +104,19 @@ const recoverFirst = (
   Effect.gen(function* () {
     let state = pulled;
     let completed = Option.none<number>();
-    // The earlier commit's staged record, if still alive, goes before `current` is read
-    // for its fate: a swap that took it after that read would be unseen, and this commit
-    // would stage the same edits again and conflict with its own earlier text. One of
-    // this copy withdrawn unsettled earlier that may still land is learnt the same way
-    // (workingCopy/withdrawnCommit.ts).
-    const found = yield* beforeResynchronising(call, state, replace);
-    if (state.recoveryRequired || Option.isSome(found.intent)) {
+    const intent = yield* loadIntent(call, state);
+    const unsettled = Option.isSome(intent) && intent.value.publication !== null;
+    if (state.recoveryRequired || unsettled) {
       yield* Effect.logDebug("resynchronising before the commit").pipe(
-        Effect.annotateLogs({
-          recoveryRequired: state.recoveryRequired,
-          unsettled: Option.isSome(found.intent),
-        }),
+        Effect.annotateLogs({ recoveryRequired: state.recoveryRequired, unsettled }),
       );
-      const { done: resynchronised, unsettled } = yield* resynchroniseUnsettled(
-        call,
-        found,
-        synchronise(call),
-      );
-      yield* afterResynchronising(
-        call,
-        unsettled,
-        state,
-        resynchronised.state,
-        resynchronised.completed,
-      );
+      // The earlier commit's staged record, if still alive, goes before `current` is read
+      // for its fate: a swap that took it after that read would be unseen, and this
+      // commit would stage the same edits again and conflict with its own earlier text.
+      if (Option.isSome(intent) && intent.value.publication !== null)
+        yield* withdrawStaged(call.store, intent.value.publication, intent.value.generation);
+      const resynchronised = yield* synchronise(call);
+      if (unsettled) yield* clearIntent(call);
       if (resynchronised.conflicts.length > 0)
         return yield* Effect.fail(conflictError(resynchronised.conflicts, { _tag: "Commit" }));
       state = resynchronised.state;
@@ -162,7 +142,6 @@ const scanAndCheck = (
   call: CopyCall,
   author: Author,
   message: string,
-  watchWithdrawn: boolean,
 ): Effect.Effect<ScannedCopy, DomainError> =>
   Effect.gen(function* () {
     const state = yield* pulledState(call);
@@ -185,8 +164,7 @@ const scanAndCheck = (
     yield* refuseInvalidAttributes(call.blobs, baseIds, local);
     const ticket = yield* call.ids.uuidv7;
     const base = knownView(call.state);
-    const withdrawn = watchWithdrawn ? yield* withdrawnPublication(call, state) : Option.none();
-    return { call, state, scan, stats, base, baseIds, local, author, message, ticket, withdrawn };
+    return { call, state, scan, stats, base, baseIds, local, author, message, ticket };
   });
 
 /**
@@ -194,9 +172,7 @@ const scanAndCheck = (
  * retry that is not to start at once, until one answers or `commitRetries` are spent
  * (REMOTE_BUSY, saying why the last one did not publish).
  */
-const publishWithRetries = (
-  copy: ScannedCopy,
-): Effect.Effect<Option.Option<Committed>, DomainError> =>
+const publishWithRetries = (copy: ScannedCopy): Effect.Effect<Committed, DomainError> =>
   Effect.gen(function* () {
     const retries = copy.call.options.commitRetries;
     let round: Round = {
@@ -211,8 +187,7 @@ const publishWithRetries = (
     while (round.attempt <= retries) {
       if (round.attempt > 0 && !round.atOnce) yield* backoff(round.attempt - 1);
       const end = yield* attemptOnce(copy, round);
-      if (end._tag === "Committed") return Option.some(end.committed);
-      if (end._tag === "OwnLanded") return Option.none();
+      if (end._tag === "Committed") return end.committed;
       if (end._tag === "NoPlace") return yield* Effect.fail(busyError("noPlace"));
       round = end.round;
     }
@@ -229,8 +204,6 @@ const publishWithRetries = (
  *    without publishing; publishes nothing when the merge equals `current`; refuses a
  *    mass deletion (INVALID_REQUEST/MASS_DELETE, working copy untouched) unless
  *    allowed; uploads a pack and compare-and-swaps `current`;
- *    when `current` names this copy's withdrawn commit (workingCopy/withdrawnCommit.ts),
- *    settles the copy on it first, once, as in step 1, and goes on from step 2;
  * 4. re-merges after each lost race (full-jitter backoff) up to `commitRetries` →
  *    REMOTE_BUSY; each attempt is a member of a batch of this process's commits on
  *    the store, published with one swap (publishBatch.ts), and a commit that gets no
@@ -244,39 +217,20 @@ export const commit = (
   author: Author,
 ): Effect.Effect<Committed, DomainError> =>
   Effect.gen(function* () {
-    let recovered = yield* recoverFirst(call, yield* pulledState(call));
-    let completed = recovered.completed;
-    // Whatever this commit's own outcome, the earlier one is published: a failure must
-    // not read as "nothing of yours was published".
-    const noted = (error: DomainError) =>
-      Option.match(completed, {
-        onNone: () => error,
-        onSome: (generation) => withNote(error, earlierCommitLanded(generation)),
-      });
-    let committed = yield* scanAndCheck(recovered.call, author, message, true).pipe(
+    const recovered = yield* recoverFirst(call, yield* pulledState(call));
+    const committed = yield* scanAndCheck(recovered.call, author, message).pipe(
       Effect.flatMap(publishWithRetries),
-      Effect.mapError(noted),
+      // Whatever this commit's own outcome, the earlier one is published: a failure must
+      // not read as "nothing of yours was published".
+      Effect.mapError((error) =>
+        Option.match(recovered.completed, {
+          onNone: () => error,
+          onSome: (generation) => withNote(error, earlierCommitLanded(generation)),
+        }),
+      ),
     );
-    if (Option.isNone(committed)) {
-      // `current` named this copy's withdrawn commit (its attempts lost for good): the
-      // copy settles on it, as on any commit of its that landed unseen, and publishes
-      // what is left. Once only: the next attempts merge as any others.
-      recovered = yield* recoverFirst(
-        recovered.call,
-        yield* pulledState(recovered.call),
-        true,
-      ).pipe(Effect.mapError(noted));
-      completed = Option.orElse(recovered.completed, () => completed);
-      committed = yield* scanAndCheck(recovered.call, author, message, false).pipe(
-        Effect.flatMap(publishWithRetries),
-        Effect.mapError(noted),
-      );
-    }
-    if (Option.isNone(committed))
-      return yield* Effect.die("a commit told to settle on its withdrawn publication twice");
-    const answer = committed.value;
-    return Option.match(completed, {
-      onNone: () => answer,
-      onSome: (generation) => ({ ...answer, interruptedCommit: { generation } }),
+    return Option.match(recovered.completed, {
+      onNone: () => committed,
+      onSome: (generation) => ({ ...committed, interruptedCommit: { generation } }),
     });
   });

@@ -106,15 +106,7 @@ export type Conclusion =
       readonly merged: Tree;
       readonly conflicts: ReadonlyArray<FileIssue>;
     }
-  | {
-      /**
-       * `unverified`: a start that could not be trusted; `ownLanded`: `current` names the
-       * copy's withdrawn commit (workingCopy/withdrawnCommit.ts), which it settles on first.
-       */
-      readonly kind: "nothing" | "unverified" | "ownLanded";
-      readonly remote: RemoteRead;
-      readonly merged: Tree;
-    };
+  | { readonly kind: "nothing" | "unverified"; readonly remote: RemoteRead; readonly merged: Tree };
 
 /** An attempt's conclusion as its batch member. */
 export const concluded = (conclusion: Conclusion): Prepared<Conclusion> => ({

@@ -28,11 +28,6 @@ import {
   recoveryInputs,
   type Intent,
 } from "../workingCopy/rewriteIntent.js";
-import {
-  afterResynchronising,
-  beforeResynchronising,
-  resynchroniseUnsettled,
-} from "../workingCopy/withdrawnCommit.js";
 import { diffStats, scanLearnt, scanTree, settle, viewTree } from "../workingCopy/settle.js";
 import { changedPaths, scanWorkingCopy } from "../workingCopy/workingCopy.js";
 
@@ -214,28 +209,6 @@ export const conflictError = (
   });
 
 /**
- * `resynchronise` run as the resynchronisation of an unsettled commit of the copy (an
- * answer PUBLICATION_UNKNOWN, or a remembered withdrawn commit): its staged record
- * withdrawn before `current` is read, and the commit remembered after while it can still
- * land (workingCopy/withdrawnCommit.ts). Otherwise, once the baseline moved, its landing
- * would read as another writer's change to the copy's own text.
- */
-const settlingUnsettled = (
-  call: CopyCall,
-  resynchronise: Effect.Effect<Synchronised, DomainError>,
-): Effect.Effect<Synchronised, DomainError> =>
-  Option.match(call.state, {
-    onNone: () => resynchronise,
-    onSome: (state) =>
-      Effect.gen(function* () {
-        const found = yield* beforeResynchronising(call, state, false);
-        const { done, unsettled } = yield* resynchroniseUnsettled(call, found, resynchronise);
-        yield* afterResynchronising(call, unsettled, state, done.state, done.completed);
-        return done;
-      }),
-  });
-
-/**
  * Pull (SPEC §6.1): OK with the on-disk delta, or CONTENT_CONFLICT with every conflicted
  * path and range. `completed`: the generation of an earlier commit of this copy, stopped
  * after the notebook accepted it, that the pull settled the copy on first.
@@ -250,7 +223,7 @@ export const pull = (
   },
   DomainError
 > =>
-  settlingUnsettled(call, synchronise(call, "afterAnswer")).pipe(
+  synchronise(call, "afterAnswer").pipe(
     Effect.flatMap((done) =>
       done.conflicts.length > 0
         ? Effect.fail(

@@ -49,8 +49,7 @@ import { noOwnVersions, type KeptVersions, type OwnVersions } from "./leftovers.
 
 const intentVersion = 1;
 
-/** Where a copy's intent is kept in its private directory. */
-export const intentFile = (copyDir: string): string => join(copyDir, "intent.json");
+const intentFile = (copyDir: string): string => join(copyDir, "intent.json");
 
 type Delta = ReadonlyArray<readonly [string, BlobRef | null]>;
 
@@ -150,51 +149,6 @@ const decodeIntent = (raw: unknown): Intent | undefined => {
   };
 };
 
-/** `intent` as the JSON text of an intent file; {@link decodeIntentText} reads it back. */
-export const encodeIntentText = (intent: Intent): string =>
-  JSON.stringify({
-    version: intentVersion,
-    generation: intent.generation,
-    head: intent.head,
-    accepted: intent.accepted.map(([p, r]) => [p, encodeRef(r)]),
-    base: intent.base.map(([p, r]) => [p, encodeRef(r)]),
-    targets: intent.targets.map(([p, o, t]) => [p, encodeRef(o), encodeRef(t)]),
-    publication: intent.publication,
-  });
-
-/** The intent an intent file's bytes hold; `undefined` when they are not one. */
-export const decodeIntentText = (bytes: Uint8Array): Intent | undefined => {
-  const parsed = parseStrictJson(new TextDecoder().decode(bytes));
-  return parsed.ok ? decodeIntent(parsed.value) : undefined;
-};
-
-/**
- * A commit's intent whose publication did not land (yet), moved from the baseline it
- * was written against (`before`) to the one the copy was settled on since (`after`, the
- * `current` read once its staged record was withdrawn): the state it publishes as a
- * delta from `after`, no merge base of its own and no targets (the working copy was
- * merged onto `after` already, so it descends from it). Used as recovery uses any
- * commit's intent, should `current` ever name the publication: the publication's
- * content is then the merge base of what it wrote. The delta is its changes only when
- * it was staged on `after` itself; on an older state it can never land any more.
- */
-export const rebasedIntent = (
-  intent: Intent,
-  before: ReadonlyMap<string, BlobRef>,
-  after: {
-    readonly generation: number;
-    readonly head: string;
-    readonly baseline: ReadonlyMap<string, BlobRef>;
-  },
-): Intent => ({
-  generation: after.generation,
-  head: after.head,
-  accepted: delta(after.baseline, apply(before, intent.accepted)),
-  base: [],
-  targets: [],
-  publication: intent.publication,
-});
-
 /**
  * The accepted state a rewrite intent was settling on (A), from the baseline it belongs
  * to (`state.baseline`, see {@link loadIntent}).
@@ -211,7 +165,8 @@ export const loadIntent = (
 ): Effect.Effect<Option.Option<Intent>> =>
   call.fs.readFile(intentFile(call.copyDir)).pipe(
     Effect.map((bytes) => {
-      const intent = decodeIntentText(bytes);
+      const parsed = parseStrictJson(new TextDecoder().decode(bytes));
+      const intent = parsed.ok ? decodeIntent(parsed.value) : undefined;
       return intent !== undefined && samePublication(intent, state)
         ? Option.some(intent)
         : Option.none();
