@@ -80,6 +80,26 @@ describe("arrival order", () => {
     await third.ready;
     expect(seen).toEqual(["third"]);
     third.done();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(order.size()).toBe(0);
+  });
+
+  it("a call that joins after a cancelled one still waits for the call that runs", async () => {
+    const order = makeArrivalOrder();
+    const seen: Array<string> = [];
+    const first = order.enter("k");
+    const second = order.enter("k");
+    second.done(); // cancelled while waiting; the first still runs
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const third = order.enter("k");
+    void third.ready.then(() => seen.push("third"));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(seen).toEqual([]);
+    first.done();
+    await third.ready;
+    expect(seen).toEqual(["third"]);
+    third.done();
+    await new Promise((resolve) => setTimeout(resolve, 0));
     expect(order.size()).toBe(0);
   });
 

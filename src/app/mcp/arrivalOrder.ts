@@ -13,7 +13,10 @@
 export interface Turn {
   /** Resolves once every earlier call with the same key has finished. Never rejects. */
   readonly ready: Promise<void>;
-  /** Marks this call finished (idempotent): the next one with the same key may start. */
+  /**
+   * Marks this call finished (idempotent): the next one with the same key may start once
+   * every earlier one has finished too.
+   */
   readonly done: () => void;
 }
 
@@ -35,17 +38,13 @@ export const makeArrivalOrder = (): ArrivalOrder => {
       const finished = new Promise<void>((resolve) => (finish = resolve));
       const tail = ready.then(() => finished);
       tails.set(key, tail);
-      let over = false;
-      return {
-        ready,
-        done: () => {
-          if (over) return;
-          over = true;
-          finish();
-          // No later call joined this queue: nothing waits on its tail.
-          if (tails.get(key) === tail) tails.delete(key);
-        },
-      };
+      // Forgotten once the tail itself has settled (every earlier call done too) and no
+      // later call joined: a call that ends while an earlier one still runs (a queued call
+      // cancelled) must leave the queue in place, or the next call would not wait.
+      void tail.then(() => {
+        if (tails.get(key) === tail) tails.delete(key);
+      });
+      return { ready, done: finish };
     },
     size: () => tails.size,
   };

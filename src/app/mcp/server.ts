@@ -255,6 +255,9 @@ const stoppedLog = domainError({
  * transport found in the request's text all end in INVALID_REQUEST/INVALID_ARGUMENT.
  * Text echoed from the request (the tool name, a field name) is redacted, then cut to
  * 64 characters, in the result and in the log records.
+ *
+ * `turn` completes when the call may run (calls on one copy run in arrival order,
+ * arrivalOrder.ts); it is awaited after the start record.
  */
 export const callTool = (
   name: unknown,
@@ -263,6 +266,7 @@ export const callTool = (
   settings: McpServerSettings,
   defect?: CallDefect,
   stopping: Effect.Effect<void> = Effect.never,
+  turn: Effect.Effect<void> = Effect.void,
 ): Effect.Effect<CallToolResult, never, Notebook | IdGenerator> =>
   Effect.gen(function* () {
     const diagnosticId = yield* (yield* IdGenerator).diagnosticId;
@@ -371,6 +375,9 @@ export const callTool = (
     );
 
     const outcome = yield* record(LogLevel.Info, "tool call started", {}).pipe(
+      // After the start record: a call cancelled while it waits for its turn is logged
+      // CANCELLED like any other.
+      Effect.zipRight(turn),
       Effect.zipRight(dispatch),
       Effect.onExit((exit) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -474,16 +481,14 @@ export const makeMcpServer = (
       // Taken now, before any await: calls on one copy run in the order they arrived.
       const turn = arrival.enter(arrivalKey(params["arguments"]));
       const fiber = Runtime.runFork(runtime)(
-        Effect.zipRight(
+        callTool(
+          params["name"],
+          params["arguments"],
+          author,
+          settings,
+          defectOf(request) ?? unknownParamsMember(params),
+          Deferred.await(stopping),
           Effect.promise(() => turn.ready),
-          callTool(
-            params["name"],
-            params["arguments"],
-            author,
-            settings,
-            defectOf(request) ?? unknownParamsMember(params),
-            Deferred.await(stopping),
-          ),
         ),
       );
       inFlight.add(fiber);
