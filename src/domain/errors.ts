@@ -630,6 +630,7 @@ export const withNote = (error: DomainError, note: string): DomainError =>
     ...(error.recovery === undefined ? {} : { recovery: error.recovery }),
     ...(error.changed === undefined ? {} : { changed: error.changed }),
     ...(error.held === undefined ? {} : { held: error.held }),
+    ...(error.hostCause === undefined ? {} : { hostCause: error.hostCause }),
   });
 
 /** Whether `reason` is one of `code`'s reasons (for decoding untrusted tokens). */

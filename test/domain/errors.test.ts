@@ -13,6 +13,7 @@ import {
   fileReasons,
   isReasonOf,
   reasonsOf,
+  withNote,
 } from "../../src/domain/errors.js";
 
 describe("the error table", () => {
@@ -213,6 +214,20 @@ describe("domainError", () => {
     });
     expect(recovered.recovery).toEqual(recovery);
     expect(recovered.action).toBe("PULL_AGAIN");
+  });
+
+  it("withNote adds to the message and keeps everything else, the log-only cause included", () => {
+    const failed = domainError({
+      code: "RECOVERY_FAILURE",
+      reason: "UNEXPECTED_FAILURE",
+      message: "Stopped",
+      recovery: { stage: "materialize", remoteAccepted: "unknown", resynchronized: false },
+      hostCause: "EIO: i/o error",
+    });
+    const noted = withNote(failed, "It wrote a.md.");
+    expect(noted.message).toBe("Stopped. It wrote a.md.");
+    expect({ ...noted }).toEqual({ ...failed });
+    expect(noted.hostCause).toBe("EIO: i/o error");
   });
 
   it("rejects mismatched inputs at compile time", () => {

@@ -66,6 +66,11 @@ export const withWrittenConflicts = (
       retryable: noted.retryable,
       message: noted.message,
       files: written,
+      ...(noted.detail === undefined ? {} : { detail: noted.detail }),
       ...(noted.recovery === undefined ? {} : { recovery: noted.recovery }),
+      ...(noted.changed === undefined ? {} : { changed: noted.changed }),
+      ...(noted.held === undefined ? {} : { held: noted.held }),
+      // Log-only: the call's record must still hold the cause (docs/errors.md).
+      ...(noted.hostCause === undefined ? {} : { hostCause: noted.hostCause }),
     });
   });
