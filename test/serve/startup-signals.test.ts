@@ -7,6 +7,9 @@
  * in TMPDIR until some later start of the same private root reaped it.
  */
 import { spawn } from "node:child_process";
+import { createServer, type Server, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, assertBuilt, binPath, makeSandbox } from "../cli/quireProcess.js";
 import { sessionDirectories } from "../helpers/sessionServe.js";
@@ -49,4 +52,56 @@ describe("a signal while serve is starting", () => {
       expect(sessionDirectories(path.join(sandbox.root, "tmp")), stderr).toEqual([]);
     });
   }
+});
+
+describe("a signal while the start is held up", () => {
+  // A store that accepts connections and never answers: the start's probe waits (about
+  // 40 s) before it would fail.
+  let silent: Server;
+  let port: number;
+  const sockets: Array<Socket> = [];
+  beforeAll(async () => {
+    silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    port = (silent.address() as AddressInfo).port;
+  });
+  afterAll(() => {
+    for (const socket of sockets) socket.destroy();
+    silent.close();
+  });
+
+  it("one SIGTERM still stops it (143), rather than waiting for the probe to give up", async () => {
+    const tmp = path.join(sandbox.root, "tmp");
+    const child = spawn(
+      process.execPath,
+      [
+        binPath,
+        "serve",
+        "--store",
+        "s3://bkt",
+        "--endpoint",
+        `http://127.0.0.1:${port}`,
+        "--private-root",
+        sandbox.privateRoot,
+      ],
+      {
+        env: { ...sandbox.env, AWS_ACCESS_KEY_ID: "AKIAEXAMPLE", AWS_SECRET_ACCESS_KEY: "x" },
+        stdio: ["pipe", "ignore", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const exited = new Promise<number | string>((resolve) =>
+      child.on("close", (code, killedBy) => resolve(code ?? killedBy ?? "?")),
+    );
+    // The session directory is claimed after the signals are held, before the probe.
+    for (let i = 0; i < 400 && sessionDirectories(tmp).length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(sessionDirectories(tmp).length, stderr).toBe(1);
+    child.kill("SIGTERM");
+    expect(await exited, stderr).toBe(143);
+    // Its empty session directory is left for a later start to reap, as after a kill.
+    for (const dir of sessionDirectories(tmp)) rmSync(path.join(tmp, dir), { recursive: true });
+  }, 30_000);
 });

@@ -29,16 +29,29 @@ export interface StartupSignals {
 }
 
 /**
- * Holds SIGINT, SIGTERM and SIGHUP until {@link StartupSignals.handOver}: the first is
- * remembered; a second exits at once with its {@link forcedExitCodes} status, as a
- * second signal does while a serving process waits for its calls.
+ * How long a start may still take once a signal asked it to stop: a start held up (a
+ * store probe that waits for an unanswering server, up to ~40 s) must not make one
+ * Ctrl-C or SIGTERM do nothing. Past it the process exits as for a second signal (its
+ * empty session directory is then reaped by a later start, as after a kill).
  */
-export const holdStartupSignals = (): StartupSignals => {
+export const startupStopMs = 5_000;
+
+/**
+ * Holds SIGINT, SIGTERM and SIGHUP until {@link StartupSignals.handOver}: the first is
+ * remembered, and exits with its {@link forcedExitCodes} status if the start has not
+ * handed over within `stopMs`; a second exits at once, as a second signal does while a
+ * serving process waits for its calls.
+ */
+export const holdStartupSignals = (stopMs: number = startupStopMs): StartupSignals => {
   let first: StopSignal | undefined;
+  let deadline: ReturnType<typeof setTimeout> | undefined;
   const handlers = stopSignals.map((name) => {
     const handler = () => {
-      if (first === undefined) first = name;
-      else process.exit(forcedExitCodes[name]);
+      if (first !== undefined) process.exit(forcedExitCodes[name]);
+      first = name;
+      deadline = setTimeout(() => process.exit(forcedExitCodes[name]), stopMs);
+      // Never what keeps the process alive: a start that ends otherwise exits as it would.
+      deadline.unref();
     };
     process.on(name, handler);
     return { name, handler };
@@ -46,6 +59,7 @@ export const holdStartupSignals = (): StartupSignals => {
   return {
     handOver: () => {
       for (const { name, handler } of handlers) process.off(name, handler);
+      if (deadline !== undefined) clearTimeout(deadline);
       return first;
     },
   };
