@@ -93,6 +93,8 @@ export const portsLayer = (
 /** The directories a run works with, canonical (symlinks resolved). */
 export interface Workspace {
   readonly workspaceRoot: string;
+  /** The root as configured, when that spelling reaches `workspaceRoot` through a symlink. */
+  readonly workspaceRootSpelt?: string;
   readonly notebookDirectory: string;
   readonly privateRoot: string;
   /** The file store's directory (canonical when it exists), when the store is one. */
@@ -257,8 +259,12 @@ const prepared = (
             "the file store's directory (--store) and the private root (--private-root) overlap; choose another",
         });
     }
+    // An agent spells paths as the root was given to it (macOS's /tmp is a symlink).
+    const spelt =
+      config.workspace.kind === "root" ? NodePath.resolve(config.workspace.root) : undefined;
     return {
       workspaceRoot,
+      ...(spelt === undefined || spelt === workspaceRoot ? {} : { workspaceRootSpelt: spelt }),
       notebookDirectory: workspaceRoot,
       privateRoot,
       ...(storeDirectory === undefined ? {} : { storeDirectory }),
@@ -269,6 +275,9 @@ const prepared = (
 /** The use cases' settings for a prepared workspace. */
 export const notebookOptions = (config: RuntimeConfig, workspace: Workspace): NotebookOptions => ({
   workspaceRoot: workspace.workspaceRoot,
+  ...(workspace.workspaceRootSpelt === undefined
+    ? {}
+    : { workspaceRootSpelt: workspace.workspaceRootSpelt }),
   notebookDirectory: workspace.notebookDirectory,
   privateRoot: workspace.privateRoot,
   ...(workspace.storeDirectory === undefined ? {} : { storeDirectory: workspace.storeDirectory }),

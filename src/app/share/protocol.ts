@@ -37,6 +37,7 @@ const AbsolutePath = Schema.String.pipe(
 /** The notebook settings a call runs with, in the bounds the configuration enforces. */
 const Options = Schema.Struct({
   workspaceRoot: AbsolutePath,
+  workspaceRootSpelt: Schema.optionalWith(AbsolutePath, { exact: true }),
   notebookDirectory: AbsolutePath,
   privateRoot: AbsolutePath,
   storeDirectory: Schema.optionalWith(AbsolutePath, { exact: true }),

@@ -21,6 +21,13 @@ export interface NotebookOptions {
    * that path.
    */
   readonly workspaceRootResolved?: string;
+  /**
+   * The workspace root as it was configured, when that spelling reaches the canonical
+   * `workspaceRoot` through a symlink (`--workspace-root /tmp/ws` where /tmp is a link,
+   * as on macOS, or a symlinked home): a call's path spelt below it names the same place
+   * below `workspaceRoot`, since an agent spells paths as the root was given to it.
+   */
+  readonly workspaceRootSpelt?: string;
   /** Absolute notebook directory that an omitted/empty `path` means. */
   readonly notebookDirectory: string;
   /** Absolute private root (never at or below the workspace root). */

@@ -7,7 +7,7 @@
  * created outside it; a symlink on the way is followed only by resolving it and checking
  * its target again, never by the walk itself.
  */
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { Effect, Option, type Scope } from "effect";
 import { textFault, textFaultMessage } from "../../../domain/content.js";
 import { domainError, type DomainError } from "../../../domain/errors.js";
@@ -20,6 +20,8 @@ export interface PathSettings {
   readonly workspaceRoot: string;
   /** What `workspaceRoot` resolved to, when it is not canonical itself (NotebookOptions). */
   readonly workspaceRootResolved?: string;
+  /** The root as configured, when it reaches `workspaceRoot` through a symlink (NotebookOptions). */
+  readonly workspaceRootSpelt?: string;
   readonly notebookDirectory: string;
   readonly homeDirectory: string;
   /** The private root: no working copy may overlap it. */
@@ -64,6 +66,20 @@ const outsideRoot = (root: string, how: string): DomainError =>
     "PATH_OUTSIDE_ROOT",
     `The path ${how} the workspace root ${root}; use a path below it, or start the server with another --workspace-root.`,
   );
+
+/**
+ * `path` moved onto the canonical workspace root when it is spelt below the root as it
+ * was configured (`workspaceRootSpelt`, a spelling through a symlink); as it is
+ * otherwise. Lexical only: the walk from the root's tree still checks every component.
+ */
+const onCanonicalRoot = (path: string, settings: PathSettings): string => {
+  const spelt = settings.workspaceRootSpelt;
+  return spelt === undefined ||
+    isAtOrBelow(path, settings.workspaceRoot) ||
+    !isAtOrBelow(path, spelt)
+    ? path
+    : join(settings.workspaceRoot, relative(spelt, path));
+};
 
 /** How many symlinks one resolution follows before giving up (as the kernel's ELOOP). */
 const maxLinks = 40;
@@ -168,7 +184,7 @@ export const openWorkingCopy = (
   Effect.gen(function* () {
     const expanded = yield* expand(settings, raw);
     const workspaceRoot = settings.workspaceRoot;
-    const lexical = resolve(expanded);
+    const lexical = onCanonicalRoot(resolve(expanded), settings);
     if (!isAtOrBelow(lexical, workspaceRoot))
       return yield* Effect.fail(outsideRoot(workspaceRoot, "is outside"));
     const root = yield* fs
