@@ -8,7 +8,6 @@
  */
 import { spawn } from "node:child_process";
 import { createServer, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, assertBuilt, binPath, makeSandbox } from "../cli/quireProcess.js";
@@ -63,7 +62,8 @@ describe("a signal while the start is held up", () => {
   beforeAll(async () => {
     silent = createServer((socket) => void sockets.push(socket));
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
-    port = (silent.address() as AddressInfo).port;
+    const address = silent.address();
+    port = typeof address === "object" && address !== null ? address.port : 0;
   });
   afterAll(() => {
     for (const socket of sockets) socket.destroy();

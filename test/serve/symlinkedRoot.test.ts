@@ -3,7 +3,7 @@
  * spells its paths as the root was given to it, and they name the same copies as the
  * canonical spelling; a path that leaves the root stays refused however it is spelt.
  */
-import { mkdirSync, symlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, assertBuilt, makeSandbox } from "../cli/quireProcess.js";
@@ -49,19 +49,38 @@ describe("a workspace root given through a symlink", () => {
       code: "OK",
       path: path.join(sandbox.workspace, "c"),
     });
-    // The canonical spelling is the same copy (already pulled: nothing to write).
+    // The canonical spelling is the same copy.
     expect(await pull(path.join(sandbox.workspace, "c"))).toMatchObject({
       code: "OK",
       path: path.join(sandbox.workspace, "c"),
-      filesChanged: 0,
     });
+  });
+
+  it("once the link leads elsewhere, a path spelt through it is refused, not taken to the old place", async () => {
+    const elsewhere = path.join(sandbox.root, "elsewhere");
+    mkdirSync(path.join(elsewhere, "ws", "c"), { recursive: true });
+    rmSync(link);
+    symlinkSync(elsewhere, link);
+    try {
+      expect(await pull(path.join(link, "ws", "c"))).toMatchObject({
+        code: "ENGINE_FAILED",
+        reason: "LOCAL_IO",
+      });
+      expect(readdirSync(path.join(elsewhere, "ws", "c"))).toEqual([]);
+      // The canonical spelling still works.
+      expect(await pull(path.join(sandbox.workspace, "c"))).toMatchObject({ code: "OK" });
+    } finally {
+      rmSync(link);
+      symlinkSync(sandbox.root, link);
+    }
   });
 
   it("a path outside the root stays refused, spelt either way, and so does a symlink leading out", async () => {
     for (const outside of [
       path.join(link, "outside"),
       path.join(sandbox.root, "outside"),
-      path.join(link, "ws", "..", "outside"),
+      // Sent with its `..`: the server resolves it.
+      `${link}/ws/../outside`,
     ])
       expect(await pull(outside), outside).toMatchObject({
         code: "INVALID_REQUEST",

@@ -23,8 +23,11 @@ import {
 import type { SyncReport } from "../Notebook.js";
 import type { NotebookOptions } from "../usecases/shared/notebookOptions.js";
 
-/** Bumped whenever a frame's shape changes (2: a file entry's movedTo, side, keptAs). */
-export const protocolVersion = 2;
+/**
+ * Bumped whenever a frame's shape changes (2: a file entry's movedTo, side, keptAs; 3:
+ * the options' workspaceRootSpelt).
+ */
+export const protocolVersion = 3;
 
 /** The largest frame either side accepts: a pull of a large notebook lists every file. */
 export const maxFrameBytes = 256 * 1024 * 1024;

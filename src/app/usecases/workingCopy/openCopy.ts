@@ -81,6 +81,25 @@ const onCanonicalRoot = (path: string, settings: PathSettings): string => {
     : join(settings.workspaceRoot, relative(spelt, path));
 };
 
+/**
+ * Fails when the root's configured spelling no longer leads to the canonical root (a
+ * symlink on the way was moved since the start): a path spelt through it would
+ * otherwise be taken to the old place while the agent works in the new one, and its
+ * commits would publish what it never edited. One `realpath` per call that uses the
+ * spelling.
+ */
+const spellingStillLeadsToRoot = (
+  fs: FileSystemService,
+  settings: PathSettings,
+): Effect.Effect<void, DomainError> =>
+  Effect.gen(function* () {
+    const spelt = settings.workspaceRootSpelt;
+    if (spelt === undefined) return;
+    const now = yield* fs.realPath(spelt).pipe(Effect.option);
+    if (Option.isNone(now) || now.value !== settings.workspaceRoot)
+      return yield* Effect.fail(rootReplaced(spelt));
+  });
+
 /** How many symlinks one resolution follows before giving up (as the kernel's ELOOP). */
 const maxLinks = 40;
 
@@ -185,6 +204,7 @@ export const openWorkingCopy = (
     const expanded = yield* expand(settings, raw);
     const workspaceRoot = settings.workspaceRoot;
     const lexical = onCanonicalRoot(resolve(expanded), settings);
+    if (lexical !== resolve(expanded)) yield* spellingStillLeadsToRoot(fs, settings);
     if (!isAtOrBelow(lexical, workspaceRoot))
       return yield* Effect.fail(outsideRoot(workspaceRoot, "is outside"));
     const root = yield* fs
