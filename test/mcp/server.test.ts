@@ -484,9 +484,11 @@ describe("cancellation and shutdown", () => {
       pull: () => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never)),
       commit: () => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never)),
     });
-    const pulling = call(h, "notes_pull");
-    const committing = call(h, "notes_commit", { message: "m" });
+    // Two copies: both run (calls on one copy would queue, as the next test shows).
+    const pulling = call(h, "notes_pull", { path: "/w/a" });
+    const committing = call(h, "notes_commit", { path: "/w/b", message: "m" });
     await Effect.runPromise(Deferred.await(started));
+    await h.waitForLog((r) => r["msg"] === "tool call started" && r["tool"] === "notes_commit");
     await Effect.runPromise(h.handle.drain(0).pipe(Effect.provide(h.services)));
     // Answered before drain returns (the process may exit right after it).
     expect((await pulling).structured).toMatchObject({
@@ -504,5 +506,26 @@ describe("cancellation and shutdown", () => {
       "RECOVERY_FAILURE",
       "STORAGE_FAILURE",
     ]);
+  });
+
+  it("a call still queued behind an earlier one on its copy when the grace ends never runs, and says so", async () => {
+    const started = Effect.runSync(Deferred.make<void>());
+    let commits = 0;
+    const h = await start({
+      pull: () => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never)),
+      commit: () => Effect.sync(() => void commits++).pipe(Effect.zipRight(Effect.never)),
+    });
+    const pulling = call(h, "notes_pull", { path: "/w/a" });
+    const committing = call(h, "notes_commit", { path: "/w/a", message: "m" });
+    await Effect.runPromise(Deferred.await(started));
+    await Effect.runPromise(h.handle.drain(0).pipe(Effect.provide(h.services)));
+    expect((await pulling).structured).toMatchObject({ code: "RECOVERY_FAILURE" });
+    const queued = await committing;
+    expect(queued.structured).toMatchObject({
+      code: "STORAGE_FAILURE",
+      reason: "STORE_UNAVAILABLE",
+    });
+    expect(queued.text).toContain("before this call ran");
+    expect(commits).toBe(0);
   });
 });

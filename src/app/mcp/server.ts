@@ -235,6 +235,17 @@ const stoppedPull = domainError({
   recovery: { stage: "server-stopped", remoteAccepted: "no", resynchronized: false },
 });
 
+/**
+ * The answer to a call still waiting for an earlier call on its copy (arrivalOrder.ts)
+ * when the server's stop ends its grace: it never ran.
+ */
+const stoppedBeforeRun = domainError({
+  code: "STORAGE_FAILURE",
+  reason: "STORE_UNAVAILABLE",
+  message:
+    "quire was stopped before this call ran (the server shut down while it waited for an earlier call on the same working copy); nothing was changed: call it again.",
+});
+
 /** The answer to a notes_log interrupted by the server's stop: it changed nothing. */
 const stoppedLog = domainError({
   code: "STORAGE_FAILURE",
@@ -376,9 +387,11 @@ export const callTool = (
 
     const outcome = yield* record(LogLevel.Info, "tool call started", {}).pipe(
       // After the start record: a call cancelled while it waits for its turn is logged
-      // CANCELLED like any other.
-      Effect.zipRight(turn),
-      Effect.zipRight(dispatch),
+      // CANCELLED like any other; one still waiting when the stop's grace ends never runs.
+      Effect.zipRight(
+        Effect.raceFirst(turn.pipe(Effect.as(true)), stopping.pipe(Effect.as(false))),
+      ),
+      Effect.flatMap((ready) => (ready ? dispatch : Effect.succeed(failure(stoppedBeforeRun)))),
       Effect.onExit((exit) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const durationMs = now - startedAt;
@@ -480,37 +493,41 @@ export const makeMcpServer = (
       const params = request.params ?? {};
       // Taken now, before any await: calls on one copy run in the order they arrived.
       const turn = arrival.enter(arrivalKey(params["arguments"]));
-      const fiber = Runtime.runFork(runtime)(
-        callTool(
-          params["name"],
-          params["arguments"],
-          author,
-          settings,
-          defectOf(request) ?? unknownParamsMember(params),
-          Deferred.await(stopping),
-          Effect.promise(() => turn.ready),
-        ),
-      );
-      inFlight.add(fiber);
-      const cancel = () => fiber.unsafeInterruptAsFork(FiberId.none);
-      // The SDK runs this handler a few microtasks after reading the request, and acts on
-      // a notifications/cancelled read in the same chunk before that: the signal may be
-      // aborted already, and an abort listener added now would never fire (the call ran
-      // to its end, a commit published, and the client, sent no answer, never knew).
-      if (extra.signal.aborted) cancel();
-      else extra.signal.addEventListener("abort", cancel, { once: true });
+      // Whatever happens below, the call leaves its queue: a throw would block the copy.
       try {
-        const exit = await Runtime.runPromise(runtime)(Fiber.await(fiber));
-        if (Exit.isSuccess(exit)) return exit.value;
-        // Interrupted: by the client's cancellation (the SDK then sends nothing) or by
-        // shutdown. Either way not a domain error.
-        throw new McpError(ErrorCode.InternalError, "the call was cancelled");
+        const fiber = Runtime.runFork(runtime)(
+          callTool(
+            params["name"],
+            params["arguments"],
+            author,
+            settings,
+            defectOf(request) ?? unknownParamsMember(params),
+            Deferred.await(stopping),
+            Effect.promise(() => turn.ready),
+          ),
+        );
+        inFlight.add(fiber);
+        const cancel = () => fiber.unsafeInterruptAsFork(FiberId.none);
+        // The SDK runs this handler a few microtasks after reading the request, and acts on
+        // a notifications/cancelled read in the same chunk before that: the signal may be
+        // aborted already, and an abort listener added now would never fire (the call ran
+        // to its end, a commit published, and the client, sent no answer, never knew).
+        if (extra.signal.aborted) cancel();
+        else extra.signal.addEventListener("abort", cancel, { once: true });
+        try {
+          const exit = await Runtime.runPromise(runtime)(Fiber.await(fiber));
+          if (Exit.isSuccess(exit)) return exit.value;
+          // Interrupted: by the client's cancellation (the SDK then sends nothing) or by
+          // shutdown. Either way not a domain error.
+          throw new McpError(ErrorCode.InternalError, "the call was cancelled");
+        } finally {
+          extra.signal.removeEventListener("abort", cancel);
+          inFlight.delete(fiber);
+          // A cancelled request gets no response at all.
+          if (extra.signal.aborted) settle(extra.requestId);
+        }
       } finally {
         turn.done();
-        extra.signal.removeEventListener("abort", cancel);
-        inFlight.delete(fiber);
-        // A cancelled request gets no response at all.
-        if (extra.signal.aborted) settle(extra.requestId);
       }
     };
 
