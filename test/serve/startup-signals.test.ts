@@ -101,6 +101,7 @@ describe("a signal while the start is held up", () => {
     expect(sessionDirectories(tmp).length, stderr).toBe(1);
     child.kill("SIGTERM");
     expect(await exited, stderr).toBe(143);
+    expect(stderr).toContain("quire: stopped by SIGTERM: the start had not finished");
     // Its empty session directory is left for a later start to reap, as after a kill.
     for (const dir of sessionDirectories(tmp)) rmSync(path.join(tmp, dir), { recursive: true });
   }, 30_000);

@@ -49,7 +49,13 @@ export const holdStartupSignals = (stopMs: number = startupStopMs): StartupSigna
     const handler = () => {
       if (first !== undefined) process.exit(forcedExitCodes[name]);
       first = name;
-      deadline = setTimeout(() => process.exit(forcedExitCodes[name]), stopMs);
+      deadline = setTimeout(() => {
+        // One line, as a start that fails says why: the status alone would not.
+        process.stderr.write(
+          `quire: stopped by ${name}: the start had not finished ${stopMs / 1000} s after it\n`,
+        );
+        process.exit(forcedExitCodes[name]);
+      }, stopMs);
       // Never what keeps the process alive: a start that ends otherwise exits as it would.
       deadline.unref();
     };
