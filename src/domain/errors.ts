@@ -615,17 +615,21 @@ export const earlierCommitLanded = (generation: number): string =>
 
 /**
  * `error` with `note` added at the end of its message (after a full stop if it has
- * none), everything else as it was: for a call that must also say what it did before
- * it failed.
+ * none) and, when given, `files` in place of its own, everything else as it was (the
+ * log-only cause included): for a call that must also say what it did before it failed.
  */
-export const withNote = (error: DomainError, note: string): DomainError =>
+export const withNote = (
+  error: DomainError,
+  note: string,
+  files: ReadonlyArray<FileIssue> = error.files,
+): DomainError =>
   new DomainError({
     code: error.code,
     reason: error.reason,
     action: error.action,
     retryable: error.retryable,
     message: `${error.message}${/[.!?]$/.test(error.message) ? "" : "."} ${note}`,
-    files: error.files,
+    files,
     ...(error.detail === undefined ? {} : { detail: error.detail }),
     ...(error.recovery === undefined ? {} : { recovery: error.recovery }),
     ...(error.changed === undefined ? {} : { changed: error.changed }),

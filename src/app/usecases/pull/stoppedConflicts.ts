@@ -55,22 +55,9 @@ export const withWrittenConflicts = (
     const shown = written.slice(0, namedAtMost).map((conflict) => pathForMessage(conflict.path));
     const rest = written.length - shown.length;
     const named = rest === 0 ? shown.join(", ") : `${shown.join(", ")} and ${rest} more`;
-    const noted = withNote(
+    return withNote(
       failure,
       `Before it stopped, it wrote conflicts into ${named}: resolve them as for any conflict (they are listed here, and again by the next notes_pull).`,
+      written,
     );
-    return new DomainError({
-      code: noted.code,
-      reason: noted.reason,
-      action: noted.action,
-      retryable: noted.retryable,
-      message: noted.message,
-      files: written,
-      ...(noted.detail === undefined ? {} : { detail: noted.detail }),
-      ...(noted.recovery === undefined ? {} : { recovery: noted.recovery }),
-      ...(noted.changed === undefined ? {} : { changed: noted.changed }),
-      ...(noted.held === undefined ? {} : { held: noted.held }),
-      // Log-only: the call's record must still hold the cause (docs/errors.md).
-      ...(noted.hostCause === undefined ? {} : { hostCause: noted.hostCause }),
-    });
   });
