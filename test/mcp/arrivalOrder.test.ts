@@ -6,7 +6,7 @@
 import { Effect } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
 import { arrivalKey, makeArrivalOrder } from "../../src/app/mcp/arrivalOrder.js";
-import { type Harness, defaultReport, startHarness } from "./harness.js";
+import { type Harness, defaultReport, notebookDirectory, startHarness } from "./harness.js";
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -50,6 +50,24 @@ describe("calls in flight on one copy", () => {
       "pull /w/a end",
       "commit /w/a",
     ]);
+  });
+
+  it("a commit spelling the copy differently (trailing slash, `//`, `..`) still waits for the pull", async () => {
+    const events: Array<string> = [];
+    const h = await startTimed(events);
+    await Promise.all([
+      h.client.callTool({ name: "notes_pull", arguments: { path: "/w/a" } }),
+      h.client.callTool({ name: "notes_commit", arguments: { path: "/w//a/", message: "m" } }),
+      h.client.callTool({ name: "notes_pull", arguments: {} }),
+      h.client.callTool({
+        name: "notes_commit",
+        arguments: { path: `${notebookDirectory}/../notebook/`, message: "n" },
+      }),
+    ]);
+    expect(events.indexOf("commit /w//a/")).toBeGreaterThan(events.indexOf("pull /w/a end"));
+    expect(events.indexOf(`commit ${notebookDirectory}/../notebook/`)).toBeGreaterThan(
+      events.indexOf("pull  end"),
+    );
   });
 
   it("calls on different copies (or without a path) do not wait for each other", async () => {
@@ -103,10 +121,16 @@ describe("arrival order", () => {
     expect(order.size()).toBe(0);
   });
 
-  it("keys are the path as sent; anything else is the notebook directory's", () => {
-    expect(arrivalKey({ path: "notes" })).toBe("notes");
-    expect(arrivalKey({ path: 3 })).toBe("");
-    expect(arrivalKey(undefined)).toBe("");
-    expect(arrivalKey(["path"])).toBe("");
+  it("keys are the path tidied lexically; anything else is the notebook directory's", () => {
+    const home = "/w/notebook";
+    expect(arrivalKey({ path: "/w/a" }, home)).toBe("/w/a");
+    for (const spelling of ["/w/a/", "/w//a", "/w/./a", "/w/x/../a", "//w/a///"])
+      expect(arrivalKey({ path: spelling }, home)).toBe("/w/a");
+    expect(arrivalKey({ path: "/w/notebook/" }, home)).toBe("");
+    expect(arrivalKey({ path: "" }, home)).toBe("");
+    expect(arrivalKey({ path: "notes" }, home)).toBe("notes");
+    expect(arrivalKey({ path: 3 }, home)).toBe("");
+    expect(arrivalKey(undefined, home)).toBe("");
+    expect(arrivalKey(["path"], home)).toBe("");
   });
 });

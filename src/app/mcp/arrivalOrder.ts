@@ -4,10 +4,15 @@
  * without waiting for the first answer; each call resolves its copy and does other
  * asynchronous work before it queues for the copy's permit (usecases/notebookLayer.ts),
  * so without this the commit could overtake the pull and answer NOT_PULLED. The queue is
- * keyed by the `path` argument as sent (absent or not a string: the notebook directory),
- * so only calls that name the copy the same way are ordered; calls on other copies
- * still run in parallel. Plain promises: it runs in the SDK's request handler.
+ * keyed by the `path` argument tidied lexically (`/w/a/`, `/w//a` and `/w/x/../a` are one
+ * key; absent, empty, not a string or the notebook directory's own path: the notebook
+ * directory), so spellings that differ only so are ordered too; calls on other copies
+ * still run in parallel. Two spellings through a symlink are not recognised (that needs
+ * the file system, and the key is taken synchronously on arrival); ordering two paths
+ * that turn out different only serialises them, so the tidying may err that way.
+ * Plain promises: it runs in the SDK's request handler.
  */
+import * as NodePath from "node:path";
 
 /** A call's place in its queue. */
 export interface Turn {
@@ -50,9 +55,21 @@ export const makeArrivalOrder = (): ArrivalOrder => {
   };
 };
 
-/** The queue key of a `tools/call`'s arguments: its `path` as sent, or "" without one. */
-export const arrivalKey = (args: unknown): string => {
+/**
+ * The queue key of a `tools/call`'s arguments: its `path` tidied lexically (posix
+ * normalisation, no trailing slash), or "" without one and for `notebookDirectory` itself.
+ * Never fails: a path the call will refuse still gets a key.
+ */
+export const arrivalKey = (args: unknown, notebookDirectory: string): string => {
   if (typeof args !== "object" || args === null || !("path" in args)) return "";
   const path: unknown = args.path;
-  return typeof path === "string" ? path : "";
+  if (typeof path !== "string" || path === "") return "";
+  const key = tidy(path);
+  return key === tidy(notebookDirectory) ? "" : key;
+};
+
+/** `path` normalised (`.`, `..`, `//` resolved lexically) without a trailing slash. */
+const tidy = (path: string): string => {
+  const normal = NodePath.posix.normalize(path);
+  return normal.length > 1 && normal.endsWith("/") ? normal.slice(0, -1) : normal;
 };

@@ -492,7 +492,7 @@ export const makeMcpServer = (
       );
       const params = request.params ?? {};
       // Taken now, before any await: calls on one copy run in the order they arrived.
-      const turn = arrival.enter(arrivalKey(params["arguments"]));
+      const turn = arrival.enter(arrivalKey(params["arguments"], notebook.notebookDirectory));
       // Whatever happens below, the call leaves its queue: a throw would block the copy.
       try {
         const fiber = Runtime.runFork(runtime)(
