@@ -317,24 +317,25 @@ const inodeOf = (path: string): number | undefined => {
 
 /** The channel over sockets in `directory` (see the module comment). */
 export const makeUnixSocketChannel = (directory: string): LocalChannelService => {
-  let checked = false;
   /** A fresh private name to bind before linking it to `name` (see the module comment). */
   const temporaryPath = (name: string): string =>
     NodePath.join(directory, `${name}.${randomBytes(4).toString("hex")}.t`);
   /**
-   * The socket path of `name`, the directory created or checked first: always before
-   * listening, once before requests (a request only ever reaches a socket a listener
-   * put there after checking).
+   * The socket path of `name`, the directory created or checked first, before every
+   * listen and every request: the directory may have been removed since (a tmp cleaner,
+   * `rm -rf`) and made again by another user, open to others, with a listener of theirs
+   * at the name, which must never get a call nor answer one. (Once checked, this user's
+   * directory stays put where only its owner may rename or remove it: a sticky `/tmp`,
+   * this user's own runtime directory.)
    */
-  const socketPath = (name: string, recheck: boolean): Effect.Effect<string, ChannelError> =>
+  const socketPath = (name: string): Effect.Effect<string, ChannelError> =>
     Effect.try({
       try: () => {
         if (!/^[A-Za-z0-9-]{1,64}$/.test(name)) throw new Error(`invalid channel name ${name}`);
         const path = NodePath.join(directory, `${name}.sock`);
         if (Buffer.byteLength(path) > maxSocketPath)
           throw new Error(`the socket path ${path} is too long`);
-        if (recheck || !checked) makePrivateDirectory(directory);
-        checked = true;
+        makePrivateDirectory(directory);
         return path;
       },
       catch: (error) => failure("Other", name, errorMessage(error)),
@@ -365,7 +366,7 @@ export const makeUnixSocketChannel = (directory: string): LocalChannelService =>
   return {
     listen: (name, handle, options) =>
       Effect.gen(function* () {
-        const path = yield* socketPath(name, true);
+        const path = yield* socketPath(name);
         const temp = temporaryPath(name);
         if (Buffer.byteLength(temp) > maxSocketPath)
           return yield* failure("Other", name, `the socket path ${temp} is too long`);
@@ -414,7 +415,7 @@ export const makeUnixSocketChannel = (directory: string): LocalChannelService =>
       }),
 
     request: (name, request, options) =>
-      Effect.all([socketPath(name, false), checkFrame(request, name)]).pipe(
+      Effect.all([socketPath(name), checkFrame(request, name)]).pipe(
         Effect.flatMap(([path, frame]) => exchange(path, name, frame, options)),
       ),
   };
