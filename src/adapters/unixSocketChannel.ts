@@ -3,7 +3,10 @@
  * `<name>.sock` in a directory only this user may enter (`$XDG_RUNTIME_DIR/quire`, or
  * `<tmp>/quire-<uid>`), checked like tmux checks its own: owned by this user, a real
  * directory, no access for group or others. A frame is UTF-8 text ended by one newline;
- * one request and one answer per connection. The listener answers a request with one
+ * one request and one answer per connection. A request frame goes after the caller's
+ * acknowledgement deadline on the host's monotonic clock; a listener that reads it after
+ * that deadline (it was stopped meanwhile) closes the connection without running it, since
+ * its caller runs it itself. The listener answers a request with one
  * acknowledgement byte (`+`) as soon as it has read it, then one heartbeat byte (0xFF,
  * which UTF-8 text never contains) every `heartbeatMs` while the handler runs, then the
  * answer frame; the caller bounds the wait for the first by `ackTimeoutMs` and every
@@ -34,6 +37,18 @@ const newline = 0x0a;
 const ack = 0x2b;
 /** The byte a listener sends while a call runs: never part of UTF-8 text, so never of a frame. */
 const heartbeat = 0xff;
+
+/**
+ * The host's monotonic clock in ms: the same clock in every process of this boot
+ * (CLOCK_MONOTONIC, mach_absolute_time), never stepped like the wall clock.
+ */
+const hostNowMs = (): number => Number(process.hrtime.bigint() / 1_000_000n);
+
+/**
+ * A request line: the caller's acknowledgement deadline on {@link hostNowMs}, a space,
+ * the frame. Past it the caller runs the call itself, so the listener must not.
+ */
+const requestLine = /^([0-9]{1,16}) /;
 
 /** The longest socket path the platform accepts (sun_path, less its terminating NUL). */
 const maxSocketPath = process.platform === "linux" ? 107 : 103;
@@ -200,8 +215,9 @@ const exchange = (
     arm(options.ackTimeoutMs, () =>
       failure("Unresponsive", name, `no acknowledgement within ${options.ackTimeoutMs} ms`),
     );
+    const ackDeadline = hostNowMs() + options.ackTimeoutMs;
     const socket = net.createConnection(path, () => {
-      socket.write(`${request}\n`);
+      socket.write(`${ackDeadline} ${request}\n`);
     });
     socket.on("error", (error) => finish(Effect.fail(mapError(error, name))));
     socket.on("close", () =>
@@ -274,11 +290,21 @@ const accept = (
     state.sockets.set(socket, false);
     socket.on("close", () => state.sockets.delete(socket));
     socket.on("error", () => socket.destroy());
-    readFrame(socket, options.maxBytes, (frame) => {
-      if (frame === undefined || state.closing) {
+    readFrame(socket, options.maxBytes + 17, (line) => {
+      const deadline = line === undefined ? null : requestLine.exec(line);
+      // A request read after its caller's acknowledgement deadline (this process was
+      // stopped, or its thread wedged, meanwhile) is one its caller runs itself: it
+      // must never run here too, however long after the caller gave up.
+      if (
+        line === undefined ||
+        deadline === null ||
+        hostNowMs() >= Number(deadline[1]) ||
+        state.closing
+      ) {
         socket.destroy();
         return;
       }
+      const frame = line.slice(deadline[0].length);
       // Read and about to run: the caller stops counting toward its acknowledgement
       // deadline. Sent before the handler starts, so whatever the handler does (its
       // first log record included) comes after the acknowledgement.

@@ -13,7 +13,8 @@ import { Context, Data, type Effect, type Scope } from "effect";
  * - `Broken`: the connection ended before a whole answer arrived, or the answer was
  *   not one frame of at most the allowed size.
  * - `Unresponsive`: the listener accepted the connection but did not acknowledge the
- *   request in time (a stopped or wedged process): its handler never started.
+ *   request in time (a stopped or wedged process): its handler never started, and never
+ *   starts, even once the listener resumes and reads the request.
  * - `Silent`: the listener acknowledged the request, then sent nothing (no sign of
  *   life, no answer) for the allowed silence — stopped or wedged mid-call. Its handler
  *   may not have started, may be running, may have finished, or may still run once

@@ -2,7 +2,7 @@
 // (src/app/share): each caller answers while it is still stopped — its own result when
 // it could take the call over, else an answer that claims nothing — and once it resumes,
 // nothing is lost and nothing is published twice.
-import { readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -174,6 +174,51 @@ describe("a sharing serve process stopped mid-call", () => {
     expect(final["generation"]).toBe(before + 2);
     // And a still works.
     await pull(a);
+  }, 120_000);
+
+  it("stopped before reading a call: the caller runs it, and the resumed process never does", async () => {
+    // Another store, so another sharing process, and callers that have not been told to
+    // leave a silent one alone.
+    const store = path.join(sandbox.root, "store-unread");
+    const s = await start("s", [], store);
+    const u = await start("u", [], store);
+    const v = await start("v", [], store);
+    const check = await start("unread-check", ["--no-share"], store);
+    for (const server of [s, u, v, check]) await pull(server);
+    const before = Number((await pull(check))["generation"]);
+
+    process.kill(s.served.pid, "SIGSTOP");
+    let draft = "";
+    try {
+      while (processState(s.served.pid) !== "T") await new Promise((r) => setTimeout(r, 5));
+      // s cannot read u's commit: u gives up on it and publishes it itself.
+      writeFileSync(path.join(u.dir, "u.md"), "from u\n");
+      const committed = await call(u, "notes_commit", { message: "u" });
+      expect(committed["code"], JSON.stringify(committed)).toBe("OK");
+      expect(u.served.stderr()).toMatch(
+        /msg="the sharing process did not answer; running the call here".*reason=Unresponsive/,
+      );
+      // The copy moves on: an edit nobody asked to publish.
+      draft = path.join(u.dir, "draft.md");
+      writeFileSync(draft, "not to be published\n");
+    } finally {
+      process.kill(s.served.pid, "SIGCONT");
+    }
+    // s resumes with u's request still unread in its connection, then runs v's call
+    // (sent after it), so it has read u's by then.
+    const commitId = await callId(u, 1);
+    const vPulled = pull(v);
+    await runningFor(s, await callId(v, 1));
+    await vPulled;
+    await pull(s);
+
+    // u's commit ran once, in u: s never started it.
+    expect(s.served.stderr()).not.toContain(commitId);
+    const final = await pull(check);
+    expect(final["generation"]).toBe(before + 1);
+    expect(readFileSync(path.join(check.dir, "u.md"), "utf8")).toBe("from u\n");
+    expect(existsSync(path.join(check.dir, "draft.md"))).toBe(false);
+    expect(readFileSync(draft, "utf8")).toBe("not to be published\n");
   }, 120_000);
 
   it("killed mid-call (SIGKILL): its callers run their calls themselves, once", async () => {
