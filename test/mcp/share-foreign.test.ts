@@ -86,5 +86,13 @@ describe("a sharing channel directory replaced by one open to others", () => {
     const final = await call(solo, "notes_pull");
     expect(final["code"]).toBe("OK");
     expect(readFileSync(path.join(String(final["path"]), "kept.md"), "utf8")).toBe("kept\n");
+    // And the caller says why it stopped sharing, once, not on every call.
+    const more = await call(caller, "notes_pull");
+    expect(more["code"]).toBe("OK");
+    const warnings = caller
+      .stderrLines()
+      .filter((line) => line.includes("cannot share this process; every call runs here"));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("is not a directory private to this user");
   });
 });

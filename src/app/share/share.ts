@@ -354,7 +354,10 @@ export const sharedNotebook = (
               reason === "Broken" || reason === "Unresponsive" ? LogLevel.Info : LogLevel.Debug,
               "the sharing process did not answer; running the call here",
             ).pipe(Effect.annotateLogs({ reason, why: answer.left.message }));
-            if (reason === "Unreachable") yield* tryToListen;
+            // Nobody listens: this process may become the sharing one. The channel's
+            // directory failed its check (removed and made again by someone else, say):
+            // trying to listen finds that too, says so once, and ends sharing here.
+            if (reason === "Unreachable" || reason === "Other") yield* tryToListen;
             // A stopped or wedged sharing process still holds the name: stop asking it
             // for a while rather than wait for it on every call.
             if (reason === "Unresponsive")
