@@ -212,10 +212,15 @@ const exchange = (
         name,
         `acknowledged, then nothing for ${options.silenceMs} ms (the listener stopped mid-call)`,
       );
+    // The listener's deadline, taken before this side's timer is armed and a little
+    // short of it (a timer may fire early by as much as its loop's clock lags): a request
+    // read near the end is dropped, and then runs here (Broken), rather than run there
+    // while this side has already given up on it.
+    const ackDeadline =
+      hostNowMs() + options.ackTimeoutMs - Math.min(250, Math.floor(options.ackTimeoutMs / 4));
     arm(options.ackTimeoutMs, () =>
       failure("Unresponsive", name, `no acknowledgement within ${options.ackTimeoutMs} ms`),
     );
-    const ackDeadline = hostNowMs() + options.ackTimeoutMs;
     const socket = net.createConnection(path, () => {
       socket.write(`${ackDeadline} ${request}\n`);
     });
@@ -290,6 +295,7 @@ const accept = (
     state.sockets.set(socket, false);
     socket.on("close", () => state.sockets.delete(socket));
     socket.on("error", () => socket.destroy());
+    // The frame's limit plus its deadline's (see requestLine).
     readFrame(socket, options.maxBytes + 17, (line) => {
       const deadline = line === undefined ? null : requestLine.exec(line);
       // A request read after its caller's acknowledgement deadline (this process was
@@ -298,6 +304,7 @@ const accept = (
       if (
         line === undefined ||
         deadline === null ||
+        Buffer.byteLength(line) - deadline[0].length > options.maxBytes ||
         hostNowMs() >= Number(deadline[1]) ||
         state.closing
       ) {
