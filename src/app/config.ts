@@ -208,6 +208,8 @@ export const runtimeOptions: ReadonlyArray<OptionSpec> = [
 ];
 const messageOption: OptionSpec = { name: "message", short: "m", takesValue: true };
 const helpOption: OptionSpec = { name: "help", short: "h", takesValue: false };
+/** `--version`/`-v`: the version, given alone (parseInvocation). */
+const versionOption: OptionSpec = { name: "version", short: "v", takesValue: false };
 /** The options of `quire log` alone. */
 const logOptions: ReadonlyArray<OptionSpec> = [
   {
@@ -238,6 +240,7 @@ const allOptions: ReadonlyArray<OptionSpec> = [
   statOption,
   ...restoreOptions,
   helpOption,
+  versionOption,
 ];
 
 const commands: ReadonlyArray<Command> = [
@@ -308,8 +311,6 @@ export const parseInvocation = (
   argv: ReadonlyArray<string>,
   host: Host,
 ): Either.Either<Invocation, ConfigError> => {
-  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v"))
-    return Either.right({ _tag: "Version" });
   return Either.gen(function* () {
     const split = splitArgv(argv, allOptions);
     if (Either.isLeft(split)) {
@@ -319,14 +320,17 @@ export const parseInvocation = (
         const about = beforeEnd.find((token) => isCommand(token));
         return { _tag: "Help", topic: about ?? "quire" } satisfies Invocation;
       }
-      // `--version`/`-v` is understood alone only: beside other words "unknown option" would
-      // deny an option the help lists.
-      if (/^unknown option "(?:--version|-v)"/.test(split.left.message))
-        return yield* fail("--version (-v) takes no other arguments; run quire --version alone");
       return yield* Either.left(split.left);
     }
     const { positionals, options } = split.right;
     const [first, ...rest] = positionals;
+    // `--version`/`-v` stands alone (help still wins over it, below).
+    const version = options.get("version");
+    if (version !== undefined && !options.has("help") && first !== "help") {
+      if (version.length > 1 || options.size > 1 || positionals.length > 0)
+        return yield* fail("--version (-v) takes no other arguments; run quire --version alone");
+      return { _tag: "Version" } satisfies Invocation;
+    }
 
     if (options.has("help") || first === "help") {
       const about = first === "help" ? rest[0] : first;

@@ -45,6 +45,28 @@ describe("commands", () => {
     expect(errorOf(["version", "extra"])).toMatch(/no arguments/);
   });
 
+  it("--version (-v) is an option of the parser: alone it is the version, beside anything else a usage error", () => {
+    expect(ok(["-v"])).toEqual({ _tag: "Version" });
+    const alone = "--version (-v) takes no other arguments; run quire --version alone";
+    for (const argv of [
+      ["--version", "--json"],
+      ["pull", "copy", "-v"],
+      ["--version", "--version"],
+      ["-v", "status"],
+      ["--store", "memory:", "--version"],
+    ])
+      expect(errorOf(argv), JSON.stringify(argv)).toBe(alone);
+    // It was found by matching the parser's "unknown option" text: a misspelling got no
+    // suggestion, a value was refused as "other arguments", and any other unknown option
+    // on the line (named first) hid it.
+    expect(errorOf(["--verison"])).toBe('unknown option "--verison" (did you mean -v/--version?)');
+    expect(errorOf(["--version=2"])).toBe("option --version takes no value");
+    // A value that looks like it is still a value, and help still wins.
+    expect(ok(["commit", "x", "-m", "-v"])).toMatchObject({ _tag: "Commit", message: "-v" });
+    expect(ok(["pull", "-v", "-h"])).toEqual({ _tag: "Help", topic: "pull" });
+    expect(ok(["--version", "--help"])).toEqual({ _tag: "Help", topic: "quire" });
+  });
+
   it("help wins everywhere", () => {
     expect(ok(["-h"])).toEqual({ _tag: "Help", topic: "quire" });
     expect(ok(["--help"])).toEqual({ _tag: "Help", topic: "quire" });
