@@ -438,3 +438,34 @@ describe("what a killed replace left behind is tidied by the next call", () => {
     expect(read(a, "sub/alone.md")).toBe("alone\n");
   });
 });
+
+describe("first pulls of nested directories by two processes at once", () => {
+  it("one becomes the copy, the other is NESTED_WORKING_COPY; nothing is made outside the root", async () => {
+    const made = world();
+    // A notebook with some notes, so that a pull has work between its check and its state.
+    await pull(made, "seed");
+    for (let i = 0; i < 20; i++) write(made.copy("seed"), `n${i}.md`, `${i}\n`);
+    await commit(made, "seed", "notes");
+    const outside = path.join(made.root, "outside");
+    mkdirSync(outside);
+    for (let round = 0; round < 4; round++) {
+      const outer = `r${round}/c`;
+      const inner = `r${round}/c/sub`;
+      const runs = [runCli(made, ["pull", outer]), runCli(made, ["pull", inner])];
+      const results = round % 2 === 0 ? await Promise.all(runs) : await Promise.all(runs.reverse());
+      const shapes = results
+        .map((result) =>
+          result.code === 0
+            ? "OK"
+            : `${String(result.code)} ${/NESTED_WORKING_COPY/.test(result.stderr) ? "NESTED_WORKING_COPY" : result.stderr}`,
+        )
+        .sort();
+      expect(shapes, `round ${round}`).toEqual(["1 NESTED_WORKING_COPY", "OK"]);
+      // Whichever won, the other is refused by every later call too: never two copies.
+      const status = [await runCli(made, ["status", outer]), await runCli(made, ["status", inner])];
+      expect(status.map((result) => result.code).sort(), `round ${round}`).toEqual([0, 1]);
+    }
+    expect(listing(outside)).toEqual([]);
+    expect(readdirSync(made.ws).sort()).toEqual(["r0", "r1", "r2", "r3", "seed"]);
+  }, 120_000);
+});
