@@ -8,12 +8,74 @@
 import { isUtf8 } from "node:buffer";
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+} from "@modelcontextprotocol/sdk/types.js";
 import { noteDefect } from "./callDefects.js";
 import { type LineOutcome, readLine, readOversizeLine } from "./jsonRpcLine.js";
 
 /** The longest line read as a message, in bytes (the SDK's stdio limit too). */
 export const defaultMaxLineBytes = 10 * 1024 * 1024;
+
+/**
+ * The one protocol version that has JSON-RPC batches: 2025-03-26 says a server MUST
+ * accept them (and `initialize` is never in one); 2025-06-18 removed them, and earlier
+ * versions' schema has none. Under any other version an array is one invalid request.
+ */
+const batchingVersion = "2025-03-26";
+
+/** A batch's requests still unanswered (by {@link idKey}) and the answers so far. */
+interface PendingBatch {
+  readonly waiting: Map<string, number>;
+  readonly answers: Array<JSONRPCMessage>;
+}
+
+const idKey = (id: string | number): string => JSON.stringify(id);
+
+/** The id of a response (a result or an error), if `message` is one with an id. */
+const responseId = (message: JSONRPCMessage): string | number | undefined =>
+  "id" in message && !("method" in message) && ("result" in message || "error" in message)
+    ? message.id
+    : undefined;
+
+/** The elements of `text` when it is a JSON array, else `undefined`. */
+const arrayElements = (text: string): ReadonlyArray<unknown> | undefined => {
+  if (!text.trimStart().startsWith("[")) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * One element of a batch, read as the line holding it alone would be. An element nested
+ * too deeply to be written out again (JSON.parse takes any depth, JSON.stringify does
+ * not) is answered Invalid Request, with its id when it has a usable one.
+ */
+const readElement = (element: unknown, utf8: boolean): LineOutcome => {
+  try {
+    return readLine(JSON.stringify(element), utf8);
+  } catch {
+    const id =
+      typeof element === "object" && element !== null && "id" in element ? element.id : undefined;
+    const usable = typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id));
+    return {
+      _tag: "Answer",
+      message: {
+        jsonrpc: "2.0",
+        ...(usable ? { id } : {}),
+        error: {
+          code: ErrorCode.InvalidRequest,
+          message: "Invalid Request: the message is nested too deeply.",
+        },
+      },
+    };
+  }
+};
 
 /** The UTF-8 encoding of U+FEFF. */
 const byteOrderMark = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -36,6 +98,10 @@ export class StdioLineTransport implements Transport {
   private oversize: { prefix: Buffer; bytes: number } | undefined;
   /** Whether no line has ended yet: the stream's first line may open with a byte order mark. */
   private firstLine = true;
+  /** The protocol version the server answered `initialize` with (read from that answer). */
+  private protocolVersion: string | undefined;
+  /** Batches (2025-03-26) whose answers are being gathered into one array. */
+  private readonly batches: Array<PendingBatch> = [];
 
   /**
    * @param maxLineBytes lines longer than this are not parsed: only their first 64 KiB
@@ -100,7 +166,15 @@ export class StdioLineTransport implements Transport {
       // parser ignore it). Anywhere else a U+FEFF is text, and refused as JSON.
       const bytes =
         this.firstLine && joined.subarray(0, 3).equals(byteOrderMark) ? joined.subarray(3) : joined;
-      outcome = readLine(bytes.toString("utf8"), isUtf8(bytes));
+      const text = bytes.toString("utf8");
+      const elements = this.protocolVersion === batchingVersion ? arrayElements(text) : undefined;
+      // An empty array is no batch: one Invalid Request, as readLine answers.
+      if (elements !== undefined && elements.length > 0) {
+        this.firstLine = false;
+        this.dispatchBatch(elements, isUtf8(bytes));
+        return;
+      }
+      outcome = readLine(text, isUtf8(bytes));
     }
     this.firstLine = false;
     this.dispatch(outcome);
@@ -130,6 +204,31 @@ export class StdioLineTransport implements Transport {
     }
   }
 
+  /**
+   * A JSON-RPC batch (2025-03-26): each element is read as a line of its own would be
+   * (repeated keys are not seen: the array was parsed whole), its requests handed to the
+   * server, and every answer (its requests', and an error for each element that is no
+   * message) written together as one array once the last is ready. A batch of
+   * notifications only gets no answer.
+   */
+  private dispatchBatch(elements: ReadonlyArray<unknown>, utf8: boolean): void {
+    const outcomes = elements.map((element) => readElement(element, utf8));
+    const batch: PendingBatch = { waiting: new Map(), answers: [] };
+    // An id used twice in one batch is waited for twice.
+    const wait = (id: string | number) =>
+      batch.waiting.set(idKey(id), (batch.waiting.get(idKey(id)) ?? 0) + 1);
+    for (const outcome of outcomes) {
+      if (outcome._tag === "Answer") batch.answers.push(outcome.message);
+      else if (outcome._tag === "MalformedCall") wait(outcome.request.id);
+      else if (outcome._tag === "Deliver" && isJSONRPCRequest(outcome.message))
+        wait(outcome.message.id);
+    }
+    if (batch.waiting.size > 0) this.batches.push(batch);
+    else if (batch.answers.length > 0)
+      this.write(batch.answers).catch((error: unknown) => this.report(error));
+    for (const outcome of outcomes) if (outcome._tag !== "Answer") this.dispatch(outcome);
+  }
+
   private report(error: unknown): void {
     this.onerror?.(error instanceof Error ? error : new Error(String(error)));
   }
@@ -150,6 +249,26 @@ export class StdioLineTransport implements Transport {
    * then waited out its whole grace period for an answer that could never be sent.
    */
   send(message: JSONRPCMessage): Promise<void> {
+    if ("result" in message) {
+      const { protocolVersion, serverInfo } = message.result;
+      if (typeof protocolVersion === "string" && serverInfo !== undefined)
+        this.protocolVersion = protocolVersion;
+    }
+    const id = responseId(message);
+    const batch =
+      id === undefined ? undefined : this.batches.find((each) => each.waiting.has(idKey(id)));
+    if (id === undefined || batch === undefined) return this.write(message);
+    const left = (batch.waiting.get(idKey(id)) ?? 1) - 1;
+    if (left > 0) batch.waiting.set(idKey(id), left);
+    else batch.waiting.delete(idKey(id));
+    batch.answers.push(message);
+    if (batch.waiting.size > 0) return Promise.resolve();
+    this.batches.splice(this.batches.indexOf(batch), 1);
+    return this.write(batch.answers);
+  }
+
+  /** Writes one line: a message, or a batch's answers. */
+  private write(message: JSONRPCMessage | ReadonlyArray<JSONRPCMessage>): Promise<void> {
     return new Promise((resolve, reject) => {
       const output = this.output;
       if (output.destroyed || output.writableEnded) {

@@ -1,0 +1,119 @@
+/**
+ * JSON-RPC batches (a JSON array on one line) sent to a real `quire serve`: answered as
+ * the negotiated protocol version says. 2025-03-26 requires a server to accept them: each
+ * element is answered, all together as one array; a notification-only batch gets no
+ * answer. Later versions (2025-06-18 removed batches) and earlier ones have none: an
+ * array is one Invalid Request. No array, however deep or long, crashes or hangs it.
+ */
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt, binPath, makeSandbox } from "../cli/quireProcess.js";
+
+const sandbox = makeSandbox();
+beforeAll(assertBuilt);
+afterAll(() => sandbox.cleanup());
+
+/** Starts serve, initialises with `version`, writes `lines`, then a ping (id "last"); resolves with every stdout line parsed, once the ping is answered, and the exit status after stdin closes. */
+const exchange = (version: string, lines: ReadonlyArray<string>) =>
+  new Promise<{ answers: Array<unknown>; code: number | null; stderr: string }>(
+    (resolve, reject) => {
+      const child = spawn(
+        process.execPath,
+        [
+          binPath,
+          "serve",
+          "--store",
+          `file:${sandbox.store}`,
+          "--private-root",
+          sandbox.privateRoot,
+        ],
+        { cwd: sandbox.workspace, env: sandbox.env, stdio: ["pipe", "pipe", "pipe"] },
+      );
+      child.stdin.on("error", () => undefined);
+      let stderr = "";
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      const answers: Array<unknown> = [];
+      let pending = "";
+      let sent = false;
+      const send = (text: string) => child.stdin.write(`${text}\n`);
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        pending += chunk;
+        for (let end = pending.indexOf("\n"); end !== -1; end = pending.indexOf("\n")) {
+          const message: unknown = JSON.parse(pending.slice(0, end));
+          pending = pending.slice(end + 1);
+          if (!sent) {
+            sent = true;
+            send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+            for (const line of lines) send(line);
+            send(JSON.stringify({ jsonrpc: "2.0", id: "last", method: "ping" }));
+            continue;
+          }
+          if (
+            JSON.stringify(message) === JSON.stringify({ result: {}, jsonrpc: "2.0", id: "last" })
+          )
+            child.stdin.end();
+          else answers.push(message);
+        }
+      });
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ answers, code, stderr }));
+      send(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 0,
+          method: "initialize",
+          params: {
+            protocolVersion: version,
+            capabilities: {},
+            clientInfo: { name: "t", version: "1" },
+          },
+        }),
+      );
+    },
+  );
+
+const request = (id: number, method: string, params?: object) =>
+  ({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) }) as const;
+const invalid = (message: string) => ({
+  jsonrpc: "2.0",
+  error: { code: -32600, message: `Invalid Request: ${message}` },
+});
+
+const lines = [
+  "[]",
+  JSON.stringify([
+    request(1, "ping"),
+    5,
+    request(2, "nope"),
+    { jsonrpc: "2.0", method: "notifications/x" },
+  ]),
+  JSON.stringify([{ jsonrpc: "2.0", method: "notifications/x" }]),
+  `[${"[".repeat(100_000)}${"]".repeat(100_000)}]`,
+  JSON.stringify(Array.from({ length: 5_000 }, () => request(3, "ping"))),
+];
+
+describe("a JSON-RPC batch", () => {
+  it("under 2025-03-26: every element answered, together in one array; notifications alone get nothing", async () => {
+    const { answers, code } = await exchange("2025-03-26", lines);
+    expect(code).toBe(0);
+    expect(answers).toHaveLength(4);
+    expect(answers[0]).toEqual(invalid("a message must be a JSON object, not an array."));
+    const mixed = answers[1] as Array<Record<string, unknown>>;
+    expect(mixed).toHaveLength(3);
+    expect(mixed).toContainEqual({ jsonrpc: "2.0", result: {}, id: 1 });
+    expect(mixed).toContainEqual(invalid("a message must be a JSON object, not a number."));
+    expect(mixed).toContainEqual(
+      expect.objectContaining({ id: 2, error: expect.objectContaining({ code: -32601 }) }),
+    );
+    expect(answers[2]).toEqual([invalid("the message is nested too deeply.")]);
+    expect(answers[3]).toHaveLength(5_000);
+  }, 120_000);
+
+  it("under 2025-06-18 (no batches): each array is one Invalid Request", async () => {
+    const { answers, code } = await exchange("2025-06-18", lines);
+    expect(code).toBe(0);
+    expect(answers).toEqual(
+      lines.map(() => invalid("a message must be a JSON object, not an array.")),
+    );
+  }, 120_000);
+});
