@@ -22,6 +22,7 @@ import {
   ConfigFileError,
   ConfigFiles,
   type ConfigFilesService,
+  type CommandFile,
   type ReplaceOptions,
 } from "../ports/ConfigFiles.js";
 import { makeDirectories } from "./makeDirectories.js";
@@ -340,6 +341,23 @@ const replaceWith =
   };
 
 /**
+ * What `path` is as a command a client would start; never rejects. A dangling symlink
+ * or a path through a file is `missing`; anything that is there but is not a regular
+ * file with execute permission (a directory, a script without `chmod +x`) is
+ * `notExecutable`: the client's start would fail with EACCES.
+ */
+const commandFileAt = async (path: string): Promise<CommandFile> => {
+  const stats = await followed(path).catch(() => undefined);
+  if (stats === undefined) return "missing";
+  if (!stats.isFile()) return "notExecutable";
+  // access(X_OK) decides as execve does (for root: any execute bit).
+  return fs.access(path, fsConstants.X_OK).then(
+    () => "executable" as const,
+    () => "notExecutable" as const,
+  );
+};
+
+/**
  * The service on the real file system, with `options` for tests (none in production).
  * Never throws; every failure is a {@link ConfigFileError}.
  */
@@ -360,13 +378,7 @@ export const makeNodeConfigFiles = (options: NodeConfigFilesOptions = {}): Confi
         refusal === undefined ? Effect.void : Effect.fail(refused(path, refusal)),
       ),
     ),
-  isFile: (path) =>
-    Effect.promise(() =>
-      fs.stat(path).then(
-        (stats) => stats.isFile(),
-        () => false,
-      ),
-    ),
+  commandFile: (path) => Effect.promise(() => commandFileAt(path)),
 });
 
 /** The service on the real file system ({@link makeNodeConfigFiles} without test options). */

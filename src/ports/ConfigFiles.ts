@@ -18,6 +18,9 @@ export class ConfigFileError extends Data.TaggedError("ConfigFileError")<{
   readonly message: string;
 }> {}
 
+/** What a path is as a command to start ({@link ConfigFilesService.commandFile}). */
+export type CommandFile = "executable" | "notExecutable" | "missing";
+
 /** How to replace a file. */
 export interface ReplaceOptions {
   /** The content the edit was computed from (`undefined`: the file did not exist). */
@@ -61,8 +64,12 @@ export interface ConfigFilesService {
    * a rename would replace it all the same).
    */
   readonly editable: (path: string) => Effect.Effect<void, ConfigFileError>;
-  /** Whether `path` names an existing regular file (following symlinks). */
-  readonly isFile: (path: string) => Effect.Effect<boolean>;
+  /**
+   * What `path` (following symlinks) is as a command a client would start: `executable`
+   * (a regular file this user may execute), `notExecutable` (something is there, but
+   * not a regular file with execute permission) or `missing`. Never fails.
+   */
+  readonly commandFile: (path: string) => Effect.Effect<CommandFile>;
 }
 
 /** The ConfigFiles service tag. */

@@ -727,6 +727,44 @@ describe("the command line", () => {
     expect(result.stdout).not.toContain("claude-desktop project");
   });
 
+  it("status looks a bare command name up on PATH, and says when a command cannot be run", async () => {
+    // A bare name (the hand-written `npx` entry of docs/mcp-clients.md) is what the client
+    // looks up on PATH, not a file in the current directory.
+    const bin = path.join(box.root, "bin");
+    mkdirSync(bin);
+    writeFileSync(path.join(bin, "npx"), "#!/bin/sh\n", { mode: 0o755 });
+    const notExecutable = path.join(bin, "plain");
+    writeFileSync(notExecutable, "#!/bin/sh\n", { mode: 0o644 });
+    writeFixture(
+      path.join(project, ".mcp.json"),
+      `{"mcpServers":{"quire":{"command":"npx","args":["-y","quire-mcp","serve"]}}}`,
+    );
+    writeFixture(
+      path.join(project, ".cursor", "mcp.json"),
+      `{"mcpServers":{"quire":{"command":"no-such-quire","args":["serve"]}}}`,
+    );
+    writeFixture(
+      path.join(home(), ".cursor", "mcp.json"),
+      `{"mcpServers":{"quire":{"command":${JSON.stringify(notExecutable)},"args":["serve"]}}}`,
+    );
+    const result = await runQuire(["mcp", "status"], {
+      cwd: project,
+      env: { ...box.env, PATH: `${bin}${path.delimiter}${box.env["PATH"] ?? ""}` },
+    });
+    expect(result.code).toBe(0);
+    const section = (name: string) =>
+      result.stdout.slice(result.stdout.indexOf(`${name}: `)).split(/\n(?=\S)/)[0] ?? "";
+    expect(section("claude-code project")).toMatch(/registered: npx -y quire-mcp serve$/m);
+    expect(section("claude-code project")).not.toContain("(the command");
+    expect(section("cursor project")).toContain(
+      "registered: no-such-quire serve (no command of that name on PATH)",
+    );
+    // Root may read any file, but no one may execute a file without an execute bit.
+    expect(section("cursor user")).toContain(
+      `registered: ${notExecutable} serve (the command is not an executable file)`,
+    );
+  });
+
   it("refuses an empty or relative HOME, whose user scope named the current directory's files", async () => {
     for (const value of ["", "relhome"]) {
       const result = await runQuire(["mcp", "install", "cursor"], {

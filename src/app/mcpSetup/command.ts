@@ -5,6 +5,7 @@
  * file it cannot parse, keeps the previous file as `<file>.quire.bak` and replaces the
  * file atomically (the ConfigFiles port).
  */
+import * as NodePath from "node:path";
 import { Duration, Effect, Either, Random } from "effect";
 import { ConfigFiles, type ConfigFileError } from "../../ports/ConfigFiles.js";
 import { redactCredentials } from "../../domain/redact.js";
@@ -473,6 +474,45 @@ const editOnce = (
     return { status: ok };
   });
 
+/**
+ * Why a client could not start the registered `command`, or `undefined`. A command
+ * with a directory part names a file (a relative one is taken from the current
+ * directory); a bare name (`npx`) is looked up on this shell's PATH, as the client
+ * will (on Windows with PATHEXT's extensions too). Either must be a file this user may
+ * execute: a launcher without its execute bit fails to start just as a missing one.
+ */
+const commandProblem = (
+  command: string,
+  context: McpContext,
+): Effect.Effect<string | undefined, never, ConfigFiles> =>
+  Effect.gen(function* () {
+    const files = yield* ConfigFiles;
+    const windows = context.platform === "win32";
+    if (command === "") return "the command does not exist";
+    if (command.includes("/") || (windows && command.includes("\\"))) {
+      const found = yield* files.commandFile(NodePath.resolve(context.host.cwd, command));
+      return found === "executable"
+        ? undefined
+        : found === "missing"
+          ? "the command does not exist"
+          : "the command is not an executable file";
+    }
+    const pathVariable = context.host.env["PATH"] ?? "";
+    const extensions = windows
+      ? ["", ...(context.host.env["PATHEXT"] ?? ".COM;.EXE;.BAT;.CMD").split(";")]
+      : [""];
+    for (const directory of pathVariable.split(windows ? ";" : ":")) {
+      // An empty entry means the current directory, which is the client's, not ours.
+      if (directory === "" || !NodePath.isAbsolute(directory)) continue;
+      for (const extension of extensions)
+        if (
+          (yield* files.commandFile(NodePath.join(directory, command + extension))) === "executable"
+        )
+          return undefined;
+    }
+    return "no command of that name on PATH";
+  });
+
 /** One line per client and scope: where its file is and what quire's entry says. */
 const status = (
   only: Client | undefined,
@@ -507,8 +547,8 @@ const status = (
               typeof entry.right === "object" && entry.right !== null && "command" in entry.right
                 ? String(entry.right.command)
                 : "";
-            const found = command !== "" && (yield* files.isFile(command));
-            state = `registered: ${printable(entryLine(entry.right), context)}${found ? "" : " (the command does not exist)"}`;
+            const problem = yield* commandProblem(command, context);
+            state = `registered: ${printable(entryLine(entry.right), context)}${problem === undefined ? "" : ` (${problem})`}`;
           }
         }
         // Why install or uninstall would refuse the file (a dangling link, read-only),
