@@ -13,7 +13,7 @@ import * as IdGeneratorAdapter from "../adapters/idGenerator.js";
 import * as MemoryObjectStore from "../adapters/memoryObjectStore.js";
 import * as NodeFileSystem from "../adapters/nodeFileSystem.js";
 import type { DomainError } from "../domain/errors.js";
-import { FileSystem, type FsError } from "../ports/FileSystem.js";
+import { FileSystem, type FileSystemService, type FsError } from "../ports/FileSystem.js";
 import { IdGenerator } from "../ports/IdGenerator.js";
 import { ObjectStore } from "../ports/ObjectStore.js";
 import type { RuntimeConfig, StoreConfig } from "./config.js";
@@ -206,59 +206,12 @@ const prepared = (
           message: `the session directory ${notebook} resolves to ${workspaceRoot}; ${sessionStep}`,
         });
     } else {
-      const root = config.workspace.root;
-      const notADirectory = new StartupError({
-        kind: "config",
-        message: `the workspace root ${root} is not an existing directory`,
-      });
-      workspaceRoot = yield* fs
-        .realPath(root)
-        .pipe(
-          Effect.mapError((error) =>
-            error.reason === "NotFound" || error.reason === "NotADirectory"
-              ? notADirectory
-              : ioFailure("resolve the workspace root")(error),
-          ),
-        );
-      const info = yield* fs
-        .info(workspaceRoot)
-        .pipe(Effect.mapError(ioFailure("inspect the workspace root")));
-      if (info._tag === "None" || info.value.kind !== "directory") return yield* notADirectory;
+      workspaceRoot = yield* existingWorkspaceRoot(fs, config.workspace.root);
     }
 
-    const checked = config.workspace.kind === "session" || config.workspace.explicit;
-    const overlaps = (a: string, b: string) => isAtOrBelow(a, b) || isAtOrBelow(b, a);
-    if (checked && overlaps(privateRoot, workspaceRoot)) {
-      return yield* new StartupError({
-        kind: "config",
-        message: `the private root (--private-root) and the workspace root ${workspaceRoot} overlap (one is inside the other); choose another --private-root or --workspace-root`,
-      });
-    }
-    const fileStore = config.store.kind === "file" ? config.store.root : undefined;
-    const storeDirectory =
-      fileStore === undefined
-        ? undefined
-        : yield* fs.realPath(fileStore).pipe(
-            Effect.catchTag("FsError", (error) =>
-              // Not there (yet): compared as written; the store itself reports what is wrong.
-              error.reason === "NotFound" || error.reason === "NotADirectory"
-                ? Effect.succeed(NodePath.resolve(fileStore))
-                : Effect.fail(ioFailure("resolve the file store's directory")(error)),
-            ),
-          );
-    if (storeDirectory !== undefined) {
-      if (checked && overlaps(storeDirectory, workspaceRoot))
-        return yield* new StartupError({
-          kind: "config",
-          message: `the file store's directory (--store) and the workspace root ${workspaceRoot} overlap (one is inside the other); choose another --store or --workspace-root`,
-        });
-      if (overlaps(storeDirectory, privateRoot))
-        return yield* new StartupError({
-          kind: "config",
-          message:
-            "the file store's directory (--store) and the private root (--private-root) overlap; choose another",
-        });
-    }
+    const storeDirectory = yield* fileStoreDirectory(fs, config);
+    const overlap = overlapOf(config, privateRoot, workspaceRoot, storeDirectory);
+    if (overlap !== undefined) return yield* overlap;
     // An agent spells paths as the root was given to it (macOS's /tmp is a symlink).
     const spelt =
       config.workspace.kind === "root" ? NodePath.resolve(config.workspace.root) : undefined;
@@ -270,6 +223,125 @@ const prepared = (
       ...(storeDirectory === undefined ? {} : { storeDirectory }),
       ...(sessionId === undefined ? {} : { sessionId }),
     };
+  });
+
+/** A `root` workspace's root, canonical; a `config` error unless it is an existing directory. */
+const existingWorkspaceRoot = (
+  fs: FileSystemService,
+  root: string,
+): Effect.Effect<string, StartupError> =>
+  Effect.gen(function* () {
+    const notADirectory = new StartupError({
+      kind: "config",
+      message: `the workspace root ${root} is not an existing directory; create it, or choose another --workspace-root`,
+    });
+    const workspaceRoot = yield* fs
+      .realPath(root)
+      .pipe(
+        Effect.mapError((error) =>
+          error.reason === "NotFound" || error.reason === "NotADirectory"
+            ? notADirectory
+            : ioFailure("resolve the workspace root")(error),
+        ),
+      );
+    const info = yield* fs
+      .info(workspaceRoot)
+      .pipe(Effect.mapError(ioFailure("inspect the workspace root")));
+    if (info._tag === "None" || info.value.kind !== "directory") return yield* notADirectory;
+    return workspaceRoot;
+  });
+
+/** A file store's directory, canonical when it exists (else as written); none for other stores. */
+const fileStoreDirectory = (
+  fs: FileSystemService,
+  config: RuntimeConfig,
+): Effect.Effect<string | undefined, StartupError> => {
+  const fileStore = config.store.kind === "file" ? config.store.root : undefined;
+  return fileStore === undefined
+    ? Effect.succeed(undefined)
+    : fs.realPath(fileStore).pipe(
+        Effect.catchTag("FsError", (error) =>
+          // Not there (yet): compared as written; the store itself reports what is wrong.
+          error.reason === "NotFound" || error.reason === "NotADirectory"
+            ? Effect.succeed(NodePath.resolve(fileStore))
+            : Effect.fail(ioFailure("resolve the file store's directory")(error)),
+        ),
+      );
+};
+
+/**
+ * The refusal of directories that overlap (canonical paths; `workspaceRoot` undefined
+ * when it is not known yet, a session's), or `undefined`.
+ */
+const overlapOf = (
+  config: RuntimeConfig,
+  privateRoot: string,
+  workspaceRoot: string | undefined,
+  storeDirectory: string | undefined,
+): StartupError | undefined => {
+  const checked = config.workspace.kind === "session" || config.workspace.explicit;
+  const overlaps = (a: string, b: string) => isAtOrBelow(a, b) || isAtOrBelow(b, a);
+  if (checked && workspaceRoot !== undefined && overlaps(privateRoot, workspaceRoot))
+    return new StartupError({
+      kind: "config",
+      message: `the private root (--private-root) and the workspace root ${workspaceRoot} overlap (one is inside the other); choose another --private-root or --workspace-root`,
+    });
+  if (storeDirectory === undefined) return undefined;
+  if (checked && workspaceRoot !== undefined && overlaps(storeDirectory, workspaceRoot))
+    return new StartupError({
+      kind: "config",
+      message: `the file store's directory (--store) and the workspace root ${workspaceRoot} overlap (one is inside the other); choose another --store or --workspace-root`,
+    });
+  if (overlaps(storeDirectory, privateRoot))
+    return new StartupError({
+      kind: "config",
+      message:
+        "the file store's directory (--store) and the private root (--private-root) overlap; choose another",
+    });
+  return undefined;
+};
+
+/**
+ * The canonical path `path` will have once made: its nearest existing ancestor's, with
+ * the missing rest appended (a symlink on the way is resolved as the made directory's
+ * real path would be).
+ */
+const canonicalToBe = (fs: FileSystemService, path: string): Effect.Effect<string, FsError> => {
+  const absolute = NodePath.resolve(path);
+  return fs.realPath(absolute).pipe(
+    Effect.catchTag("FsError", (error) => {
+      const parent = NodePath.dirname(absolute);
+      return error.reason === "NotFound" && parent !== absolute
+        ? Effect.map(canonicalToBe(fs, parent), (real) =>
+            NodePath.join(real, NodePath.basename(absolute)),
+          )
+        : Effect.fail(error);
+    }),
+  );
+};
+
+/**
+ * The checks of {@link prepareWorkspace} that need no directory made: a `root` workspace
+ * must be an existing directory, and the private root, the workspace root and a file
+ * store's directory must not overlap (a private root not made yet as its canonical path
+ * will be; a session's directory is new, so it overlaps nothing). `quire mcp install`
+ * runs them, so a client is never given a server that refuses to start. Makes nothing.
+ */
+export const checkDirectories = (
+  config: RuntimeConfig,
+): Effect.Effect<void, StartupError, FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem;
+    const privateRoot = yield* canonicalToBe(fs, config.privateRoot).pipe(
+      Effect.mapError(ioFailure("resolve the private root", privateRootStep)),
+    );
+    const workspaceRoot =
+      config.workspace.kind === "root"
+        ? yield* existingWorkspaceRoot(fs, config.workspace.root)
+        : undefined;
+    const storeDirectory = yield* fileStoreDirectory(fs, config);
+    const overlap = overlapOf(config, privateRoot, workspaceRoot, storeDirectory);
+    if (overlap !== undefined) return yield* overlap;
   });
 
 /** The use cases' settings for a prepared workspace. */

@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { Effect, Layer } from "effect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeNodeConfigFiles, nodeConfigFiles } from "../../src/adapters/nodeConfigFiles.js";
+import * as NodeFileSystem from "../../src/adapters/nodeFileSystem.js";
 import { type McpContext, runMcpCommand } from "../../src/app/mcpSetup/command.js";
 import { ConfigFiles, type ConfigFilesService } from "../../src/ports/ConfigFiles.js";
 
@@ -46,7 +47,7 @@ const run = async (
     runMcpCommand(argv, context(env), {
       out: (text) => (out += text),
       err: (text) => (err += text),
-    }).pipe(Effect.provide(Layer.succeed(ConfigFiles, files))),
+    }).pipe(Effect.provide(Layer.merge(Layer.succeed(ConfigFiles, files), NodeFileSystem.layer))),
   );
   return { code, out, err };
 };

@@ -210,6 +210,8 @@ describe.each(cases)(
   ({ client, scope, file, fixture, entryPath, typed }) => {
     it("install writes only quire's entry; uninstall gives the file back byte for byte", async () => {
       const target = file();
+      // serve refuses a workspace root that is not a directory, and so does install.
+      mkdirSync(path.join(home(), "notes"));
       writeFixture(target, fixture);
       const inode = statSync(target).ino;
       const installed = await quire(
@@ -361,6 +363,49 @@ describe("the command line", () => {
     const unknown = await quire("install", "gemini", "--stor", "file:/x");
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown option "--stor"');
+  });
+
+  it("options serve would refuse as it starts are refused too: a client would get a server that exits at once", async () => {
+    const settings = path.join(home(), ".gemini", "settings.json");
+    symlinkSync(project, path.join(box.root, "link"));
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [
+        ["--workspace-root", path.join(box.root, "not-made")],
+        `the workspace root ${path.join(box.root, "not-made")} is not an existing directory`,
+      ],
+      [
+        ["--workspace-root", project, "--store", `file:${path.join(project, "store")}`],
+        "the file store's directory (--store) and the workspace root",
+      ],
+      [
+        // Outside the root as written (the parser's check), inside it through a symlink.
+        ["--workspace-root", project, "--private-root", path.join(box.root, "link", "private")],
+        "the private root (--private-root) and the workspace root",
+      ],
+    ];
+    for (const [options, message] of cases) {
+      const result = await quire("install", "gemini", ...options);
+      expect(result.stderr).toContain(`the serve options are invalid: ${message}`);
+      expect(result.code).toBe(2);
+    }
+    expect(existsSync(path.join(home(), ".gemini"))).toBe(false);
+    // Nothing was made checking them: not the private root, not the store.
+    expect(existsSync(path.join(project, "private"))).toBe(false);
+    expect(existsSync(path.join(project, "store"))).toBe(false);
+    // serve itself refuses the same options, exit 2, before it serves.
+    for (const [options, message] of cases) {
+      const serve = await runQuire(["serve", ...options], { cwd: project, env: box.env });
+      expect(serve.code).toBe(2);
+      expect(serve.stderr).toContain(message);
+    }
+    // Options serve starts with are registered.
+    const good = await quire("install", "gemini", "--workspace-root", project);
+    expect(good.stderr).toBe("");
+    expect(good.code).toBe(0);
+    expect(entryIn(settings, ["mcpServers", "quire"])).toEqual({
+      command: binPath,
+      args: ["serve", `--workspace-root=${project}`],
+    });
   });
 
   it("the shell's QUIRE_* variables, which are not registered, play no part in checking the options", async () => {

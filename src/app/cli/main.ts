@@ -5,7 +5,7 @@
  * report, or (for `serve`) JSON-RPC.
  */
 import * as Os from "node:os";
-import { Effect, Either, Exit, LogLevel } from "effect";
+import { Effect, Either, Exit, Layer, LogLevel } from "effect";
 import { clientAuthor } from "../../domain/author.js";
 import { redact } from "../../domain/redact.js";
 import {
@@ -169,9 +169,10 @@ const routeProcessWarnings = (host: Host) => {
 
 /** `quire mcp …`: edits MCP clients' configuration files (loaded only for this command). */
 const runMcp = async (argv: ReadonlyArray<string>, host: Host): Promise<number> => {
-  const [{ runMcpCommand }, configFiles] = await Promise.all([
+  const [{ runMcpCommand }, configFiles, fileSystem] = await Promise.all([
     import("../mcpSetup/command.js"),
     import("../../adapters/nodeConfigFiles.js"),
+    import("../../adapters/nodeFileSystem.js"),
   ]);
   const program = runMcpCommand(
     argv,
@@ -180,7 +181,7 @@ const runMcp = async (argv: ReadonlyArray<string>, host: Host): Promise<number> 
       out: (text) => process.stdout.write(text),
       err: (text) => process.stderr.write(text),
     },
-  ).pipe(Effect.provide(configFiles.layer));
+  ).pipe(Effect.provide(Layer.merge(configFiles.layer, fileSystem.layer)));
   return Effect.runPromise(program);
 };
 

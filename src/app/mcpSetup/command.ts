@@ -8,8 +8,16 @@
 import * as NodePath from "node:path";
 import { Duration, Effect, Either, Random } from "effect";
 import { ConfigFiles, type ConfigFileError } from "../../ports/ConfigFiles.js";
+import type { FileSystem } from "../../ports/FileSystem.js";
 import { redactCredentials } from "../../domain/redact.js";
-import { type Host, parseInvocation, runtimeOptions, secretValuesOf } from "../config.js";
+import {
+  type Host,
+  type RuntimeConfig,
+  parseInvocation,
+  runtimeOptions,
+  secretValuesOf,
+} from "../config.js";
+import { checkDirectories } from "../layers.js";
 import { splitArgv } from "../config/argv.js";
 import { resolveHostPath } from "../config/paths.js";
 import { parseStoreSpec } from "../config/store.js";
@@ -84,7 +92,10 @@ const pathOptions = new Set(["workspace-root", "private-root"]);
 const serveArguments = (
   options: ReadonlyMap<string, ReadonlyArray<string>>,
   host: Host,
-): Either.Either<ReadonlyArray<string>, string> => {
+): Either.Either<
+  { readonly args: ReadonlyArray<string>; readonly config?: RuntimeConfig },
+  string
+> => {
   const args: Array<string> = ["serve"];
   for (const spec of runtimeOptions) {
     for (const value of options.get(spec.name) ?? []) {
@@ -112,7 +123,10 @@ const serveArguments = (
     Object.entries(host.env).filter(([name]) => !name.startsWith("QUIRE_")),
   );
   const checked = parseInvocation(args, { ...host, env: withoutQuireEnv });
-  return Either.isLeft(checked) ? Either.left(checked.left.message) : Either.right(args);
+  if (Either.isLeft(checked)) return Either.left(checked.left.message);
+  return checked.right._tag === "Serve"
+    ? Either.right({ args, config: checked.right.config })
+    : Either.left("not a serve command line");
 };
 
 /**
@@ -292,6 +306,8 @@ interface Parsed {
   readonly scope?: Scope;
   readonly print: boolean;
   readonly serveArgs: ReadonlyArray<string>;
+  /** The configuration the registered `serve` will run with (install only). */
+  readonly serveConfig?: RuntimeConfig;
 }
 
 const parse = (argv: ReadonlyArray<string>, host: Host): Either.Either<Parsed | "help", string> => {
@@ -326,15 +342,18 @@ const parse = (argv: ReadonlyArray<string>, host: Host): Either.Either<Parsed | 
     return Either.left(`quire mcp ${action} takes no serve options (--${passed[0]})`);
   if (action === "status" && (print || scopeValue !== undefined))
     return Either.left("quire mcp status takes no --scope or --print: it shows every scope");
-  const serveArgs = action === "install" ? serveArguments(options, host) : Either.right([]);
-  if (Either.isLeft(serveArgs))
-    return Either.left(`the serve options are invalid: ${serveArgs.left}`);
+  const serve: Either.Either<
+    { readonly args: ReadonlyArray<string>; readonly config?: RuntimeConfig },
+    string
+  > = action === "install" ? serveArguments(options, host) : Either.right({ args: [] });
+  if (Either.isLeft(serve)) return Either.left(`the serve options are invalid: ${serve.left}`);
   return Either.right({
     action,
     ...(client === undefined ? {} : { client }),
     ...(scopeValue === undefined ? {} : { scope: scopeValue }),
     print,
-    serveArgs: serveArgs.right,
+    serveArgs: serve.right.args,
+    ...(serve.right.config === undefined ? {} : { serveConfig: serve.right.config }),
   });
 };
 
@@ -569,7 +588,7 @@ export const runMcpCommand = (
   argv: ReadonlyArray<string>,
   context: McpContext,
   output: McpOutput,
-): Effect.Effect<number, never, ConfigFiles> =>
+): Effect.Effect<number, never, ConfigFiles | FileSystem> =>
   Effect.suspend(() => {
     const parsed = parse(argv, context.host);
     if (Either.isLeft(parsed)) {
@@ -584,7 +603,23 @@ export const runMcpCommand = (
     const request = parsed.right;
     if (request.action === "status") return status(request.client, context, output);
     const client = request.client;
-    return client === undefined
-      ? Effect.succeed(usage)
-      : edit({ ...request, client }, context, output);
+    if (client === undefined) return Effect.succeed(usage);
+    // What serve checks as it starts, before it serves (a workspace root that is not a
+    // directory, overlapping directories): a client given these options would only see
+    // a server that exits at once. Nothing is made or written.
+    const config = request.serveConfig;
+    const checked = config === undefined ? Effect.void : checkDirectories(config);
+    return checked.pipe(
+      Effect.matchEffect({
+        onFailure: (error) => {
+          output.err(
+            error.kind === "config"
+              ? `quire mcp: ${printable(`the serve options are invalid: ${error.message}`, context)}\n`
+              : `quire mcp: cannot check the serve options: ${printable(error.message, context)}; nothing was written\n`,
+          );
+          return Effect.succeed(error.kind === "config" ? usage : refused);
+        },
+        onSuccess: () => edit({ ...request, client }, context, output),
+      }),
+    );
   });
