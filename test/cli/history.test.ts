@@ -1017,6 +1017,35 @@ describe("history: restore and revert never answer OK for what they did not do",
   );
 });
 
+describe("history: a refusal's advice names commands that run", () => {
+  it(
+    "restore of a FILE that exists nowhere points to quire commands and options the CLI accepts",
+    { timeout: 120_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const one = world.copy("one");
+      await ok(pull(world, one));
+      write(one, "f.md", "l1\n");
+      await ok(commit(world, one, "g1"));
+      const refused = await runCli(world, ["restore", one, "typo.md", "--from", "1"]);
+      expect(refused.code, refused.stdout).toBe(1);
+      expect(refused.stderr).toContain("typo.md");
+      // Each `quire CMD [--option…]` the message suggests runs on this copy as written
+      // (until 2026-12-06 it said "as quire log --stat lists them": log has no --stat).
+      const lines = refused.stderr.split("\n");
+      const message = lines[lines.indexOf("INVALID_REQUEST · INVALID_ARGUMENT") + 1] ?? "";
+      const hints = [...message.matchAll(/quire ([a-z]+)((?: --[a-z-]+)*)/g)];
+      expect(hints.length).toBeGreaterThan(0);
+      for (const [hint, command, options] of hints) {
+        const words = (options ?? "").split(" ").filter((word) => word !== "");
+        const run = await runCli(world, [command ?? "", one, ...words]);
+        expect(run.code, `${hint}: ${run.stderr}`).toBe(0);
+      }
+    },
+  );
+});
+
 describe("history: a store that went back behind the copy", () => {
   it("log and show answer STORAGE_INTEGRITY/MANIFEST_INVALID, as status, restore and revert do, in text and --json", async () => {
     const world = makeWorld();

@@ -239,7 +239,7 @@ const refuseUnknownFiles = (
         domainError({
           code: "INVALID_REQUEST",
           reason: "INVALID_ARGUMENT",
-          message: `These files exist neither at generation ${generation} nor in the working copy: ${someOf(unknown)}. Nothing was written; check their names (relative to the working copy's top, as quire log --stat lists them).`,
+          message: `These files exist neither at generation ${generation} nor in the working copy: ${someOf(unknown)}. Nothing was written; check their names (relative to the working copy's top, as quire status and quire log list them).`,
         }),
       );
 };
