@@ -182,13 +182,40 @@ export const statusJson = (status: CopyStatus & { readonly path: string }): stri
   })}\n`;
 
 /**
+ * A file's unified diff with its name shown in the file header lines (`diff --git`,
+ * `--- a/`, `+++ b/`, before the first hunk) as every report shows a name
+ * ({@link shownName}): an invisible character there would make it read as another
+ * file's. The hunks are the file's text and stay as they are.
+ */
+const withShownHeader = (file: FileDiff): string => {
+  const shown = shownName(file.path);
+  if (shown === file.path) return file.diff;
+  const hunks = file.diff.indexOf("\n@@");
+  const cut = hunks === -1 ? file.diff.length : hunks;
+  const header = file.diff
+    .slice(0, cut)
+    .split("\n")
+    .map((line) =>
+      line === `diff --git a/${file.path} b/${file.path}`
+        ? `diff --git a/${shown} b/${shown}`
+        : line === `--- a/${file.path}`
+          ? `--- a/${shown}`
+          : line === `+++ b/${file.path}`
+            ? `+++ b/${shown}`
+            : line,
+    )
+    .join("\n");
+  return `${header}${file.diff.slice(cut)}`;
+};
+
+/**
  * The text of `quire diff`: the files' unified diffs one after another (with `color`:
  * removed lines red, added green, hunk headers cyan, file headers bold, as git colours
- * them), made terminal-safe.
+ * them), made terminal-safe, the names in the file headers shown as reports show names.
  */
 export const renderDiff = (diff: CopyDiff, options: StatusRenderOptions): string =>
   diff.files
-    .map((f) => terminalSafe(f.diff, true))
+    .map((f) => terminalSafe(withShownHeader(f), true))
     .join("")
     .split("\n")
     .map((line) => {

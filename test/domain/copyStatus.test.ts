@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
+  renderDiff,
+  renderDiffStat,
   renderRestored,
   renderStatus,
   statusJson,
   type CopyStatus,
 } from "../../src/domain/copyStatus.js";
+import { unifiedDiff } from "../../src/domain/unifiedDiff.js";
 
 describe("status of a copy with held files", () => {
   const status: CopyStatus = {
@@ -68,5 +71,33 @@ describe("status of a copy with held files", () => {
     expect(renderRestored({ generation: 2, files: [], held: [] }, "Restore")).toBe(
       "nothing to change: restored from generation 2 already\n",
     );
+  });
+});
+
+describe("the unified diff's file headers show names as every report does", () => {
+  it("an invisible character in a name is shown as U+FFFD in diff --git, --- and +++, as --stat shows it", () => {
+    // "z\u200bw.md" (a zero-width space) would read as "zw.md", another file's name.
+    const files = ["z\u200bw.md", "s\u00adh.md", "x\u{e0041}.md", "plain.md"].map((path) => ({
+      path,
+      change: "modified" as const,
+      insertions: 1,
+      deletions: 1,
+      diff: unifiedDiff(path, "a\u200bb\n", "c\n"),
+    }));
+    const diff = { generation: 1, files };
+    for (const color of [false, true]) {
+      const text = renderDiff(diff, { color });
+      const stat = renderDiffStat(diff, { color });
+      for (const name of ["z\uFFFDw.md", "s\uFFFDh.md", "x\uFFFD.md"]) {
+        expect(text).toContain(`diff --git a/${name} b/${name}`);
+        expect(text).toContain(`--- a/${name}`);
+        expect(text).toContain(`+++ b/${name}`);
+        expect(stat).toContain(name);
+      }
+      expect(text).not.toMatch(/\u200b.*\.md|\u00ad|\u{e0041}/u);
+      expect(text).toContain("diff --git a/plain.md b/plain.md");
+      // The content is a text's, not a name: a zero-width space in a line stays.
+      expect(text).toContain("-a\u200bb");
+    }
   });
 });
