@@ -183,3 +183,32 @@ describe("restore of a FILE that exists nowhere", () => {
     expect(read("/ws/a/other.md")).toBe("two\n");
   });
 });
+
+describe("restore of a FILE the copy deleted and has not published", () => {
+  it("is known (it is in the notebook the copy last saw): a restore stopped part way, run again, finishes", async () => {
+    const { notebook, vol, write, read, commit } = await pulled();
+    write("/ws/a/c.md", "c1\n");
+    await commit("g1");
+    write("/ws/a/c.md", "c2\n");
+    write("/ws/a/e.md", "e2\n");
+    await commit("g2");
+    // What the first run of `restore c.md e.md --from 1` had written when it stopped
+    // (ENGINE_FAILED/LOCAL_IO on a later file, "run the same command again to finish"):
+    // c.md back as at 1, e.md — which did not exist at 1 — removed.
+    write("/ws/a/c.md", "c1\n");
+    vol.unlinkSync("/ws/a/e.md");
+    const again = await Effect.runPromise(
+      notebook.restore({ path: "/ws/a", generation: 1, files: ["c.md", "e.md"], force: false }),
+    );
+    expect([again.files, again.held]).toEqual([[], []]);
+    expect(read("/ws/a/c.md")).toBe("c1\n");
+    expect(vol.existsSync("/ws/a/e.md")).toBe(false);
+    // A name that is nowhere, not even among the copy's deletions, is still refused.
+    const typo = await failure(
+      notebook.restore({ path: "/ws/a", generation: 1, files: ["e.md", "f.md"], force: false }),
+    );
+    expect([typo.code, typo.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
+    expect(typo.message).toContain("f.md");
+    expect(typo.message).not.toContain("e.md");
+  });
+});

@@ -216,7 +216,7 @@ const refuseUnwritable = (
 /**
  * INVALID_REQUEST/INVALID_ARGUMENT, naming them, when some of the FILEs a restore names
  * is none of `present` (the paths at the generation or in the copy, what the scan
- * refused or skipped there) nor a directory of one: a misspelt name, which answering
+ * refused or skipped there, the copy's unpublished deletions) nor a directory of one: a misspelt name, which answering
  * OK for the others would hide. Nothing is written then.
  */
 const refuseUnknownFiles = (
@@ -314,7 +314,14 @@ export const restoreFiles = (
     // What the scan refused or skipped there (a symlink, a FIFO): not in the copy's
     // view, but there — a FILE naming one is known.
     const refusedHere = refused.map((issue) => issue.path).filter(named);
-    yield* refuseUnknownFiles(files, [...paths, ...refusedHere], generation);
+    // A file the copy deleted and has not published is in the notebook the copy last
+    // saw, not a misspelt name: a restore that stopped part way (LOCAL_IO) and removed
+    // it, as not there at GEN, must finish when run again, as its error says.
+    const deletedHere = changes
+      .filter((change) => change.change === "deleted")
+      .map((change) => change.path)
+      .filter(named);
+    yield* refuseUnknownFiles(files, [...paths, ...refusedHere, ...deletedHere], generation);
     const target = restoredTree(local, after, paths);
     yield* refuseReplacingEdits(changes, local, target, force);
     const changed = paths.filter((path) => local.get(path) !== target.get(path));
