@@ -159,6 +159,7 @@ const painter =
 const cliCommands: ReadonlyArray<readonly [RegExp, string]> = [
   [/\bnotes_commit\b/g, "quire commit"],
   [/\bnotes_pull\b/g, "quire pull"],
+  [/\bnotes_log\b/g, "quire log"],
 ];
 
 /** `line` with the MCP tools it names replaced by the CLI commands that do the same. */

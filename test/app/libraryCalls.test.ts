@@ -256,7 +256,7 @@ describe("the library facade called with junk", () => {
       for (const answer of answers) {
         expect(field(answer, "reason")).toBe("INVALID_ARGUMENT");
         expect(field(answer, "message")).toBe(
-          `${JSON.stringify(file)} names the working copy's top, not a file in it: name a file or a directory below the top, as quire status lists them (log, diff and show cover the whole copy when no file is given).`,
+          `${JSON.stringify(file)} names the working copy's top, not a file in it: name a file or a directory below the top, as notes_log lists them (log, diff and show cover the whole copy when no file is given).`,
         );
       }
     }

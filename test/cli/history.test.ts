@@ -379,6 +379,9 @@ describe("history: authors and quire log", () => {
         expect(refused.code, args.join(" ")).toBe(1);
         expect(refused.stderr, args.join(" ")).toContain("INVALID_REQUEST · INVALID_ARGUMENT");
         expect(refused.stderr, args.join(" ")).toContain("is not a notebook path");
+        // Advice in the CLI's words: `quire log`, never the MCP tool `notes_log`.
+        expect(refused.stderr, args.join(" ")).toContain("as quire log lists them");
+        expect(refused.stderr, args.join(" ")).not.toContain("notes_");
         expect(refused.stdout, args.join(" ")).toBe("");
       }
       // The copy's top is no file: one error that says so (not "repaired", then "reserved").
@@ -394,6 +397,7 @@ describe("history: authors and quire log", () => {
           `"${args.includes(".") ? "." : "./"}" names the working copy's top, not a file in it`,
         );
         expect(refused.stderr, args.join(" ")).not.toContain("reserved");
+        expect(refused.stderr, args.join(" ")).not.toContain("notes_");
       }
       // Nothing was written by the refused restores.
       expect(read(copy, "notes/a.md")).toBe("1\n2\n");

@@ -144,4 +144,25 @@ describe("serve --history-tool", () => {
       ).toEqual([4]);
     },
   );
+
+  it(
+    "a refused file argument's advice names MCP tools, never a quire command an agent cannot run",
+    { timeout: 120_000 },
+    async () => {
+      const served = await start(["--history-tool"]);
+      const copy = path.join(world.ws, "advice");
+      expect((await call(served, "notes_pull", { path: copy })).isError).toBe(false);
+      for (const file of ["../x.md", "a//b.md", ".", "./"]) {
+        const refused = await call(served, "notes_log", { path: copy, file });
+        expect(refused.structured, file).toMatchObject({
+          code: "INVALID_REQUEST",
+          reason: "INVALID_ARGUMENT",
+        });
+        const message = String(refused.structured["message"]);
+        expect(message, file).not.toMatch(/\bquire [a-z]/);
+        expect(message, file).toContain("notes_log");
+        expect(refused.text, file).not.toMatch(/\bquire [a-z]/);
+      }
+    },
+  );
 });

@@ -59,7 +59,7 @@ export const checkedFile = (file: string): Effect.Effect<string, DomainError> =>
   if (file !== "" && !file.startsWith("/") && (trimmed === "" || trimmed === "."))
     return Effect.fail(
       invalid(
-        `${echo(file)} names the working copy's top, not a file in it: name a file or a directory below the top, as quire status lists them (log, diff and show cover the whole copy when no file is given).`,
+        `${echo(file)} names the working copy's top, not a file in it: name a file or a directory below the top, as notes_log lists them (log, diff and show cover the whole copy when no file is given).`,
       ),
     );
   const normalized = normalizeNotebookPath(trimmed);
@@ -67,7 +67,7 @@ export const checkedFile = (file: string): Effect.Effect<string, DomainError> =>
     ? Effect.succeed(normalized.right)
     : Effect.fail(
         invalid(
-          `${echo(file)} is not a notebook path: ${normalized.left.message}. Name files relative to the working copy's top, as quire status lists them.`,
+          `${echo(file)} is not a notebook path: ${normalized.left.message}. Name files relative to the working copy's top, as notes_log lists them.`,
         ),
       );
 };
