@@ -15,62 +15,60 @@ afterAll(() => sandbox.cleanup());
 
 /** Starts serve, initialises with `version`, writes `lines`, then a ping (id "last"); resolves with every stdout line parsed, once the ping is answered, and the exit status after stdin closes. */
 const exchange = (version: string, lines: ReadonlyArray<string>) =>
-  new Promise<{ answers: Array<unknown>; code: number | null; stderr: string }>(
-    (resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [
-          binPath,
-          "serve",
-          "--store",
-          `file:${sandbox.store}`,
-          "--private-root",
-          sandbox.privateRoot,
-        ],
-        { cwd: sandbox.workspace, env: sandbox.env, stdio: ["pipe", "pipe", "pipe"] },
-      );
-      child.stdin.on("error", () => undefined);
-      let stderr = "";
-      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-      const answers: Array<unknown> = [];
-      let pending = "";
-      let sent = false;
-      const send = (text: string) => child.stdin.write(`${text}\n`);
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-        pending += chunk;
-        for (let end = pending.indexOf("\n"); end !== -1; end = pending.indexOf("\n")) {
-          const message: unknown = JSON.parse(pending.slice(0, end));
-          pending = pending.slice(end + 1);
-          if (!sent) {
-            sent = true;
-            send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
-            for (const line of lines) send(line);
-            send(JSON.stringify({ jsonrpc: "2.0", id: "last", method: "ping" }));
-            continue;
-          }
-          if (
-            JSON.stringify(message) === JSON.stringify({ result: {}, jsonrpc: "2.0", id: "last" })
-          )
-            child.stdin.end();
-          else answers.push(message);
+  new Promise<{
+    answers: Array<unknown>;
+    beforeLast: number;
+    code: number | null;
+    stderr: string;
+  }>((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [binPath, "serve", "--store", `file:${sandbox.store}`, "--private-root", sandbox.privateRoot],
+      { cwd: sandbox.workspace, env: sandbox.env, stdio: ["pipe", "pipe", "pipe"] },
+    );
+    child.stdin.on("error", () => undefined);
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const answers: Array<unknown> = [];
+    let beforeLast = -1;
+    let pending = "";
+    let sent = false;
+    const send = (text: string) => child.stdin.write(`${text}\n`);
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      pending += chunk;
+      for (let end = pending.indexOf("\n"); end !== -1; end = pending.indexOf("\n")) {
+        const message: unknown = JSON.parse(pending.slice(0, end));
+        pending = pending.slice(end + 1);
+        if (!sent) {
+          sent = true;
+          send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+          for (const line of lines) send(line);
+          send(JSON.stringify({ jsonrpc: "2.0", id: "last", method: "ping" }));
+          continue;
         }
-      });
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ answers, code, stderr }));
-      send(
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: 0,
-          method: "initialize",
-          params: {
-            protocolVersion: version,
-            capabilities: {},
-            clientInfo: { name: "t", version: "1" },
-          },
-        }),
-      );
-    },
-  );
+        if (
+          JSON.stringify(message) === JSON.stringify({ result: {}, jsonrpc: "2.0", id: "last" })
+        ) {
+          beforeLast = answers.length;
+          child.stdin.end();
+        } else answers.push(message);
+      }
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ answers, beforeLast, code, stderr }));
+    send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: version,
+          capabilities: {},
+          clientInfo: { name: "t", version: "1" },
+        },
+      }),
+    );
+  });
 
 const request = (id: number, method: string, params?: object) =>
   ({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) }) as const;
@@ -107,6 +105,29 @@ describe("a JSON-RPC batch", () => {
     );
     expect(answers[2]).toEqual([invalid("the message is nested too deeply.")]);
     expect(answers[3]).toHaveLength(5_000);
+  }, 120_000);
+
+  it("under 2025-03-26: a request cancelled in its batch (never answered) does not hold back the others' answers", async () => {
+    const cancel = (requestId: number) => ({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId, reason: "changed my mind" },
+    });
+    const { answers, beforeLast, code } = await exchange("2025-03-26", [
+      JSON.stringify([request(1, "tools/list"), cancel(1), request(2, "ping")]),
+      // A cancellation on a later line, for a call still running (a pull: it takes a while).
+      JSON.stringify([
+        request(3, "tools/call", { name: "notes_pull", arguments: {} }),
+        request(4, "ping"),
+      ]),
+      JSON.stringify(cancel(3)),
+    ]);
+    expect(code).toBe(0);
+    // Before the ping sent after them is answered: not only once the server stops.
+    const flat = answers.slice(0, beforeLast).flat() as Array<Record<string, unknown>>;
+    expect(flat).toContainEqual({ jsonrpc: "2.0", result: {}, id: 2 });
+    expect(flat).toContainEqual({ jsonrpc: "2.0", result: {}, id: 4 });
+    expect(flat.some((answer) => answer["id"] === 1)).toBe(false);
   }, 120_000);
 
   it("under 2025-06-18 (no batches): each array is one Invalid Request", async () => {

@@ -187,6 +187,7 @@ export class StdioLineTransport implements Transport {
       switch (outcome._tag) {
         case "Deliver":
           this.onmessage?.(outcome.message);
+          this.forgetCancelled(outcome.message);
           return;
         case "MalformedCall":
           noteDefect(outcome.request, outcome.defect);
@@ -229,6 +230,40 @@ export class StdioLineTransport implements Transport {
     for (const outcome of outcomes) if (outcome._tag !== "Answer") this.dispatch(outcome);
   }
 
+  /**
+   * A cancelled request is never answered (the SDK sends nothing once its handler is
+   * aborted; an answer already sent was taken by its batch): a batch waiting for it would
+   * wait forever and keep its other answers from the client. It stops waiting for it,
+   * and writes its answers if that was the last one missing. A cancellation read before
+   * its request (in one batch) at worst has that request's answer written on a line of
+   * its own.
+   */
+  private forgetCancelled(message: JSONRPCMessage): void {
+    if (!("method" in message) || message.method !== "notifications/cancelled") return;
+    if ("id" in message) return;
+    const params: unknown = message.params;
+    if (typeof params !== "object" || params === null || !("requestId" in params)) return;
+    const id: unknown = params.requestId;
+    if (typeof id !== "string" && typeof id !== "number") return;
+    const batch = this.batches.find((each) => each.waiting.has(idKey(id)));
+    if (batch === undefined) return;
+    this.settleInBatch(batch, id);
+    if (batch.waiting.size === 0) this.flush(batch);
+  }
+
+  /** One answer fewer awaited for `id` in `batch`. */
+  private settleInBatch(batch: PendingBatch, id: string | number): void {
+    const left = (batch.waiting.get(idKey(id)) ?? 1) - 1;
+    if (left > 0) batch.waiting.set(idKey(id), left);
+    else batch.waiting.delete(idKey(id));
+  }
+
+  /** Writes `batch`'s answers (if any) and forgets it. */
+  private flush(batch: PendingBatch): Promise<void> {
+    this.batches.splice(this.batches.indexOf(batch), 1);
+    return batch.answers.length === 0 ? Promise.resolve() : this.write(batch.answers);
+  }
+
   private report(error: unknown): void {
     this.onerror?.(error instanceof Error ? error : new Error(String(error)));
   }
@@ -258,13 +293,9 @@ export class StdioLineTransport implements Transport {
     const batch =
       id === undefined ? undefined : this.batches.find((each) => each.waiting.has(idKey(id)));
     if (id === undefined || batch === undefined) return this.write(message);
-    const left = (batch.waiting.get(idKey(id)) ?? 1) - 1;
-    if (left > 0) batch.waiting.set(idKey(id), left);
-    else batch.waiting.delete(idKey(id));
+    this.settleInBatch(batch, id);
     batch.answers.push(message);
-    if (batch.waiting.size > 0) return Promise.resolve();
-    this.batches.splice(this.batches.indexOf(batch), 1);
-    return this.write(batch.answers);
+    return batch.waiting.size > 0 ? Promise.resolve() : this.flush(batch);
   }
 
   /** Writes one line: a message, or a batch's answers. */
@@ -290,6 +321,10 @@ export class StdioLineTransport implements Transport {
     this.chunks = [];
     this.length = 0;
     this.oversize = undefined;
+    // Batches still waiting (a call the stop did not answer): what they have is sent, as
+    // a single message would have been, rather than dropped with them.
+    for (const batch of [...this.batches])
+      this.flush(batch).catch((error: unknown) => this.report(error));
     this.onclose?.();
     return Promise.resolve();
   }
