@@ -218,9 +218,29 @@ const exchange = (
     // while this side has already given up on it.
     const ackDeadline =
       hostNowMs() + options.ackTimeoutMs - Math.min(250, Math.floor(options.ackTimeoutMs / 4));
-    arm(options.ackTimeoutMs, () =>
-      failure("Unresponsive", name, `no acknowledgement within ${options.ackTimeoutMs} ms`),
-    );
+    const unresponsive = () =>
+      failure("Unresponsive", name, `no acknowledgement within ${options.ackTimeoutMs} ms`);
+    // The timer alone does not prove the listener never started the call: it may fire
+    // early (it counts from the loop's cached time), or late, after this loop was blocked
+    // while an acknowledgement sent in time waited unread. So it gives up only once the
+    // host's clock is past the listener's deadline (the listener refuses a request read
+    // later), and only after one more turn of the loop's I/O (setImmediate runs after the
+    // poll phase), which reads an acknowledgement already here.
+    let acknowledged = false;
+    const giveUp = (): void => {
+      if (settled) return;
+      const early = ackDeadline - hostNowMs();
+      if (early > 0) {
+        deadline = setTimeout(giveUp, early + 1);
+        return;
+      }
+      deadline = undefined;
+      setImmediate(() => {
+        if (!settled && !acknowledged) finish(Effect.fail(unresponsive()));
+      });
+    };
+    clearTimeout(deadline);
+    deadline = setTimeout(giveUp, options.ackTimeoutMs);
     const socket = net.createConnection(path, () => {
       socket.write(`${ackDeadline} ${request}\n`);
     });
@@ -244,7 +264,10 @@ const exchange = (
             : Effect.succeed(frame),
         ),
       {
-        acknowledged: () => arm(options.silenceMs, silent),
+        acknowledged: () => {
+          acknowledged = true;
+          arm(options.silenceMs, silent);
+        },
         alive: () => arm(options.silenceMs, silent),
       },
     );

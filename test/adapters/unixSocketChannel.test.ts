@@ -85,6 +85,48 @@ describe("unixSocketChannel", () => {
     }).pipe(Effect.scoped),
   );
 
+  it.live(
+    "an acknowledgement that arrived in time while the caller's loop was blocked is not taken for silence",
+    () =>
+      Effect.gen(function* () {
+        const { directory, channel } = fresh();
+        yield* Effect.either(channel.request("b1", "x", req(1024)));
+        const socket = path.join(directory, "b1.sock");
+        // Another process: it acknowledges 100 ms after reading the request (well before
+        // the caller's deadline) and answers 200 ms later, while this process is blocked.
+        const child = spawn(process.execPath, [
+          "-e",
+          `require("node:net").createServer((s) => s.once("data", () => {
+          setTimeout(() => s.write("+"), 100);
+          setTimeout(() => s.end("done\\n"), 300);
+        })).listen(${JSON.stringify(socket)}, () => console.log("up"))`,
+        ]);
+        yield* Effect.async<void>((resume) => {
+          child.stdout.once("data", () => resume(Effect.void));
+        });
+        const call = yield* Effect.fork(
+          channel.request("b1", "x", { maxBytes: 1024, ackTimeoutMs: 400, silenceMs: 5_000 }),
+        );
+        yield* Effect.sleep("30 millis");
+        // This process's loop is blocked past the acknowledgement timer: when it runs again,
+        // the timer has expired and the acknowledgement waits unread. The listener started
+        // the call; taking it for unresponsive would run it here too.
+        // Blocked in the loop's check phase (setImmediate): its next turn runs the expired
+        // timers before it polls for I/O (blocked in a timer callback, the poll would come
+        // first and read the acknowledgement).
+        yield* Effect.async<void>((resume) => {
+          setImmediate(() => {
+            const until = Date.now() + 1_500;
+            while (Date.now() < until);
+            resume(Effect.void);
+          });
+        });
+        const answer = yield* Effect.either(Fiber.join(call));
+        child.kill("SIGKILL");
+        expect(answer).toEqual(Either.right("done"));
+      }).pipe(Effect.scoped),
+  );
+
   it.live("a leftover file that is not a socket is taken over too", () =>
     Effect.gen(function* () {
       const { directory, channel } = fresh();
