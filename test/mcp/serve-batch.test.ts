@@ -130,6 +130,29 @@ describe("a JSON-RPC batch", () => {
     expect(flat.some((answer) => answer["id"] === 1)).toBe(false);
   }, 120_000);
 
+  it("under 2025-03-26: a cancellation the SDK ignores (id 0, a reason that is no string) leaves the request in its batch", async () => {
+    const { answers, beforeLast, code } = await exchange("2025-03-26", [
+      JSON.stringify([
+        request(0, "ping"),
+        { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 0 } },
+        request(5, "ping"),
+        {
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: 5, reason: 3 },
+        },
+      ]),
+    ]);
+    expect(code).toBe(0);
+    // Both answered, together in the batch's one array.
+    expect(answers.slice(0, beforeLast)).toEqual([
+      expect.arrayContaining([
+        { jsonrpc: "2.0", result: {}, id: 0 },
+        { jsonrpc: "2.0", result: {}, id: 5 },
+      ]),
+    ]);
+  }, 120_000);
+
   it("under 2025-06-18 (no batches): each array is one Invalid Request", async () => {
     const { answers, code } = await exchange("2025-06-18", lines);
     expect(code).toBe(0);
