@@ -216,8 +216,8 @@ const exchange = (
     // short of it (a timer may fire early by as much as its loop's clock lags): a request
     // read near the end is dropped, and then runs here (Broken), rather than run there
     // while this side has already given up on it.
-    const ackDeadline =
-      hostNowMs() + options.ackTimeoutMs - Math.min(250, Math.floor(options.ackTimeoutMs / 4));
+    const ackMargin = Math.min(250, Math.floor(options.ackTimeoutMs / 4));
+    const ackDeadline = hostNowMs() + options.ackTimeoutMs - ackMargin;
     const unresponsive = () =>
       failure("Unresponsive", name, `no acknowledgement within ${options.ackTimeoutMs} ms`);
     // The timer alone does not prove the listener never started the call: it may fire
@@ -229,9 +229,12 @@ const exchange = (
     let acknowledged = false;
     const giveUp = (): void => {
       if (settled) return;
-      const early = ackDeadline - hostNowMs();
+      // Early: waits until the margin past the listener's deadline too, as the first
+      // timer does (a listener that read the request just before its deadline may be
+      // descheduled before it writes the acknowledgement).
+      const early = ackDeadline + ackMargin - hostNowMs();
       if (early > 0) {
-        deadline = setTimeout(giveUp, early + 1);
+        deadline = setTimeout(giveUp, early);
         return;
       }
       deadline = undefined;
