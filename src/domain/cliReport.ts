@@ -156,10 +156,15 @@ const painter =
   (code: string, text: string): string =>
     color ? `${code}${text}${ansi.reset}` : text;
 
+// A tool's name as a word of the message, not as part of a file name the message echoes
+// (`notes_log.md`, `dir/notes_pull`): those are the user's data, shown as they are.
+const toolName = (name: string): RegExp =>
+  new RegExp(`(?<![/\\w.-])${name}(?![\\w-]|\\.[\\p{L}\\p{N}])`, "gu");
+
 const cliCommands: ReadonlyArray<readonly [RegExp, string]> = [
-  [/\bnotes_commit\b/g, "quire commit"],
-  [/\bnotes_pull\b/g, "quire pull"],
-  [/\bnotes_log\b/g, "quire log"],
+  [toolName("notes_commit"), "quire commit"],
+  [toolName("notes_pull"), "quire pull"],
+  [toolName("notes_log"), "quire log"],
 ];
 
 /** `line` with the MCP tools it names replaced by the CLI commands that do the same. */

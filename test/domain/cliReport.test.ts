@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { renderCliError, renderCliSuccess, summaryLine } from "../../src/domain/cliReport.js";
+import {
+  inCliWords,
+  renderCliError,
+  renderCliSuccess,
+  summaryLine,
+} from "../../src/domain/cliReport.js";
 import { domainError } from "../../src/domain/errors.js";
 import { errorEnvelope } from "../../src/domain/envelope.js";
 import { noPathSets } from "../../src/domain/pathSets.js";
@@ -128,5 +133,16 @@ describe("renderCliError", () => {
     const text = renderCliError(named, "0011223344556677", noPathSets, plain);
     expect(text).toContain("file: ctl\uFFFD[31mred\uFFFDx.md · INVALID_NAME\n");
     expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+  });
+});
+
+describe("inCliWords", () => {
+  it("names the CLI command for a tool named in the message, never inside a file name it echoes", () => {
+    expect(inCliWords("name files as notes_log lists them; call notes_pull.")).toBe(
+      "name files as quire log lists them; call quire pull.",
+    );
+    expect(
+      inCliWords("`notes_commit` refused notes_log.md and a/notes_pull, b/notes_commit.txt"),
+    ).toBe("`quire commit` refused notes_log.md and a/notes_pull, b/notes_commit.txt");
   });
 });
