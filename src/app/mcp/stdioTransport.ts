@@ -248,9 +248,12 @@ export class StdioLineTransport implements Transport {
     // Only a cancellation the SDK acts on: it ignores a falsy id (0, "") and params its
     // schema refuses (an id that is no integer, a reason that is no string), and the
     // request is then answered, so its batch must still wait for it.
-    if (!((typeof id === "string" && id !== "") || (Number.isInteger(id) && id !== 0))) return;
+    if (!(
+      (typeof id === "string" && id !== "") ||
+      (typeof id === "number" && Number.isInteger(id) && id !== 0)
+    ))
+      return;
     if (reason !== undefined && typeof reason !== "string") return;
-    if (typeof id !== "string" && typeof id !== "number") return;
     const batch = this.batches.find((each) => each.waiting.has(idKey(id)));
     if (batch === undefined) return;
     this.settleInBatch(batch, id);

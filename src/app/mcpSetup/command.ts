@@ -88,14 +88,17 @@ const mcpOptions = [
 /** Options that only `serve` takes and that name a directory to resolve. */
 const pathOptions = new Set(["workspace-root", "private-root"]);
 
+/** The `serve` command line to register, and the configuration it parses to. */
+interface ServeArguments {
+  readonly args: ReadonlyArray<string>;
+  readonly config?: RuntimeConfig;
+}
+
 /** The serve arguments to register, with relative paths made absolute; or why they are refused. */
 const serveArguments = (
   options: ReadonlyMap<string, ReadonlyArray<string>>,
   host: Host,
-): Either.Either<
-  { readonly args: ReadonlyArray<string>; readonly config?: RuntimeConfig },
-  string
-> => {
+): Either.Either<ServeArguments, string> => {
   const args: Array<string> = ["serve"];
   for (const spec of runtimeOptions) {
     for (const value of options.get(spec.name) ?? []) {
@@ -342,10 +345,8 @@ const parse = (argv: ReadonlyArray<string>, host: Host): Either.Either<Parsed | 
     return Either.left(`quire mcp ${action} takes no serve options (--${passed[0]})`);
   if (action === "status" && (print || scopeValue !== undefined))
     return Either.left("quire mcp status takes no --scope or --print: it shows every scope");
-  const serve: Either.Either<
-    { readonly args: ReadonlyArray<string>; readonly config?: RuntimeConfig },
-    string
-  > = action === "install" ? serveArguments(options, host) : Either.right({ args: [] });
+  const serve: Either.Either<ServeArguments, string> =
+    action === "install" ? serveArguments(options, host) : Either.right({ args: [] });
   if (Either.isLeft(serve)) return Either.left(`the serve options are invalid: ${serve.left}`);
   return Either.right({
     action,

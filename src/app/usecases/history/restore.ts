@@ -216,8 +216,8 @@ const refuseUnwritable = (
 /**
  * INVALID_REQUEST/INVALID_ARGUMENT, naming them, when some of the FILEs a restore names
  * is none of `present` (the paths at the generation or in the copy, what the scan
- * refused or skipped there, the copy's unpublished deletions) nor a directory of one: a misspelt name, which answering
- * OK for the others would hide. Nothing is written then.
+ * refused or skipped there, the copy's unpublished deletions) nor a directory of one: a
+ * misspelt name, which answering OK for the others would hide. Nothing is written then.
  */
 const refuseUnknownFiles = (
   files: ReadonlyArray<string>,
