@@ -87,7 +87,7 @@ const lines = [
   ]),
   JSON.stringify([{ jsonrpc: "2.0", method: "notifications/x" }]),
   `[${"[".repeat(100_000)}${"]".repeat(100_000)}]`,
-  JSON.stringify(Array.from({ length: 5_000 }, () => request(3, "ping"))),
+  JSON.stringify(Array.from({ length: 1_000 }, () => request(3, "ping"))),
 ];
 
 describe("a JSON-RPC batch", () => {
@@ -104,7 +104,35 @@ describe("a JSON-RPC batch", () => {
       expect.objectContaining({ id: 2, error: expect.objectContaining({ code: -32601 }) }),
     );
     expect(answers[2]).toEqual([invalid("the message is nested too deeply.")]);
-    expect(answers[3]).toHaveLength(5_000);
+    expect(answers[3]).toHaveLength(1_000);
+  }, 120_000);
+
+  it("under 2025-03-26: a batch of more than 1000 elements is refused whole, each request told with its id, none run", async () => {
+    const tooMany = `Invalid Request: a batch holds at most 1000 messages, this one 5001; send it in smaller batches.`;
+    const { answers, beforeLast, code } = await exchange("2025-03-26", [
+      JSON.stringify([
+        ...Array.from({ length: 5_000 }, (_, index) => request(10 + index, "ping")),
+        { jsonrpc: "2.0", method: "notifications/x" },
+      ]),
+      JSON.stringify(Array.from({ length: 1_001 }, () => ({ jsonrpc: "2.0", method: "x" }))),
+    ]);
+    expect(code).toBe(0);
+    expect(beforeLast).toBe(2);
+    const refused = answers[0] as Array<Record<string, unknown>>;
+    expect(refused).toHaveLength(5_000);
+    refused.forEach((answer, index) =>
+      expect(answer).toEqual({
+        jsonrpc: "2.0",
+        id: 10 + index,
+        error: { code: -32600, message: tooMany },
+      }),
+    );
+    expect(answers[1]).toEqual([
+      {
+        jsonrpc: "2.0",
+        error: { code: -32600, message: tooMany.replace("5001", "1001") },
+      },
+    ]);
   }, 120_000);
 
   it("under 2025-03-26: a request cancelled in its batch (never answered) does not hold back the others' answers", async () => {

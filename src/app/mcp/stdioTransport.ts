@@ -26,6 +26,36 @@ export const defaultMaxLineBytes = 10 * 1024 * 1024;
  */
 const batchingVersion = "2025-03-26";
 
+/**
+ * The most elements a batch may hold (as go-ethereum's JSON-RPC server allows by default).
+ * Every answer of a batch is written in one array once the last is ready, so an unbounded
+ * batch (a 10 MiB line holds some 250,000 requests) had the server run them all at once
+ * and hold every answer; a larger one is refused whole, none of its elements run.
+ */
+export const maxBatchElements = 1000;
+
+/**
+ * The answers to a batch of more than {@link maxBatchElements} elements, none of which
+ * ran: -32600 for each request in it with a usable id (so no client waits for one), or,
+ * when none has one, a single -32600 without an id.
+ */
+const refuseBatch = (elements: ReadonlyArray<unknown>): Array<JSONRPCMessage> => {
+  const error = {
+    code: ErrorCode.InvalidRequest,
+    message: `Invalid Request: a batch holds at most ${String(maxBatchElements)} messages, this one ${String(elements.length)}; send it in smaller batches.`,
+  };
+  const answers: Array<JSONRPCMessage> = [];
+  const noId: JSONRPCMessage = { jsonrpc: "2.0", error } satisfies JSONRPCMessage;
+  for (const element of elements) {
+    if (typeof element !== "object" || element === null || Array.isArray(element)) continue;
+    if (!("id" in element) || !("method" in element)) continue;
+    const id = element.id;
+    if (typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id)))
+      answers.push({ jsonrpc: "2.0", id, error });
+  }
+  return answers.length > 0 ? answers : [noId];
+};
+
 /** A batch's requests still unanswered (by {@link idKey}) and the answers so far. */
 interface PendingBatch {
   readonly waiting: Map<string, number>;
@@ -171,7 +201,9 @@ export class StdioLineTransport implements Transport {
       // An empty array is no batch: one Invalid Request, as readLine answers.
       if (elements !== undefined && elements.length > 0) {
         this.firstLine = false;
-        this.dispatchBatch(elements, isUtf8(bytes));
+        if (elements.length > maxBatchElements)
+          this.write(refuseBatch(elements)).catch((error: unknown) => this.report(error));
+        else this.dispatchBatch(elements, isUtf8(bytes));
         return;
       }
       outcome = readLine(text, isUtf8(bytes));
