@@ -67,6 +67,9 @@ const mapError = (error: unknown, name: string): ChannelError => {
   return new ChannelError({ reason, name, message: errorMessage(error) });
 };
 
+/** Errno codes of a passing shortage of the process or host, not of the channel. */
+const transientCodes = new Set(["EMFILE", "ENFILE", "EAGAIN", "ENOMEM", "ENOBUFS", "EINTR"]);
+
 const failure = (reason: ChannelError["reason"], name: string, message: string) =>
   new ChannelError({ reason, name, message });
 
@@ -397,7 +400,13 @@ export const makeUnixSocketChannel = (directory: string): LocalChannelService =>
         makePrivateDirectory(directory);
         return path;
       },
-      catch: (error) => failure("Other", name, errorMessage(error)),
+      // A passing shortage (descriptors, memory) is no verdict on the directory.
+      catch: (error) =>
+        failure(
+          transientCodes.has(errnoCode(error) ?? "") ? "Other" : "Unusable",
+          name,
+          errorMessage(error),
+        ),
     });
 
   /** Publishes the socket bound at `temp` as `path`, taking over a dead listener's name. */
@@ -428,7 +437,7 @@ export const makeUnixSocketChannel = (directory: string): LocalChannelService =>
         const path = yield* socketPath(name);
         const temp = temporaryPath(name);
         if (Buffer.byteLength(temp) > maxSocketPath)
-          return yield* failure("Other", name, `the socket path ${temp} is too long`);
+          return yield* failure("Unusable", name, `the socket path ${temp} is too long`);
         const runtime = yield* Effect.runtime<never>();
         const state: Listening = { closing: false, inFlight: new Set(), sockets: new Map() };
         const server = net.createServer();

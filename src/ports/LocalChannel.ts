@@ -19,10 +19,15 @@ import { Context, Data, type Effect, type Scope } from "effect";
  *   life, no answer) for the allowed silence — stopped or wedged mid-call. Its handler
  *   may not have started, may be running, may have finished, or may still run once
  *   the listener resumes (it then finds the connection closed and is interrupted).
- * - `Other`: anything else (permissions, a path too long for a socket, …).
+ * - `Unusable`: the channel can never work in this process: its directory failed its
+ *   check (not this user's, not a directory, open to others, or replaced by one that
+ *   is), or the name or its socket path is not one this host accepts.
+ * - `Other`: anything else, mostly passing (out of descriptors or memory: EMFILE,
+ *   ENFILE, EAGAIN, ENOMEM, …).
  */
 export class ChannelError extends Data.TaggedError("ChannelError")<{
-  readonly reason: "Unreachable" | "InUse" | "Broken" | "Unresponsive" | "Silent" | "Other";
+  readonly reason:
+    "Unreachable" | "InUse" | "Broken" | "Unresponsive" | "Silent" | "Unusable" | "Other";
   readonly name: string;
   readonly message: string;
 }> {}
@@ -51,7 +56,7 @@ export interface LocalChannelService {
    * listener (see {@link request}'s `silenceMs`). A connection that closes before its answer, or
    * sends an oversized or unterminated frame, interrupts or skips its handler. Closing
    * the scope stops accepting, waits up to `graceMs` for the handlers in flight, then
-   * interrupts the rest, and frees the name. Fails with `InUse` or `Other`.
+   * interrupts the rest, and frees the name. Fails with `InUse`, `Unusable` or `Other`.
    */
   readonly listen: (
     name: string,
@@ -71,7 +76,7 @@ export interface LocalChannelService {
    * is bounded however long the listener stays stopped. `silenceMs` must exceed the
    * listener's `heartbeatMs` with room for a busy event loop. Interrupting a request
    * closes the connection, which interrupts the handler. Fails with `Unreachable`,
-   * `Broken`, `Unresponsive`, `Silent` or `Other`.
+   * `Broken`, `Unresponsive`, `Silent`, `Unusable` or `Other`.
    */
   readonly request: (
     name: string,

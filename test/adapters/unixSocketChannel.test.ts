@@ -413,10 +413,13 @@ describe("unixSocketChannel", () => {
       yield* Effect.either(channel.request("n9", "x", req(1024)));
       chmodSync(directory, 0o755);
       const open = yield* Effect.either(Effect.scoped(channel.listen("n9", echo, options)));
-      expect(Either.isLeft(open) && open.left.reason).toBe("Other");
+      // Its own reason: the channel can never work here (unlike a transient failure).
+      expect(Either.isLeft(open) && open.left.reason).toBe("Unusable");
+      const sent = yield* Effect.either(channel.request("n9", "x", req(1024)));
+      expect(Either.isLeft(sent) && sent.left.reason).toBe("Unusable");
       chmodSync(directory, 0o700);
       const badName = yield* Effect.either(channel.request("../n9", "x", req(1024)));
-      expect(Either.isLeft(badName) && badName.left.reason).toBe("Other");
+      expect(Either.isLeft(badName) && badName.left.reason).toBe("Unusable");
     }),
   );
 });

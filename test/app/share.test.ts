@@ -24,7 +24,7 @@ import { copyDirectory, lockFile } from "../../src/app/usecases/workingCopy/priv
 import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
 import type { NotebookOptions } from "../../src/app/usecases/shared/notebookOptions.js";
 import type { DomainError } from "../../src/domain/errors.js";
-import type { LocalChannelService } from "../../src/ports/LocalChannel.js";
+import { ChannelError, type LocalChannelService } from "../../src/ports/LocalChannel.js";
 import { baseOptions } from "./memNotebook.js";
 
 const socketRoot = mkdtempSync(path.join(tmpdir(), "quire-share-"));
@@ -286,6 +286,60 @@ describe("sharing a process among the serve processes of a store", () => {
     await pull(a.notebook, "/ws/a");
     expect(a.ran.calls).toBe(1);
     expect(b.ran.calls).toBe(1);
+  });
+
+  it("a transient local failure (EMFILE) runs that call here and keeps sharing for later calls", async () => {
+    const w = world();
+    const a = await processOf(w);
+    // b's channel fails its next request and listen as a process out of descriptors does.
+    let failures = 0;
+    const emfile = <A, R>(
+      operation: Effect.Effect<A, ChannelError, R>,
+    ): Effect.Effect<A, ChannelError, R> =>
+      Effect.suspend(() => {
+        if (failures === 0) return operation;
+        failures--;
+        return Effect.fail(
+          new ChannelError({ reason: "Other", name: "x", message: "EMFILE: too many open files" }),
+        );
+      });
+    const flaky: LocalChannelService = {
+      listen: (name, handle, options) => emfile(w.channel.listen(name, handle, options)),
+      request: (name, frame, options) => emfile(w.channel.request(name, frame, options)),
+    };
+    const b = await processOf(w, {}, { channel: flaky });
+    failures = 2;
+    await pull(b.notebook, "/ws/b");
+    expect(b.ran.calls).toBe(1);
+    expect(a.ran.calls).toBe(0);
+    // The descriptors are back: b's later calls go to a again.
+    await pull(b.notebook, "/ws/b");
+    expect(b.ran.calls).toBe(1);
+    expect(a.ran.calls).toBe(1);
+    const committed = okOf(await commit(b.notebook, "/ws/b"));
+    expect(a.ran.calls).toBe(2);
+    expect(committed.files).toEqual([]);
+  });
+
+  it("a socket directory that fails its check ends sharing in that process", async () => {
+    const w = world();
+    const directory = path.join(socketRoot, `w${worlds - 1}`);
+    const a = await processOf(w);
+    const b = await processOf(w);
+    await pull(b.notebook, "/ws/b");
+    expect(a.ran.calls).toBe(1);
+    const { chmodSync } = await import("node:fs");
+    chmodSync(directory, 0o755);
+    try {
+      await pull(b.notebook, "/ws/b");
+    } finally {
+      chmodSync(directory, 0o700);
+    }
+    expect(b.ran.calls).toBe(1);
+    // Off for good: even with the directory private again, b asks a no more.
+    await pull(b.notebook, "/ws/b");
+    expect(b.ran.calls).toBe(2);
+    expect(a.ran.calls).toBe(1);
   });
 
   it("a sharing process that does not acknowledge is left alone for a while; calls run here", async () => {

@@ -261,15 +261,22 @@ export const sharedNotebook = (
                     reachable = listener.reachable;
                   }),
                 ),
+              // Only a channel that can never work here ends sharing; a passing failure
+              // (out of descriptors, say) leaves this process sending, and a later call
+              // that finds nobody listening tries again.
               onFailure: (error) =>
                 error.reason === "InUse"
                   ? Effect.void
-                  : Effect.logWarning("cannot share this process; every call runs here").pipe(
-                      Effect.annotateLogs({ reason: error.reason, why: error.message }),
-                      Effect.tap(() => {
-                        role = "off";
-                      }),
-                    ),
+                  : error.reason === "Unusable"
+                    ? Effect.logWarning("cannot share this process; every call runs here").pipe(
+                        Effect.annotateLogs({ reason: error.reason, why: error.message }),
+                        Effect.tap(() => {
+                          role = "off";
+                        }),
+                      )
+                    : Effect.logInfo("cannot listen for other processes for now").pipe(
+                        Effect.annotateLogs({ reason: error.reason, why: error.message }),
+                      ),
             }),
             Effect.annotateLogs("module", "share"),
           );
@@ -356,8 +363,10 @@ export const sharedNotebook = (
             ).pipe(Effect.annotateLogs({ reason, why: answer.left.message }));
             // Nobody listens: this process may become the sharing one. The channel's
             // directory failed its check (removed and made again by someone else, say):
-            // trying to listen finds that too, says so once, and ends sharing here.
-            if (reason === "Unreachable" || reason === "Other") yield* tryToListen;
+            // trying to listen finds that too, says so once, and ends sharing here. A
+            // passing failure (Other: out of descriptors, say) runs this call here only.
+            if (reason === "Unreachable" || reason === "Unusable" || reason === "Other")
+              yield* tryToListen;
             // A stopped or wedged sharing process still holds the name: stop asking it
             // for a while rather than wait for it on every call.
             if (reason === "Unresponsive")
