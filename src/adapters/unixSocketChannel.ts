@@ -316,16 +316,27 @@ interface Listening {
 const accept = (
   server: net.Server,
   handle: ChannelHandler,
-  options: { readonly maxBytes: number; readonly heartbeatMs: number },
+  options: {
+    readonly maxBytes: number;
+    readonly heartbeatMs: number;
+    readonly requestMs: number;
+  },
   runtime: Runtime.Runtime<never>,
   state: Listening,
 ): void => {
   server.on("connection", (socket) => {
     state.sockets.set(socket, false);
-    socket.on("close", () => state.sockets.delete(socket));
+    // A peer that sends nothing, or stalls mid-frame, costs its connection only so long.
+    const stalled = setTimeout(() => socket.destroy(), options.requestMs);
+    stalled.unref();
+    socket.on("close", () => {
+      clearTimeout(stalled);
+      state.sockets.delete(socket);
+    });
     socket.on("error", () => socket.destroy());
     // The frame's limit plus its deadline's (see requestLine).
     readFrame(socket, options.maxBytes + 17, (line) => {
+      clearTimeout(stalled);
       const deadline = line === undefined ? null : requestLine.exec(line);
       // A request read after its caller's acknowledgement deadline (this process was
       // stopped, or its thread wedged, meanwhile) is one its caller runs itself: it

@@ -65,6 +65,11 @@ export interface LocalChannelService {
       readonly maxBytes: number;
       readonly graceMs: number;
       readonly heartbeatMs: number;
+      /**
+       * How long a connection may take, from its opening, to send its whole request
+       * frame: one that stalls mid-frame or sends nothing is closed then, unanswered.
+       */
+      readonly requestMs: number;
     },
   ) => Effect.Effect<Listener, ChannelError, Scope.Scope>;
   /**

@@ -17,7 +17,7 @@ const fresh = () => {
   return { directory, channel: makeUnixSocketChannel(directory) };
 };
 
-const options = { maxBytes: 1024, graceMs: 2_000, heartbeatMs: 1_000 };
+const options = { maxBytes: 1024, graceMs: 2_000, heartbeatMs: 1_000, requestMs: 10_000 };
 /** Request options: answers up to `maxBytes`, acknowledged within 2 s, silent at most 10 s. */
 const req = (maxBytes: number) => ({ maxBytes, ackTimeoutMs: 2_000, silenceMs: 10_000 });
 const echo = (request: string) => Effect.succeed(`echo:${request}`);
@@ -287,7 +287,7 @@ describe("unixSocketChannel", () => {
       yield* channel.listen(
         "s3",
         () => Effect.sleep("1500 millis").pipe(Effect.as("slow but alive")),
-        { maxBytes: 1024, graceMs: 2_000, heartbeatMs: 20 },
+        { maxBytes: 1024, graceMs: 2_000, heartbeatMs: 20, requestMs: 10_000 },
       );
       expect(
         yield* channel.request("s3", "x", { maxBytes: 1024, ackTimeoutMs: 2_000, silenceMs: 500 }),
@@ -357,7 +357,7 @@ describe("unixSocketChannel", () => {
       yield* channel.listen(
         "n7",
         (request) => Effect.sync(() => handled.push(request)).pipe(Effect.as("x".repeat(64))),
-        { maxBytes: 16, graceMs: 1_000, heartbeatMs: 1_000 },
+        { maxBytes: 16, graceMs: 1_000, heartbeatMs: 1_000, requestMs: 10_000 },
       );
       const big = yield* Effect.either(channel.request("n7", "y".repeat(17), req(1024)));
       expect(Either.isLeft(big) && big.left.reason).toBe("Broken");
@@ -382,7 +382,7 @@ describe("unixSocketChannel", () => {
                   Effect.zipRight(Effect.sleep("100 millis")),
                   Effect.as("done"),
                 ),
-          { maxBytes: 64, graceMs: 300, heartbeatMs: 1_000 },
+          { maxBytes: 64, graceMs: 300, heartbeatMs: 1_000, requestMs: 10_000 },
         )
         .pipe(Scope.extend(scope));
       const quick = yield* Effect.fork(channel.request("n8", "quick", req(64)));
@@ -396,7 +396,7 @@ describe("unixSocketChannel", () => {
         .listen(
           "n8",
           () => Deferred.succeed(slowStarted, undefined).pipe(Effect.zipRight(Effect.never)),
-          { maxBytes: 64, graceMs: 300, heartbeatMs: 1_000 },
+          { maxBytes: 64, graceMs: 300, heartbeatMs: 1_000, requestMs: 10_000 },
         )
         .pipe(Scope.extend(second));
       const slow = yield* Effect.fork(channel.request("n8", "slow", req(64)));

@@ -3,6 +3,7 @@
  * "processes" in this test share one store and one memfs host, each with its own
  * sharing notebook and scope, talking over the real Unix socket channel.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -13,7 +14,11 @@ import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import { makeUnixSocketChannel } from "../../src/adapters/unixSocketChannel.js";
 import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
-import { decodeAnswer, protocolVersion as version } from "../../src/app/share/protocol.js";
+import {
+  decodeAnswer,
+  maxRequestBytes,
+  protocolVersion as version,
+} from "../../src/app/share/protocol.js";
 import {
   channelName,
   defaultShareTiming,
@@ -342,6 +347,78 @@ describe("sharing a process among the serve processes of a store", () => {
     expect(a.ran.calls).toBe(1);
   });
 
+  /**
+   * A same-user peer process connected to the store's channel in `directory`: `flood`
+   * writes a request line that never ends, as fast as the sharing process reads it;
+   * `stall` writes the start of one and then nothing. It prints how many bytes it wrote
+   * once the sharing process has closed the connection, and exits.
+   */
+  const peer = (w: World, directory: string, mode: "flood" | "stall") => {
+    const socket = path.join(directory, `${channelName(w.store.identity, release)}.sock`);
+    const script = `
+      const net = require("node:net");
+      let written = 0;
+      const s = net.createConnection(${JSON.stringify(socket)}, () => {
+        const chunk = Buffer.alloc(65536, 0x61);
+        if (${JSON.stringify(mode)} === "stall") { s.write("99999999999999 {"); written = 16; return; }
+        const more = () => { while (!s.destroyed && s.write(chunk)) written += chunk.length; written += chunk.length; };
+        s.on("drain", more);
+        more();
+      });
+      s.on("error", () => {});
+      s.on("close", () => { process.stdout.write(String(written)); process.exit(0); });
+    `;
+    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    running.push(async () => {
+      child.kill("SIGKILL");
+    });
+    let out = "";
+    child.stdout.on("data", (data: Buffer) => (out += data.toString()));
+    return new Promise<number>((resolve) => child.on("exit", () => resolve(Number(out))));
+  };
+
+  it("a peer sending a request line that never ends is cut off at what a real call can need", async () => {
+    const w = world();
+    const directory = path.join(socketRoot, `w${worlds - 1}`);
+    const a = await processOf(w);
+    const written = await peer(w, directory, "flood");
+    // What a real call needs, plus what the socket buffers on its way.
+    expect(written).toBeGreaterThan(maxRequestBytes);
+    expect(written).toBeLessThan(maxRequestBytes + 8 * 1024 * 1024);
+    const b = await processOf(w);
+    await pull(b.notebook, "/ws/b");
+    w.write("/ws/b/y.md", "b\n");
+    expect(okOf(await commit(b.notebook, "/ws/b")).generation).toBe(1);
+    expect(a.ran.calls).toBe(2);
+    expect(b.ran.calls).toBe(0);
+    // The notebook holds b's commit, once.
+    await pull(a.notebook, "/ws/a");
+    expect(w.read("/ws/a/y.md")).toBe("b\n");
+    expect(okOf(await commit(a.notebook, "/ws/a", "nothing new")).generation).toBe(1);
+  });
+
+  it("a peer that stalls mid-line is dropped, and the others' calls run meanwhile", async () => {
+    const w = world();
+    const directory = path.join(socketRoot, `w${worlds - 1}`);
+    const a = await processOf(w, {}, { timing: { ...defaultShareTiming, requestMs: 500 } });
+    const stalled = peer(w, directory, "stall");
+    const b = await processOf(w);
+    await pull(b.notebook, "/ws/b");
+    w.write("/ws/b/y.md", "b\n");
+    expect(okOf(await commit(b.notebook, "/ws/b")).generation).toBe(1);
+    expect(a.ran.calls).toBe(2);
+    expect(b.ran.calls).toBe(0);
+    // The sharing process closed the stalled connection (the peer then exits).
+    expect(await stalled).toBe(16);
+    w.write("/ws/b/z.md", "z\n");
+    expect(okOf(await commit(b.notebook, "/ws/b", "again")).generation).toBe(2);
+    expect(a.ran.calls).toBe(3);
+    // The notebook holds both of b's commits, each once.
+    await pull(a.notebook, "/ws/a");
+    expect([w.read("/ws/a/y.md"), w.read("/ws/a/z.md")]).toEqual(["b\n", "z\n"]);
+    expect(okOf(await commit(a.notebook, "/ws/a", "nothing new")).generation).toBe(2);
+  });
+
   it("a sharing process that does not acknowledge is left alone for a while; calls run here", async () => {
     const w = world();
     const directory = path.join(socketRoot, `w${worlds - 1}`);
@@ -498,6 +575,7 @@ describe("sharing a process among the serve processes of a store", () => {
           maxBytes: 1024,
           graceMs: 100,
           heartbeatMs: 1_000,
+          requestMs: 10_000,
         })
         .pipe(Scope.extend(garbage)),
     );

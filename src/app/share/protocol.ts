@@ -29,8 +29,21 @@ import type { NotebookOptions } from "../usecases/shared/notebookOptions.js";
  */
 export const protocolVersion = 3;
 
-/** The largest frame either side accepts: a pull of a large notebook lists every file. */
+/** The largest answer frame a caller accepts: a pull of a large notebook lists every file. */
 export const maxFrameBytes = 256 * 1024 * 1024;
+
+/**
+ * The largest request frame a sharing process reads: what a real call can carry, each
+ * string at its bound and JSON-escaped at worst (6 bytes a byte, `\u0001`): the six
+ * file-system paths of the options (PATH_MAX, 4,096 bytes each), the call's path (the
+ * MCP input's 4,096 bytes), a commit message (16,384) and author (name and version,
+ * 256 each); 16 KiB for the keys, numbers, release and diagnosticId; and the path sets,
+ * which come from the command line and environment: 1 MiB of entries (no control
+ * characters, so 2 bytes a byte at worst), far beyond any real configuration. A call
+ * whose frame is larger is not sent: it runs in its caller.
+ */
+export const maxRequestBytes =
+  6 * (6 * 4_096 + 4_096 + 16_384 + 2 * 256) + 16 * 1_024 + 2 * 1_024 * 1_024;
 
 const NonNegativeInt = Schema.Number.pipe(Schema.int(), Schema.nonNegative());
 const AbsolutePath = Schema.String.pipe(

@@ -47,6 +47,7 @@ import {
   encodeRefusal,
   encodeRequest,
   maxFrameBytes,
+  maxRequestBytes,
   optionsKey,
   requestOptionsKey,
   type ShareRequest,
@@ -79,6 +80,12 @@ export interface ShareTiming {
   readonly silenceMs: number;
   /** How long a taken-over call waits for its working copy's lock. */
   readonly takeoverLockMs: number;
+  /**
+   * How long a sharing process waits for a connection's whole request (a real caller
+   * sends it at once, and gives up after `acknowledgementMs`); beyond it the connection
+   * is closed, so a peer that stalls ties nothing up.
+   */
+  readonly requestMs: number;
 }
 
 /**
@@ -91,6 +98,7 @@ export const defaultShareTiming: ShareTiming = {
   heartbeatMs: 1_000,
   silenceMs: 10_000,
   takeoverLockMs: 2_000,
+  requestMs: 10_000,
 };
 
 /**
@@ -247,9 +255,10 @@ export const sharedNotebook = (
         if (role !== "sending") return Effect.void;
         return settings.channel
           .listen(name, handler, {
-            maxBytes: maxFrameBytes,
+            maxBytes: maxRequestBytes,
             graceMs: settings.graceMs,
             heartbeatMs: timing.heartbeatMs,
+            requestMs: timing.requestMs,
           })
           .pipe(
             Scope.extend(listening),
@@ -341,6 +350,11 @@ export const sharedNotebook = (
             options,
             yield* currentDiagnosticId,
           );
+          // Larger than any sharing process reads (settings far beyond real ones).
+          if (Buffer.byteLength(frame) > maxRequestBytes) {
+            yield* Effect.logDebug("the call is too large to send; running it here");
+            return yield* here;
+          }
           const answer = yield* Effect.either(
             settings.channel.request(name, frame, {
               maxBytes: maxFrameBytes,
