@@ -16,7 +16,9 @@
  * which fails if the name exists. A name whose socket refuses connections (its listener
  * died) is removed and linked again; two processes doing that at the same instant may
  * both listen, and `reachable` tells the one nobody reaches. On close a listener
- * removes the public name only while it is still its own socket.
+ * removes the public name only while it is still its own socket. A listener killed
+ * between its bind and its link leaves its temporary socket; the next listen removes it
+ * once it is a minute old and refuses connections.
  */
 import { randomBytes } from "node:crypto";
 import * as nodeFs from "node:fs";
@@ -379,6 +381,51 @@ const accept = (
   });
 };
 
+/** A temporary socket's name, as {@link makeUnixSocketChannel}'s temporaryPath makes them. */
+const temporaryName = /^[A-Za-z0-9-]{1,64}\.[0-9a-f]{8}\.t$/;
+
+/**
+ * How old a temporary socket must be before it may be reaped: far beyond the instant
+ * between a listener's bind and its listen (when it refuses connections too), and the
+ * link that follows.
+ */
+const temporaryAgeMs = 60_000;
+
+/**
+ * Removes the temporary sockets in `directory` left by listeners killed (SIGKILL, a
+ * crash) between binding them and linking them to their name, which would stay
+ * forever: only names this adapter makes, only sockets of this user, only older than
+ * {@link temporaryAgeMs}, and only once they refuse connections — no process listens
+ * on them, so none can be about to publish them. Never fails.
+ */
+const reapTemporaries = (directory: string): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    let names: Array<string>;
+    try {
+      names = nodeFs.readdirSync(directory).filter((name) => temporaryName.test(name));
+    } catch {
+      return;
+    }
+    const uid = process.getuid?.();
+    for (const name of names) {
+      const file = NodePath.join(directory, name);
+      let info: nodeFs.Stats;
+      try {
+        info = nodeFs.lstatSync(file);
+      } catch {
+        continue;
+      }
+      if (!info.isSocket() || (uid !== undefined && info.uid !== uid)) continue;
+      if (Date.now() - info.mtimeMs < temporaryAgeMs) continue;
+      if (!(yield* isDead(file))) continue;
+      try {
+        nodeFs.rmSync(file, { force: true });
+      } catch {
+        // Another listener reaped it first, or it cannot be removed: left as it is.
+      }
+    }
+  });
+
 /** The socket's identity, to tell our own socket at a path from a successor's. */
 const inodeOf = (path: string): number | undefined => {
   try {
@@ -446,6 +493,7 @@ export const makeUnixSocketChannel = (directory: string): LocalChannelService =>
     listen: (name, handle, options) =>
       Effect.gen(function* () {
         const path = yield* socketPath(name);
+        yield* reapTemporaries(directory);
         const temp = temporaryPath(name);
         if (Buffer.byteLength(temp) > maxSocketPath)
           return yield* failure("Unusable", name, `the socket path ${temp} is too long`);

@@ -1,6 +1,14 @@
 import { spawn } from "node:child_process";
 import * as net from "node:net";
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "@effect/vitest";
@@ -405,6 +413,60 @@ describe("unixSocketChannel", () => {
       const cut = yield* Effect.either(Fiber.join(slow));
       expect(Either.isLeft(cut) && cut.left.reason).toBe("Broken");
     }),
+  );
+
+  it.live(
+    "reaps the temporary socket of a listener killed before it published it, and only that",
+    () =>
+      Effect.gen(function* () {
+        const { directory, channel } = fresh();
+        yield* Effect.either(channel.request("r1", "x", req(1024)));
+        /** A socket at `file` bound by another process, killed (SIGKILL) unless `live`. */
+        const boundBy = (file: string, live: boolean) =>
+          Effect.async<void>((resume) => {
+            const child = spawn(process.execPath, [
+              "-e",
+              `require("node:net").createServer().listen(${JSON.stringify(file)}, () => console.log("up"))`,
+            ]);
+            child.stdout.once("data", () => {
+              if (live) {
+                running.push(child);
+                resume(Effect.void);
+                return;
+              }
+              child.once("exit", () => resume(Effect.void));
+              child.kill("SIGKILL");
+            });
+          });
+        const running: Array<{ kill: (signal: NodeJS.Signals) => boolean }> = [];
+        const old = new Date(Date.now() - 10 * 60_000);
+        const stale = path.join(directory, "r1.0badc0de.t");
+        const otherName = path.join(directory, "store-0123.89abcdef.t");
+        const live = path.join(directory, "r1.1badc0de.t");
+        const young = path.join(directory, "r1.2badc0de.t");
+        const notOurs = path.join(directory, "r1.zzzzzzzz.t");
+        yield* boundBy(stale, false);
+        yield* boundBy(otherName, false);
+        yield* boundBy(live, true);
+        yield* boundBy(young, false);
+        yield* boundBy(notOurs, false);
+        for (const file of [stale, otherName, live, notOurs]) utimesSync(file, old, old);
+        try {
+          yield* Effect.scoped(channel.listen("r1", echo, options));
+          // Dead and old: nobody can be about to publish them.
+          expect(existsSync(stale)).toBe(false);
+          expect(existsSync(otherName)).toBe(false);
+          // A live one may be about to be published; a young one may be between its bind
+          // and its listen; a name the adapter never makes is not its own.
+          expect([existsSync(live), existsSync(young), existsSync(notOurs)]).toEqual([
+            true,
+            true,
+            true,
+          ]);
+        } finally {
+          for (const child of running) child.kill("SIGKILL");
+        }
+      }),
   );
 
   it.live("refuses a directory other users may enter, and names that are not tokens", () =>
