@@ -541,6 +541,43 @@ describe("sharing a process among the serve processes of a store", () => {
     expect(again.files).toEqual([{ path: "n.md", insertions: 1, deletions: 0 }]);
   });
 
+  it("a sharing process stopped while it holds the copy of a call it answered: the next call answers BUSY after the bounded waits", async () => {
+    const w = world();
+    const directory = path.join(socketRoot, `w${worlds - 1}`);
+    const b = await processOf(w, {}, { timing: quick });
+    await pull(b.notebook, "/ws/c");
+    w.write("/ws/c/n.md", "c\n");
+    await b.stopSharing();
+    // Stopped right after answering: it reads no more calls (no acknowledgement) and
+    // still holds the caller's copy, tidying up after the call it answered.
+    await silentSharer(w, directory, Buffer.alloc(0));
+    const copy = copyDirectory(baseOptions.privateRoot, "/ws/c", w.store.identity);
+    const release = await Effect.runPromise(w.fs.lock(lockFile(copy), 0));
+    const timing: ShareTiming = { ...quick, acknowledgementMs: 300 };
+    const c = await processOf(w, {}, { timing });
+    // Not the copy lock's usual 30 s: the takeover's bound, and an answer that says why.
+    const committed = errorOf(await commit(c.notebook, "/ws/c"));
+    expect([committed.code, committed.reason, committed.retryable]).toEqual([
+      "ENGINE_FAILED",
+      "BUSY",
+      true,
+    ]);
+    expect(committed.message).toContain("not answering");
+    // The calls of the next 30 s run here without asking it, with the same bound.
+    const pulled = errorOf(await Effect.runPromiseExit(c.notebook.pull({ path: "/ws/c" })));
+    expect([pulled.code, pulled.reason]).toEqual(["ENGINE_FAILED", "BUSY"]);
+    expect(pulled.message).toContain("not answering");
+    expect(Option.isNone(await Effect.runPromise(w.store.get("current")))).toBe(true);
+    await Effect.runPromise(release);
+    // Once the copy is free, the commit publishes the edit, once.
+    const again = okOf(await commit(c.notebook, "/ws/c"));
+    expect(again.generation).toBe(1);
+    expect(again.files).toEqual([{ path: "n.md", insertions: 1, deletions: 0 }]);
+    await pull(c.notebook, "/ws/d");
+    expect(w.read("/ws/d/n.md")).toBe("c\n");
+    expect(okOf(await commit(c.notebook, "/ws/d", "nothing new")).generation).toBe(1);
+  }, 120_000);
+
   it("an answer cut off mid-frame, or garbage instead of one, makes the caller run the call itself", async () => {
     const replies: ReadonlyArray<readonly [Buffer, "stay" | "close"]> = [
       [Buffer.concat([Buffer.of(0x2b, 0xff), Buffer.from('{"ok":{"path":"/ws/b","gen')]), "close"],

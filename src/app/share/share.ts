@@ -18,6 +18,12 @@
  * at once: a pull ENGINE_FAILED/BUSY (retryable), a commit STORAGE_FAILURE/
  * PUBLICATION_UNKNOWN (PULL_TO_VERIFY), because the stopped process may have published
  * it or may still publish it when it resumes. Never OK, never a second publication.
+ *
+ * A sharing process that does not acknowledge a call within 2 s never runs it; the
+ * caller runs it, and its calls of the next 30 s, itself, each waiting at most the same
+ * 2 s for its working copy's lock, which the stopped process may still hold, tidying up
+ * after a call it answered; still held, the call answers ENGINE_FAILED/BUSY (retryable:
+ * nothing of it ran) — about 4 s after the call, not the lock's usual 30 s.
  */
 import {
   Cause,
@@ -129,6 +135,19 @@ const stillHeld = (op: "pull" | "commit"): DomainError =>
         message:
           "The serve process running this commit for this one stopped answering in the middle of it and still holds this working copy, so whether the commit was published is unknown. Once that process has resumed or ended, call notes_pull; if the changes are not in the notebook, commit them again.",
       });
+
+/**
+ * The answer to a call run here, never sent, while the sharing process is not answering,
+ * whose working copy stayed held beyond the takeover's bound: most likely by that
+ * process, tidying up after a call it already answered for this one. Nothing of this
+ * call ran anywhere, so a commit is not published and may simply be retried.
+ */
+const heldWhileUnanswering: DomainError = domainError({
+  code: "ENGINE_FAILED",
+  reason: "BUSY",
+  message:
+    "Another process holds this working copy, most likely the serve process that runs this store's calls, which is not answering (it may be stopped). Nothing of this call ran; call again once that process has resumed or ended.",
+});
 
 /** The channel name of a store for a release: a digest, so it is short and opaque. */
 export const channelName = (storeIdentity: string, release: string): string =>
@@ -335,6 +354,26 @@ export const sharedNotebook = (
         ),
       );
 
+    /**
+     * Runs here a call not sent because the sharing process is not answering (no
+     * acknowledgement, or silent mid-call, within the last {@link unresponsivePauseMs}),
+     * waiting for its working copy's lock no longer than a taken-over call does: a
+     * stopped sharing process may hold it, tidying up after a call it answered.
+     */
+    const whileUnanswering = (
+      here: Effect.Effect<SyncReport, DomainError>,
+    ): Effect.Effect<SyncReport, DomainError> =>
+      here.pipe(
+        Effect.locally(copyLockWaitMs, timing.takeoverLockMs),
+        Effect.catchIf(
+          (error) => error.code === "ENGINE_FAILED" && error.reason === "BUSY",
+          () =>
+            Effect.logWarning(
+              "the working copy is still held, most likely by the unresponsive sharing process",
+            ).pipe(Effect.zipRight(Effect.fail(heldWhileUnanswering))),
+        ),
+      );
+
     const viaShared = (
       operation: Parameters<typeof encodeRequest>[0],
       here: Effect.Effect<SyncReport, DomainError>,
@@ -343,7 +382,7 @@ export const sharedNotebook = (
         if (role === "listening") return Effect.zipRight(stillReached, here);
         if (role !== "sending") return here;
         return Effect.gen(function* () {
-          if ((yield* Clock.currentTimeMillis) < quietUntilMs) return yield* here;
+          if ((yield* Clock.currentTimeMillis) < quietUntilMs) return yield* whileUnanswering(here);
           const frame = encodeRequest(
             operation,
             settings.release,
@@ -383,8 +422,10 @@ export const sharedNotebook = (
               yield* tryToListen;
             // A stopped or wedged sharing process still holds the name: stop asking it
             // for a while rather than wait for it on every call.
-            if (reason === "Unresponsive")
+            if (reason === "Unresponsive") {
               quietUntilMs = (yield* Clock.currentTimeMillis) + unresponsivePauseMs;
+              return yield* whileUnanswering(here);
+            }
             return yield* here;
           }
           const decoded = decodeAnswer(answer.right);
