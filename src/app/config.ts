@@ -9,7 +9,7 @@ import { type FaultyObjectStoreOptions, parseFaultSpec } from "../adapters/fault
 import { authorProblem } from "../domain/author.js";
 import { defaultLogLimit } from "../domain/history.js";
 import { type PathSets, normalizePathSets } from "../domain/pathSets.js";
-import { type OptionSpec, splitArgv } from "./config/argv.js";
+import { type OptionSpec, spelled, splitArgv } from "./config/argv.js";
 import { ConfigError } from "./config/error.js";
 import { editDistance } from "./config/editDistance.js";
 import { isAtOrBelow, resolveHostPath } from "./config/paths.js";
@@ -568,7 +568,12 @@ const fromFlag = (
   flag: string,
 ): Sourced | undefined => {
   const [value] = options.get(flag) ?? [];
-  return value === undefined ? undefined : { value, origin: `--${flag}` };
+  // Both spellings of an option that has a short one (`-n/--max-count`): a message naming
+  // only `--max-count` after `-n abc` names something the person did not type.
+  const spec = allOptions.find((option) => option.name === flag);
+  return value === undefined
+    ? undefined
+    : { value, origin: spec === undefined ? `--${flag}` : spelled(spec) };
 };
 
 const fromEnv = (host: Host, ...names: ReadonlyArray<string>): Sourced | undefined => {

@@ -60,7 +60,7 @@ describe("commands", () => {
     // suggestion, a value was refused as "other arguments", and any other unknown option
     // on the line (named first) hid it.
     expect(errorOf(["--verison"])).toBe('unknown option "--verison" (did you mean -v/--version?)');
-    expect(errorOf(["--version=2"])).toBe("option --version takes no value");
+    expect(errorOf(["--version=2"])).toBe("option -v/--version takes no value");
     // A value that looks like it is still a value, and help still wins.
     expect(ok(["commit", "x", "-m", "-v"])).toMatchObject({ _tag: "Commit", message: "-v" });
     expect(ok(["pull", "-v", "-h"])).toEqual({ _tag: "Help", topic: "pull" });

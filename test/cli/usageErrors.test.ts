@@ -49,6 +49,23 @@ describe("quire log's count, as a git user spells it", () => {
     );
   });
 
+  it.each([[["-n", "abc"]], [["-nabc"]], [["-n", "0"]], [["--max-count", "007"]]])(
+    "log PATH %j with a bad count names -n as well as --max-count",
+    async (flags) => {
+      expectUsage(
+        await quire(["log", "copy", ...flags]),
+        "quire: invalid configuration: -n/--max-count must be a whole number from 1 to 1000000",
+      );
+    },
+  );
+
+  it("log PATH -n without a value names -n", async () => {
+    expectUsage(
+      await quire(["log", "copy", "-n"]),
+      "quire: invalid configuration: option -n/--max-count needs a value",
+    );
+  });
+
   it("a near miss of any long option names the option meant", async () => {
     mkdirSync(path.join(box.workspace, "copy"));
     expectUsage(

@@ -44,8 +44,11 @@ export interface SplitArgv {
   readonly options: ReadonlyMap<string, ReadonlyArray<string>>;
 }
 
-/** How an option is written in a suggestion: `-n/--max-count`, or `--force`. */
-const spelled = (spec: OptionSpec): string =>
+/**
+ * How an option is written in a suggestion or a message: `-n/--max-count`, or `--force`
+ * (both spellings, so a person who typed either recognises it).
+ */
+export const spelled = (spec: OptionSpec): string =>
   `${spec.short === undefined ? "" : `-${spec.short}/`}--${spec.name}`;
 
 /**
@@ -103,7 +106,7 @@ export const splitArgv = (
   const record = (spec: OptionSpec, value: string): string | undefined => {
     const values = options.get(spec.name) ?? [];
     if (spec.takesValue && spec.repeatable !== true && values.length > 0)
-      return `option ${spec.short === undefined ? "" : `-${spec.short}/`}--${spec.name} given more than once (it takes one value)`;
+      return `option ${spelled(spec)} given more than once (it takes one value)`;
     values.push(value);
     options.set(spec.name, values);
     return undefined;
@@ -139,7 +142,7 @@ export const splitArgv = (
 
     if (!spec.takesValue) {
       if (inline !== undefined) {
-        return Either.left(new ConfigError({ message: `option --${spec.name} takes no value` }));
+        return Either.left(new ConfigError({ message: `option ${spelled(spec)} takes no value` }));
       }
       record(spec, "");
       continue;
@@ -151,7 +154,7 @@ export const splitArgv = (
     }
     const next = argv[index];
     if (next === undefined) {
-      return Either.left(new ConfigError({ message: `option --${spec.name} needs a value` }));
+      return Either.left(new ConfigError({ message: `option ${spelled(spec)} needs a value` }));
     }
     index += 1;
     const repeated = record(spec, next);
