@@ -4,7 +4,9 @@
  * the log whole across checkpoints (and what a store from before them still shows).
  */
 import {
+  closeSync,
   existsSync,
+  openSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -14,12 +16,13 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   assertBuilt,
+  binPath,
   commit,
   errorHead,
   makeWorld,
@@ -1095,4 +1098,54 @@ describe("history: a store that went back behind the copy", () => {
     }
     expect(read(a, "x.md")).toBe("three\n");
   });
+});
+
+describe("history: a report that cannot be written (stdout on a full disk)", () => {
+  /** `quire args` with stdout on /dev/full (every write fails with ENOSPC). */
+  const toFullDisk = (world: World, args: ReadonlyArray<string>) => {
+    const full = openSync("/dev/full", "w");
+    return new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [binPath, ...args], {
+        cwd: world.ws,
+        env: world.env,
+        stdio: ["ignore", full, "pipe"],
+      });
+      let stderr = "";
+      child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, stderr }));
+    }).finally(() => closeSync(full));
+  };
+
+  it.runIf(existsSync("/dev/full"))(
+    "restore > /dev/full restores, exits 74 (an output failure, not a bug) and says the restore is done",
+    { timeout: 120_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const copy = world.copy("c");
+      await ok(pull(world, copy));
+      write(copy, "f.md", "one\n");
+      await ok(commit(world, copy, "g1"));
+      write(copy, "f.md", "two\n");
+      await ok(commit(world, copy, "g2"));
+      const restored = await toFullDisk(world, ["restore", copy, "f.md", "--from", "1"]);
+      expect(restored.code, restored.stderr).toBe(74);
+      expect(read(copy, "f.md")).toBe("one\n");
+      const lines = restored.stderr.split("\n").filter((line) => line.startsWith("quire:"));
+      expect(lines, restored.stderr).toHaveLength(1);
+      expect(lines[0]).toContain("cannot write the output (ENOSPC)");
+      expect(lines[0]).toContain("the restore itself is done");
+      expect(restored.stderr).not.toContain("internal error");
+      // A read-only command: its output is incomplete, which is what it says.
+      const logged = await toFullDisk(world, ["log", copy]);
+      expect(logged.code, logged.stderr).toBe(74);
+      expect(logged.stderr).toContain("cannot write the output (ENOSPC)");
+      // An error report (--json puts it on stdout) that is lost is still said on stderr,
+      // and the run keeps the error's status.
+      const refused = await toFullDisk(world, ["show", copy, "99", "--json"]);
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(refused.stderr).toContain("cannot write the output (ENOSPC)");
+    },
+  );
 });

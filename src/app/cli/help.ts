@@ -53,7 +53,8 @@ Usage:
 
 Numbers (N, GEN, <n>, QUIRE_* counts) are whole decimal numbers as quire prints them:
 no sign, no leading zero (007 is a usage error, not 7).
-Exit status: 0 success, 1 a reported error, 2 invalid configuration or usage.
+Exit status: 0 success, 1 a reported error, 2 invalid configuration or usage,
+74 the output could not be written (what the command did stays done), 70 a bug.
 `;
 
 const texts: { readonly [T in HelpTopic]: string } = {

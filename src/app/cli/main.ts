@@ -56,19 +56,34 @@ const osUserName = (): string => {
 
 /**
  * Why stdout could not be written (a full disk under `quire log > file`), if it could not:
- * the output is incomplete, so a run that would have exited 0 exits with the internal
- * status instead. A reader that went away (EPIPE: `quire mcp status | head`) is not a
- * failure: it took what it wanted.
+ * the output is incomplete, so a run that would have exited 0 exits with the output
+ * status (74) instead, never the internal one (70: that is a bug inside quire). A reader
+ * that went away (EPIPE: `quire mcp status | head`) is not a failure: it took what it
+ * wanted.
  */
 let outputFailure: string | undefined;
 
 /**
- * Exits with `status` (the internal one instead of 0 after an output failure) if
+ * What the command line's command did, for the line after an output failure: a command
+ * that changes files (a pull, a commit, a restore) did so whether or not its report could
+ * be written, and the person must not repeat it thinking it failed.
+ */
+let ranCommand: { readonly name: string; readonly changes: boolean } | undefined;
+
+const outputFailureLine = (failure: string): string =>
+  `quire: cannot write the output (${failure}): ${
+    ranCommand?.changes === true
+      ? `the ${ranCommand.name} itself is done (only its report was lost); do not run it again, check with quire status`
+      : "the report is incomplete; run the command again with its output going somewhere that can take it"
+  }\n`;
+
+/**
+ * Exits with `status` (the output one instead of 0 after an output failure) if
  * something (a keep-alive socket, stdin) still holds the event loop shortly after.
  */
 const exitSoon = (status: number) => {
-  const code = status === exitCodes.ok && outputFailure !== undefined ? exitCodes.internal : status;
-  if (code !== status) process.stderr.write(`quire: cannot write the output: ${outputFailure}\n`);
+  const code = status === exitCodes.ok && outputFailure !== undefined ? exitCodes.output : status;
+  if (outputFailure !== undefined) process.stderr.write(outputFailureLine(outputFailure));
   process.exitCode = code;
   setTimeout(() => process.exit(code), 200).unref();
 };
@@ -210,6 +225,11 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
       process.stderr.write(`quire mcp: ${home}\n`);
       return exitCodes.config;
     }
+    const action = argv[1];
+    ranCommand = {
+      name: `mcp ${action ?? ""}`.trim(),
+      changes: (action === "install" || action === "uninstall") && !argv.includes("--print"),
+    };
     return runMcp(argv.slice(1), host);
   }
   const parsed = parseInvocation(argv, host);
@@ -237,6 +257,10 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     return exitCodes.config;
   }
   const invocation = parsed.right;
+  ranCommand = {
+    name: invocation._tag.toLowerCase(),
+    changes: ["Pull", "Commit", "Restore", "Revert"].includes(invocation._tag),
+  };
   switch (invocation._tag) {
     case "Help":
       process.stdout.write(helpText(invocation.topic));
