@@ -127,9 +127,9 @@ export const errorTable = {
     NESTED_WORKING_COPY: {
       action: "FIX_REQUEST",
       retryable: false,
-      when: "The path is inside, or contains, another working copy already synchronised with this store.",
+      when: "The path is inside, or contains, another working copy already synchronised with this store; or it is itself a working copy of another store (pulled with another --store).",
       remedy:
-        "Use the enclosing working copy itself, or a directory that does not overlap another copy.",
+        "Use the enclosing working copy itself, or a directory that does not overlap another copy; for a copy of another store, call it with that store, or use a new directory.",
     },
     MASS_DELETE: {
       action: "FIX_REQUEST",

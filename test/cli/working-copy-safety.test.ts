@@ -214,6 +214,46 @@ describe("stores and state never alias notes", () => {
   });
 });
 
+const ok = async (run: Promise<{ code: number | null; stdout: string; stderr: string }>) => {
+  const result = await run;
+  expect(result.code, result.stderr).toBe(0);
+  return result;
+};
+
+describe("a working copy used with another store", () => {
+  it("status, commit, log and pull with another --store are refused naming the copy's store; nothing is published there", async () => {
+    const w = world();
+    const copy = w.copy("notes");
+    await ok(pull(w, copy));
+    write(copy, "mine.md", "only in the first store\n");
+    await ok(commit(w, copy, "first"));
+    const other = path.join(w.root, "other-store");
+    const env = { env: { QUIRE_STORE: `file:${other}` } };
+    for (const args of [
+      ["status", copy],
+      ["log", copy],
+      ["commit", copy, "-m", "into the other"],
+      ["pull", copy],
+    ]) {
+      const result = await runCli(w, args, env);
+      expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(1);
+      expect(errorHead(result.stderr), args.join(" ")).toBe(
+        "INVALID_REQUEST · NESTED_WORKING_COPY",
+      );
+      expect(result.stderr).not.toContain("never pulled");
+      expect(result.stderr).toContain(
+        "a working copy of another store (a file store in another directory)",
+      );
+      expect(result.stderr).toContain("new directory");
+    }
+    // Nothing of the copy reached the other store, and the copy works with its own.
+    const fresh = w.copy("fresh");
+    await ok(pull(w, fresh, env));
+    expect(existsSync(path.join(fresh, "mine.md"))).toBe(false);
+    await ok(runCli(w, ["status", copy]));
+  });
+});
+
 describe("files that are not notebook state get their reasons", () => {
   it("a file whose name is not UTF-8 is INVALID_CONTENT/INVALID_NAME, named, not retryable", async () => {
     const w = world();

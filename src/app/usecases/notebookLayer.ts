@@ -26,6 +26,7 @@ import {
   makePrivateStateMemo,
 } from "./workingCopy/privateState.js";
 import { refuseEnclosingCopy, refuseNestedCopies } from "./workingCopy/nesting.js";
+import { recordStoreOfCopy, refuseCopyOfOtherStore } from "./workingCopy/storeOfCopy.js";
 import { makePendingWrites } from "./workingCopy/pendingWrites.js";
 import { openWorkingCopy } from "./workingCopy/openCopy.js";
 import { pull } from "./pull/pull.js";
@@ -277,6 +278,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         // Unknown (the private root unreadable, say): the locked path says what it is.
         const present = yield* fs.info(copyDir).pipe(Effect.orElseSucceed(() => undefined));
         if (present !== undefined && Option.isNone(present)) {
+          yield* refuseCopyOfOtherStore(fs, options.privateRoot, resolved.path, store.identity);
           yield* refuseNestedCopies(
             fs,
             options.privateRoot,
@@ -354,11 +356,25 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                       // commit said NOT_PULLED) is pulled afresh: its old state would read
                       // every note as deleted by the person, and its rewrite intent
                       // belongs to that directory.
-                      clearIntent(call).pipe(
+                      // A directory that holds a copy of another store is not pulled from
+                      // this one: its notes would be published here at the next commit.
+                      (resolved.created
+                        ? Effect.void
+                        : refuseCopyOfOtherStore(
+                            fs,
+                            options.privateRoot,
+                            resolved.path,
+                            store.identity,
+                          )
+                      ).pipe(
+                        Effect.zipRight(clearIntent(call)),
                         Effect.zipRight(firstPull({ ...call, state: Option.none() })),
                       ),
                 ),
             }),
+          ),
+          Effect.tap(({ path }) =>
+            recordStoreOfCopy(fs, options.privateRoot, path, store.identity),
           ),
           Effect.scoped,
           Effect.map(({ path, value }): SyncReport => ({

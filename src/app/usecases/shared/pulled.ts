@@ -6,6 +6,7 @@ import { Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import type { CopyState } from "../workingCopy/privateState.js";
 import { refuseNestedCopies } from "../workingCopy/nesting.js";
+import { refuseCopyOfOtherStore } from "../workingCopy/storeOfCopy.js";
 import type { CopyCall } from "./context.js";
 
 /** INVALID_REQUEST/NOT_PULLED: what a call on a copy never pulled fails with. */
@@ -24,11 +25,15 @@ export const pulledState = (call: CopyCall): Effect.Effect<CopyState, DomainErro
   Option.match(call.state, {
     onSome: Effect.succeed,
     onNone: () =>
-      refuseNestedCopies(
-        call.fs,
-        call.options.privateRoot,
-        call.dir,
-        call.tree,
-        call.store.identity,
-      ).pipe(Effect.zipRight(Effect.fail(notPulledError))),
+      refuseCopyOfOtherStore(call.fs, call.options.privateRoot, call.dir, call.store.identity).pipe(
+        Effect.zipRight(
+          refuseNestedCopies(
+            call.fs,
+            call.options.privateRoot,
+            call.dir,
+            call.tree,
+            call.store.identity,
+          ).pipe(Effect.zipRight(Effect.fail(notPulledError))),
+        ),
+      ),
   });
