@@ -315,9 +315,17 @@ export const renderRestored = (restored: RestoredFiles, what: "Restore" | "Rever
       ? `${verb}:`
       : restored.held.length > 0
         ? `nothing written: every file it would change was saved during the call`
-        : `nothing to change: ${verb} already`,
+        : restored.absentThen !== undefined && restored.absentThen.length > 0
+          ? `nothing to change: not in generation ${restored.generation}, so left deleted:`
+          : `nothing to change: ${verb} already`,
     ...restored.files.map((f) => `  ${letter[f.change]} ${shownName(f.path)}`),
   ];
+  // Named files the copy deleted that GEN did not have: they stay deleted.
+  if (restored.absentThen !== undefined && restored.absentThen.length > 0) {
+    if (restored.files.length > 0 || restored.held.length > 0)
+      lines.push(`not in generation ${restored.generation}, so left deleted:`);
+    lines.push(...restored.absentThen.map((path) => `  ${shownName(path)}`));
+  }
   if (restored.held.length > 0)
     lines.push(
       "saved by someone during the call, left as they were (run it again):",
@@ -334,4 +342,5 @@ export const restoredJson = (restored: RestoredFiles & { readonly path: string }
     generation: restored.generation,
     files: restored.files.map((f) => ({ path: f.path, change: f.change })),
     held: restored.held,
+    ...(restored.absentThen === undefined ? {} : { absentThen: restored.absentThen }),
   })}\n`;

@@ -81,6 +81,12 @@ export interface RestoredFiles {
   }>;
   /** Files saved by someone during the call: left as they were saved, for a later call. */
   readonly held: ReadonlyArray<string>;
+  /**
+   * Files named that the copy deleted (unpublished) and that did not exist at the
+   * generation restored from: they stay deleted, which is what that generation had.
+   * Only a restore; absent when there are none.
+   */
+  readonly absentThen?: ReadonlyArray<string>;
 }
 
 /** Whether notebook path `path` is one of `paths` or lies below one of them (a directory). */

@@ -1149,3 +1149,27 @@ describe("history: a report that cannot be written (stdout on a full disk)", () 
     },
   );
 });
+
+describe("history: restoring a deleted file from a generation that never had it", () => {
+  it(
+    "says the file did not exist at GEN and stays deleted, not a bare 'restored already'",
+    { timeout: 120_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const copy = world.copy("c");
+      await ok(pull(world, copy));
+      write(copy, "old.md", "old\n");
+      await ok(commit(world, copy, "g1"));
+      write(copy, "new.md", "new\n");
+      await ok(commit(world, copy, "g2"));
+      unlinkSync(path.join(copy, "new.md"));
+      const text = await ok(runCli(world, ["restore", copy, "new.md", "--from", "1"]));
+      expect(text.stdout).not.toContain("restored from generation 1 already");
+      expect(text.stdout).toContain("not in generation 1, so left deleted:\n  new.md\n");
+      expect(existsSync(path.join(copy, "new.md"))).toBe(false);
+      const json = await ok(runCli(world, ["restore", copy, "new.md", "--from", "1", "--json"]));
+      expect(JSON.parse(json.stdout)).toMatchObject({ files: [], absentThen: ["new.md"] });
+    },
+  );
+});

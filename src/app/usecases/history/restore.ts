@@ -330,7 +330,11 @@ export const restoreFiles = (
     // the restore would write: a commit takes such a folder as it is.
     const blocking = issues.map((issue) => issue.path).filter(named);
     yield* refuseUnwritable(refused, target, local, changed, blocking);
-    return yield* write(call, scan, local, target, changed, generation);
+    const written = yield* write(call, scan, local, target, changed, generation);
+    // A file the copy deleted that GEN did not have stays deleted: said, not a bare
+    // "restored already", which reads as if the file were back.
+    const absentThen = deletedHere.filter((path) => !after.has(path) && !local.has(path));
+    return absentThen.length === 0 ? written : { ...written, absentThen };
   });
 
 /**
