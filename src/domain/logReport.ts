@@ -15,6 +15,8 @@ export interface LogRenderOptions {
   readonly color: boolean;
   /** Whole messages, not their first lines. */
   readonly full: boolean;
+  /** The request's `sinceGeneration`, if any: an empty answer says why when above the notebook's. */
+  readonly sinceGeneration?: number;
 }
 
 const yellow = "\u001b[33m";
@@ -58,11 +60,15 @@ export const renderRecord = (record: PublicationRecord, options: LogRenderOption
  * indented (the first line; all of it with `full`), a blank line and one line per file
  * (`A`dded, `M`odified, `D`eleted, path, `+insertions -deletions`), publications
  * separated by a blank line. A last line says so when older publications are not
- * recorded; an empty notebook prints `no publications`.
+ * recorded; an empty notebook prints `no publications`, and a `sinceGeneration` at or
+ * above the notebook's generation says the generation the notebook is at.
  */
 export const renderLog = (log: HistoryLog, options: LogRenderOptions): string => {
   const parts = log.publications.map((record) => renderRecord(record, options));
-  if (parts.length === 0 && log.unrecordedThrough === undefined) return "no publications\n";
+  if (parts.length === 0 && log.unrecordedThrough === undefined)
+    return options.sinceGeneration !== undefined && options.sinceGeneration >= log.generation
+      ? `no publications after generation ${options.sinceGeneration}: the notebook is at generation ${log.generation}\n`
+      : "no publications\n";
   if (log.unrecordedThrough !== undefined)
     parts.push(
       `publications up to generation ${log.unrecordedThrough} have no record (written before this notebook kept its history, or a damaged history segment)\n`,

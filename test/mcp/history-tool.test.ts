@@ -102,6 +102,12 @@ describe("serve --history-tool", () => {
 
       const since = await call(withLog, "notes_log", { path: copy, sinceGeneration: 1 });
       expect((since.structured["publications"] as unknown[]).length).toBe(2);
+      // Above the notebook's generation: says where the notebook is, not a bare "no publications".
+      const above = await call(withLog, "notes_log", { path: copy, sinceGeneration: 9 });
+      expect(above.structured["publications"]).toEqual([]);
+      expect(above.text).toBe(
+        "no publications after generation 9: the notebook is at generation 3\n",
+      );
       const file = await call(withLog, "notes_log", { path: copy, file: "b.md" });
       expect(
         (file.structured["publications"] as Array<{ generation: number }>).map((p) => p.generation),

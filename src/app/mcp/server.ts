@@ -314,14 +314,25 @@ export const callTool = (
       };
     };
 
-    const logged = (log: HistoryLog & { readonly path: string }): Outcome => ({
-      result: {
-        content: [{ type: "text", text: renderLog(log, { color: false, full: true }) }],
-        structuredContent: { code: "OK", ...logObject(log) },
-      },
-      code: "OK",
-      generation: log.generation,
-    });
+    const logged =
+      (sinceGeneration: number | undefined) =>
+      (log: HistoryLog & { readonly path: string }): Outcome => ({
+        result: {
+          content: [
+            {
+              type: "text",
+              text: renderLog(log, {
+                color: false,
+                full: true,
+                ...(sinceGeneration === undefined ? {} : { sinceGeneration }),
+              }),
+            },
+          ],
+          structuredContent: { code: "OK", ...logObject(log) },
+        },
+        code: "OK",
+        generation: log.generation,
+      });
 
     const dispatch: Effect.Effect<Outcome, never, Notebook> = Effect.gen(function* () {
       const notebook = yield* Notebook;
@@ -361,7 +372,7 @@ export const callTool = (
         const { limit, ...rest } = decoded.right;
         return yield* run(
           notebook.log({ ...rest, limit: limit ?? defaultLogLimit }),
-          logged,
+          logged(rest.sinceGeneration),
           stoppedLog,
         );
       }
