@@ -252,6 +252,39 @@ describe("a working copy used with another store", () => {
     expect(existsSync(path.join(fresh, "mine.md"))).toBe(false);
     await ok(runCli(w, ["status", copy]));
   });
+
+  it("a copy moved aside and pulled afresh from another store is refused to the first store; neither store gets the other's notes", async () => {
+    const w = world();
+    const copy = w.copy("notes");
+    await ok(pull(w, copy));
+    write(copy, "first.md", "only in the first store\n");
+    await ok(commit(w, copy, "first"));
+    renameSync(copy, `${copy}.first`);
+    const other = path.join(w.root, "other-store");
+    const env = { env: { QUIRE_STORE: `file:${other}` } };
+    await ok(pull(w, copy, env));
+    write(copy, "second.md", "only in the other store\n");
+    await ok(commit(w, copy, "second", env));
+    // The first store still has private state for this path; calling it with that store
+    // read the other store's notes as additions and first.md as deleted.
+    for (const args of [
+      ["status", copy],
+      ["commit", copy, "-m", "into the first"],
+      ["pull", copy],
+    ]) {
+      const result = await runCli(w, args);
+      expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(1);
+      expect(errorHead(result.stderr), args.join(" ")).toBe(
+        "INVALID_REQUEST · NESTED_WORKING_COPY",
+      );
+      expect(result.stderr).toContain("a working copy of another store");
+    }
+    const fresh = w.copy("fresh");
+    await ok(pull(w, fresh));
+    expect(read(fresh, "first.md")).toBe("only in the first store\n");
+    expect(existsSync(path.join(fresh, "second.md"))).toBe(false);
+    await ok(runCli(w, ["status", copy], env));
+  });
 });
 
 describe("files that are not notebook state get their reasons", () => {

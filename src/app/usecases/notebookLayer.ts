@@ -351,7 +351,12 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
               onSome: (resolved) =>
                 withCopy(resolved, (call) =>
                   Option.isSome(call.state) && !resolved.created
-                    ? pull(call)
+                    ? refuseCopyOfOtherStore(
+                        fs,
+                        options.privateRoot,
+                        resolved.path,
+                        store.identity,
+                      ).pipe(Effect.zipRight(pull(call)))
                     : // A copy whose directory is gone (moved or deleted, so status and
                       // commit said NOT_PULLED) is pulled afresh: its old state would read
                       // every note as deleted by the person, and its rewrite intent

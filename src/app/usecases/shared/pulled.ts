@@ -23,7 +23,12 @@ export const notPulledError: DomainError = domainError({
  */
 export const pulledState = (call: CopyCall): Effect.Effect<CopyState, DomainError> =>
   Option.match(call.state, {
-    onSome: Effect.succeed,
+    // A copy this store knows may since have been pulled afresh from another store (its
+    // directory moved aside and pulled again): its notes are then that store's.
+    onSome: (state) =>
+      refuseCopyOfOtherStore(call.fs, call.options.privateRoot, call.dir, call.store.identity).pipe(
+        Effect.as(state),
+      ),
     onNone: () =>
       refuseCopyOfOtherStore(call.fs, call.options.privateRoot, call.dir, call.store.identity).pipe(
         Effect.zipRight(
