@@ -347,6 +347,32 @@ describe("the command line", () => {
     expect(existsSync(path.join(home(), ".gemini"))).toBe(false);
   });
 
+  it("--store=memory: is refused for every client: the client's server would forget every note at each restart", async () => {
+    const settings = path.join(home(), ".gemini", "settings.json");
+    mkdirSync(path.dirname(settings));
+    writeFileSync(settings, jsonc);
+    for (const client of ["claude-code", "codex", "gemini", "cursor", "vscode", "claude-desktop"]) {
+      for (const store of [["--store", "memory:"], ["--store=memory:"]]) {
+        const result = await quire("install", client, ...store);
+        expect(result.stderr).toContain(
+          "--store=memory: keeps the notebook only while one server runs",
+        );
+        expect(result.stderr).toContain("--store=file:");
+        expect(result.code).toBe(2);
+        const printed = await quire("install", client, "--print", ...store);
+        expect(printed.code).toBe(2);
+      }
+    }
+    // Nothing written: the existing file byte for byte, no other client's file, no backup.
+    expect(readFileSync(settings, "utf8")).toBe(jsonc);
+    expect(readdirSync(path.dirname(settings))).toEqual(["settings.json"]);
+    expect(readdirSync(home()).sort()).toEqual([".gemini"]);
+    expect(readdirSync(project)).toEqual([]);
+    // By hand, serve may still run on a memory store (a throwaway session); a file store installs.
+    const good = await quire("install", "gemini", "--store", `file:${path.join(box.root, "s")}`);
+    expect(good.code).toBe(0);
+  });
+
   it("an unknown client names the known ones", async () => {
     const result = await quire("install", "claude");
     expect(result.code).toBe(2);

@@ -127,9 +127,15 @@ const serveArguments = (
   );
   const checked = parseInvocation(args, { ...host, env: withoutQuireEnv });
   if (Either.isLeft(checked)) return Either.left(checked.left.message);
-  return checked.right._tag === "Serve"
-    ? Either.right({ args, config: checked.right.config })
-    : Either.left("not a serve command line");
+  if (checked.right._tag !== "Serve") return Either.left("not a serve command line");
+  // A client starts and stops its server as it likes (each session, each restart): a
+  // memory store would lose every note each time, with nothing to say so. `serve
+  // --store=memory:` run by hand stays allowed.
+  if (checked.right.config.store.kind === "memory")
+    return Either.left(
+      "--store=memory: keeps the notebook only while one server runs, and the client restarts its server (every note would be lost each time); register a store that lasts: --store=file:<dir> (the default), s3://<bucket> or minio://<bucket>",
+    );
+  return Either.right({ args, config: checked.right.config });
 };
 
 /**
