@@ -27,7 +27,7 @@ import { sharedNotebook } from "./share/share.js";
 import { probeStore } from "./usecases/commit/probe.js";
 import { tidyUpsDone } from "./usecases/shared/afterAnswer.js";
 import { withStoreLogging } from "./storeLogging.js";
-import { abandonSession, claimSession } from "./sessions.js";
+import { abandonSession, claimSession, sessionsDirectory } from "./sessions.js";
 import { keyDigest } from "./keyDigest.js";
 
 /**
@@ -251,7 +251,7 @@ const existingWorkspaceRoot = (
     return workspaceRoot;
   });
 
-/** A file store's directory, canonical when it exists (else as written); none for other stores. */
+/** A file store's directory, canonical (as it will be once made); none for other stores. */
 const fileStoreDirectory = (
   fs: FileSystemService,
   config: RuntimeConfig,
@@ -259,9 +259,10 @@ const fileStoreDirectory = (
   const fileStore = config.store.kind === "file" ? config.store.root : undefined;
   return fileStore === undefined
     ? Effect.succeed(undefined)
-    : fs.realPath(fileStore).pipe(
+    : canonicalToBe(fs, fileStore).pipe(
         Effect.catchTag("FsError", (error) =>
-          // Not there (yet): compared as written; the store itself reports what is wrong.
+          // Not there (yet): compared as its canonical path will be once made (a symlink
+          // on the way resolved); the store itself reports what is wrong.
           error.reason === "NotFound" || error.reason === "NotADirectory"
             ? Effect.succeed(NodePath.resolve(fileStore))
             : Effect.fail(ioFailure("resolve the file store's directory")(error)),
@@ -478,6 +479,74 @@ export const withNotebook = <A, E>(
   ) => Effect.Effect<A, E, NotebookTag | ObjectStore | FileSystem | IdGenerator>,
   sharing?: Sharing,
 ): Effect.Effect<A, E | StartupError> =>
+  Effect.suspend(() => {
+    const fs = NodeFileSystem.make();
+    // Set once the start succeeded: a failure after that is the program's, not a refusal.
+    let started = false;
+    return Effect.gen(function* () {
+      // The checks that need nothing made, before any layer makes the file store's
+      // directory or the private root: a refused start must leave nothing behind.
+      yield* checkDirectories(config).pipe(Effect.provideService(FileSystem, fs));
+      const made = yield* missingDirectories(fs, config.privateRoot);
+      return yield* served(config, program, sharing, () => (started = true)).pipe(
+        Effect.onExit((exit) =>
+          exit._tag === "Success" || started
+            ? Effect.void
+            : removeMade(fs, config.privateRoot, made),
+        ),
+      );
+    });
+  });
+
+/**
+ * The directories `path` and its missing ancestors that a `makeDirectory(path)` would
+ * make, deepest first (lexically, as `makeDirectory` walks them). Never fails: what
+ * cannot be inspected is taken to exist, so it is never removed.
+ */
+const missingDirectories = (
+  fs: FileSystemService,
+  path: string,
+): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function* () {
+    const missing: Array<string> = [];
+    let current = NodePath.resolve(path);
+    for (;;) {
+      const info = yield* fs.info(current).pipe(Effect.orElseSucceed(() => Option.some(null)));
+      if (Option.isSome(info)) return missing;
+      missing.push(current);
+      const parent = NodePath.dirname(current);
+      if (parent === current) return missing;
+      current = parent;
+    }
+  });
+
+/**
+ * Undoes the private root a refused start made: its sessions directory (a session's
+ * record is gone by then) and each directory it made, deepest first, each only while
+ * empty — anything another process put there meanwhile is kept. Never fails.
+ */
+const removeMade = (
+  fs: FileSystemService,
+  privateRoot: string,
+  made: ReadonlyArray<string>,
+): Effect.Effect<void> =>
+  made.length === 0
+    ? Effect.void
+    : Effect.forEach(
+        [sessionsDirectory(NodePath.resolve(privateRoot)), ...made],
+        (directory) => fs.removeEmptyDirectory(directory).pipe(Effect.ignore),
+        { discard: true },
+      );
+
+/** {@link withNotebook} once the directories are checked; `onStarted` once it serves. */
+const served = <A, E>(
+  config: RuntimeConfig,
+  program: (
+    workspace: Workspace,
+  ) => Effect.Effect<A, E, NotebookTag | ObjectStore | FileSystem | IdGenerator>,
+  sharing: Sharing | undefined,
+  onStarted: () => void,
+): Effect.Effect<A, E | StartupError> =>
   Effect.gen(function* () {
     const workspace = yield* prepareWorkspace(config);
     const sessionId = workspace.sessionId;
@@ -492,6 +561,7 @@ export const withNotebook = <A, E>(
       ),
     );
     const options = notebookOptions(config, workspace);
+    onStarted();
     return yield* program(workspace).pipe(
       Effect.provide(
         sharing !== undefined && canShare(config)
