@@ -276,8 +276,15 @@ export const errorTable = {
     LOCAL_IO: {
       action: "RETRY_LATER",
       retryable: true,
-      when: "A local file system operation failed before the working copy was changed (see detail), or stopped quire restore or revert part way (what it wrote is in changed).",
-      remedy: "Fix the cause named in detail (disk space, permissions), then call again.",
+      when: "A local file system operation failed before the working copy was changed (see detail: a full disk, too many open files…; a permission or a read-only file system is LOCAL_ACCESS), or stopped quire restore or revert part way (what it wrote is in changed).",
+      remedy: "Fix the cause named in detail (disk space, open files), then call again.",
+    },
+    LOCAL_ACCESS: {
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      when: "A local file system operation was refused for a permission (EACCES, EPERM: detail `permission denied`) or a read-only file system (EROFS: detail `read-only file system`) before the working copy was changed, or stopped quire restore or revert part way (what it wrote is in changed). Repeating the call fails the same way.",
+      remedy:
+        "Make the directory or file the message names writable by the server's user (chmod u+w, chown) or its file system read-write, or choose another working copy or --private-root; then call again.",
     },
     BUSY: {
       action: "RETRY_LATER",

@@ -24,10 +24,11 @@ describe("a working copy's lock that cannot be taken", () => {
       makeNotebook({ store: memoryStore.make(), fs, ids: ids.make(), options: baseOptions }),
     );
     const error = await failure(notebook.pull({ path: "/ws/a" }));
-    expect([error.code, error.reason, error.detail]).toEqual([
+    expect([error.code, error.reason, error.detail, error.retryable]).toEqual([
       "ENGINE_FAILED",
-      "LOCAL_IO",
+      "LOCAL_ACCESS",
       "read-only file system",
+      false,
     ]);
     expect(error.message).toMatch(/private root \(--private-root\)/);
   });

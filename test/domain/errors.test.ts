@@ -67,7 +67,7 @@ describe("the error table", () => {
         "UNSUPPORTED_VERSION",
       ],
       RECOVERY_FAILURE: ["UNEXPECTED_FAILURE", "RECOVERY_PENDING"],
-      ENGINE_FAILED: ["LOCAL_IO", "BUSY", "INTERNAL"],
+      ENGINE_FAILED: ["LOCAL_IO", "LOCAL_ACCESS", "BUSY", "INTERNAL"],
       INCOMPATIBLE_STORE: [
         "NO_CONDITIONAL_CREATE",
         "NO_CONDITIONAL_REPLACE",
@@ -98,6 +98,8 @@ describe("the error table", () => {
       ["RECOVERY_FAILURE", "UNEXPECTED_FAILURE", "PULL_AGAIN", true],
       ["RECOVERY_FAILURE", "RECOVERY_PENDING", "CONTACT_OPERATOR", false],
       ["ENGINE_FAILED", "LOCAL_IO", "RETRY_LATER", true],
+      // A permission or a read-only file system: repeating the call cannot help.
+      ["ENGINE_FAILED", "LOCAL_ACCESS", "CHECK_CONFIGURATION", false],
       ["ENGINE_FAILED", "BUSY", "RETRY_LATER", true],
       ["ENGINE_FAILED", "INTERNAL", "CONTACT_OPERATOR", false],
     ];

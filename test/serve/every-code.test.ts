@@ -394,6 +394,7 @@ const scenarios: {
   },
   ENGINE_FAILED: {
     LOCAL_IO: async () => pullA(withFailingLock(world(), "NoSpace")),
+    LOCAL_ACCESS: async () => pullA(withFailingLock(world(), "PermissionDenied")),
     BUSY: async () => pullA(withFailingLock(world(), "Busy")),
     INTERNAL: async () => {
       const { w } = await published();
@@ -513,7 +514,11 @@ describe("every ENGINE_FAILED detail comes from a classified local failure", () 
       const observed = await pullA(withFailingLock(world(), causes[detail]));
       expect(observed.structured).toMatchObject({
         code: "ENGINE_FAILED",
-        reason: "LOCAL_IO",
+        // Causes a retry cannot pass have their own reason, not retryable.
+        reason:
+          detail === "permission denied" || detail === "read-only file system"
+            ? "LOCAL_ACCESS"
+            : "LOCAL_IO",
         detail,
       });
       expect(observed.text.split("\n")).toContain(`detail: ${detail}`);

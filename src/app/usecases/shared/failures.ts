@@ -94,7 +94,12 @@ const failureNaming = (error: FsError, message: string): DomainError => {
   const detail = detailOf(error);
   return domainError({
     code: "ENGINE_FAILED",
-    reason: "LOCAL_IO",
+    // A permission or a read-only file system fails every retry the same way: the
+    // caller must have it fixed (not retryable); other local causes may pass.
+    reason:
+      detail === "permission denied" || detail === "read-only file system"
+        ? "LOCAL_ACCESS"
+        : "LOCAL_IO",
     message,
     // Without the paths the host quoted: a private-state path's layout (copies/<hex>/…)
     // stays out of the log too (docs/logging.md); the errno and the operation stay.

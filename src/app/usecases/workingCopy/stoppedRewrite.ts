@@ -23,7 +23,10 @@ const fixes: { readonly [D in EngineDetail]: string } = {
 
 /** The classified local cause of `failure`, when it has one a person can fix. */
 export const fixableCause = (failure: DomainError): EngineDetail | undefined =>
-  failure.code === "ENGINE_FAILED" && failure.reason === "LOCAL_IO" ? failure.detail : undefined;
+  failure.code === "ENGINE_FAILED" &&
+  (failure.reason === "LOCAL_IO" || failure.reason === "LOCAL_ACCESS")
+    ? failure.detail
+    : undefined;
 
 /** `failure`'s message with its classified cause, and what to do about it. */
 const causeOf = (failure: DomainError): string => {

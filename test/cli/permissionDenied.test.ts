@@ -1,0 +1,161 @@
+/**
+ * A local operation refused for a permission (EACCES, EPERM) or a read-only file system
+ * (EROFS) fails the same way on every retry: it is ENGINE_FAILED/LOCAL_ACCESS, not
+ * retryable, its action says to fix the permission — through the CLI and `serve`, real
+ * processes. A transient local failure (too many open files) stays LOCAL_IO, retryable.
+ * As root (who may write anything) the processes run as `nobody`.
+ */
+import { spawn } from "node:child_process";
+import { chmodSync, chownSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { Effect } from "effect";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import * as ids from "../../src/adapters/idGenerator.js";
+import * as memFs from "../../src/adapters/memFileSystem.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
+import { FsError } from "../../src/ports/FileSystem.js";
+import { baseOptions, failure } from "../app/memNotebook.js";
+import { type Sandbox, assertBuilt, binPath, makeSandbox } from "./quireProcess.js";
+
+const nobody = 65534;
+const asRoot = process.getuid?.() === 0;
+
+let box: Sandbox;
+beforeEach(() => {
+  assertBuilt();
+  box = makeSandbox();
+});
+afterEach(() => {
+  chmodTree(box.root, true);
+  box.cleanup();
+});
+
+/** Every directory below `root` made writable (or not) by its owner. */
+const chmodTree = (root: string, writable: boolean): void => {
+  chmodSync(root, writable ? 0o755 : 0o555);
+  for (const entry of readdirSync(root, { withFileTypes: true }))
+    if (entry.isDirectory()) chmodTree(path.join(root, entry.name), writable);
+};
+
+const chownTree = (root: string): void => {
+  chownSync(root, nobody, nobody);
+  for (const entry of readdirSync(root, { withFileTypes: true })) {
+    const child = path.join(root, entry.name);
+    if (entry.isDirectory()) chownTree(child);
+    else chownSync(child, nobody, nobody);
+  }
+};
+
+/** quire as a user permissions apply to; its stdout, stderr and exit status. */
+const quire = (
+  args: ReadonlyArray<string>,
+  input?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+  new Promise((resolve, reject) => {
+    const command = asRoot ? "setpriv" : process.execPath;
+    const prefix = asRoot
+      ? [`--reuid=${nobody}`, `--regid=${nobody}`, "--clear-groups", process.execPath]
+      : [];
+    const child = spawn(command, [...prefix, binPath, ...args], {
+      cwd: box.workspace,
+      env: box.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input ?? "");
+  });
+
+const options = () => [
+  "--store",
+  `file:${box.store}`,
+  "--private-root",
+  box.privateRoot,
+  "--workspace-root",
+  box.workspace,
+];
+
+describe("a permission failure", () => {
+  it("is not retryable, and says to fix the permission (CLI and serve)", async () => {
+    const copy = path.join(box.workspace, "a");
+    mkdirSync(copy);
+    if (asRoot) chownTree(box.root);
+    expect((await quire(["pull", copy, ...options()])).code).toBe(0);
+    writeFileSync(path.join(copy, "n.md"), "one\n");
+    if (asRoot) chownSync(path.join(copy, "n.md"), nobody, nobody);
+    // The private root is made read-only: every call fails there, however often repeated.
+    chmodTree(box.privateRoot, false);
+
+    const cli = await quire(["commit", copy, "-m", "n", ...options()]);
+    expect(cli.stderr).toContain("ENGINE_FAILED · LOCAL_ACCESS");
+    expect(cli.stderr).toContain("retryable: false");
+    expect(cli.stderr).toContain("action: CHECK_CONFIGURATION");
+    expect(cli.stderr).toContain("detail: permission denied");
+    expect(cli.code).toBe(1);
+
+    const lines = [
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "t", version: "1" },
+        },
+      },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "notes_commit", arguments: { path: copy, message: "n" } },
+      },
+    ];
+    const served = await quire(
+      ["serve", "--no-share", ...options()],
+      lines.map((line) => JSON.stringify(line)).join("\n") + "\n",
+    );
+    const answer = served.stdout
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => JSON.parse(line) as { id?: number; result?: { structuredContent?: unknown } })
+      .find((message) => message.id === 2);
+    expect(answer?.result?.structuredContent).toMatchObject({
+      code: "ENGINE_FAILED",
+      reason: "LOCAL_ACCESS",
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      detail: "permission denied",
+    });
+  });
+});
+
+describe("a transient local failure", () => {
+  it("stays LOCAL_IO, retryable", async () => {
+    const { service } = memFs.make({ "/ws/a/.keep": "" });
+    const fs = {
+      ...service,
+      openTree: (root: string) =>
+        Effect.fail(
+          new FsError({ reason: "TooManyOpenFiles", path: root, message: "EMFILE: too many" }),
+        ),
+    };
+    const notebook = Effect.runSync(
+      makeNotebook({ store: memoryStore.make(), fs, ids: ids.make(), options: baseOptions }),
+    );
+    const error = await failure(notebook.pull({ path: "/ws/a" }));
+    expect([error.code, error.reason, error.action, error.retryable, error.detail]).toEqual([
+      "ENGINE_FAILED",
+      "LOCAL_IO",
+      "RETRY_LATER",
+      true,
+      "too many open files",
+    ]);
+  });
+});
