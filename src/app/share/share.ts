@@ -335,6 +335,25 @@ export const sharedNotebook = (
     ).pipe(Effect.annotateLogs("module", "share"));
 
     /**
+     * Runs `here` waiting for its working copy's lock no longer than
+     * `timing.takeoverLockMs`: a silent or stopped sharing process may hold it. A lock
+     * still held then is answered with `held` (logged with `warning`), not the generic
+     * BUSY of a local writer.
+     */
+    const withShortLockWait = (
+      here: Effect.Effect<SyncReport, DomainError>,
+      warning: string,
+      held: DomainError,
+    ): Effect.Effect<SyncReport, DomainError> =>
+      here.pipe(
+        Effect.locally(copyLockWaitMs, timing.takeoverLockMs),
+        Effect.catchIf(
+          (error) => error.code === "ENGINE_FAILED" && error.reason === "BUSY",
+          () => Effect.logWarning(warning).pipe(Effect.zipRight(Effect.fail(held))),
+        ),
+      );
+
+    /**
      * Runs a call whose sharing process went silent after acknowledging it (see the
      * module comment): here, if its working copy's lock comes free within the bound;
      * else the answer that says what is known.
@@ -343,15 +362,10 @@ export const sharedNotebook = (
       op: "pull" | "commit",
       here: Effect.Effect<SyncReport, DomainError>,
     ): Effect.Effect<SyncReport, DomainError> =>
-      here.pipe(
-        Effect.locally(copyLockWaitMs, timing.takeoverLockMs),
-        Effect.catchIf(
-          (error) => error.code === "ENGINE_FAILED" && error.reason === "BUSY",
-          () =>
-            Effect.logWarning(
-              "the working copy is still held, most likely by the silent sharing process",
-            ).pipe(Effect.zipRight(Effect.fail(stillHeld(op)))),
-        ),
+      withShortLockWait(
+        here,
+        "the working copy is still held, most likely by the silent sharing process",
+        stillHeld(op),
       );
 
     /**
@@ -363,15 +377,10 @@ export const sharedNotebook = (
     const whileUnanswering = (
       here: Effect.Effect<SyncReport, DomainError>,
     ): Effect.Effect<SyncReport, DomainError> =>
-      here.pipe(
-        Effect.locally(copyLockWaitMs, timing.takeoverLockMs),
-        Effect.catchIf(
-          (error) => error.code === "ENGINE_FAILED" && error.reason === "BUSY",
-          () =>
-            Effect.logWarning(
-              "the working copy is still held, most likely by the unresponsive sharing process",
-            ).pipe(Effect.zipRight(Effect.fail(heldWhileUnanswering))),
-        ),
+      withShortLockWait(
+        here,
+        "the working copy is still held, most likely by the unresponsive sharing process",
+        heldWhileUnanswering,
       );
 
     const viaShared = (
