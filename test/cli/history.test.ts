@@ -1146,6 +1146,13 @@ describe("history: a report that cannot be written (stdout on a full disk)", () 
       const refused = await toFullDisk(world, ["show", copy, "99", "--json"]);
       expect(refused.code, refused.stderr).toBe(1);
       expect(refused.stderr).toContain("cannot write the output (ENOSPC)");
+      // A restore refused (no generation 99) lost its error report: never said done.
+      const failed = await toFullDisk(world, ["restore", copy, "f.md", "--from", "99", "--json"]);
+      expect(failed.code, failed.stderr).toBe(1);
+      expect(failed.stderr).toContain("cannot write the output (ENOSPC)");
+      expect(failed.stderr).toContain("did not succeed");
+      expect(failed.stderr).not.toContain("itself is done");
+      expect(read(copy, "f.md")).toBe("one\n");
     },
   );
 });

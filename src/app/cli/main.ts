@@ -70,11 +70,18 @@ let outputFailure: string | undefined;
  */
 let ranCommand: { readonly name: string; readonly changes: boolean } | undefined;
 
-const outputFailureLine = (failure: string): string =>
+/**
+ * The line after an output failure. Only a command that ended well (status 0) is said
+ * done: a refused or failed one (a restore of a generation that does not exist) lost its
+ * error report, not a success's.
+ */
+const outputFailureLine = (failure: string, status: number): string =>
   `quire: cannot write the output (${failure}): ${
-    ranCommand?.changes === true
-      ? `the ${ranCommand.name} itself is done (only its report was lost); do not run it again, check with quire status`
-      : "the report is incomplete; run the command again with its output going somewhere that can take it"
+    status !== exitCodes.ok
+      ? `the ${ranCommand?.name ?? "command"} did not succeed (exit status ${String(status)}) and its error report was lost; check with quire status, then run it again with its output going somewhere that can take it`
+      : ranCommand?.changes === true
+        ? `the ${ranCommand.name} itself is done (only its report was lost); do not run it again, check with quire status`
+        : "the report is incomplete; run the command again with its output going somewhere that can take it"
   }\n`;
 
 /**
@@ -83,7 +90,7 @@ const outputFailureLine = (failure: string): string =>
  */
 const exitSoon = (status: number) => {
   const code = status === exitCodes.ok && outputFailure !== undefined ? exitCodes.output : status;
-  if (outputFailure !== undefined) process.stderr.write(outputFailureLine(outputFailure));
+  if (outputFailure !== undefined) process.stderr.write(outputFailureLine(outputFailure, status));
   process.exitCode = code;
   setTimeout(() => process.exit(code), 200).unref();
 };
