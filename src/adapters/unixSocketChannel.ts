@@ -72,6 +72,9 @@ const mapError = (error: unknown, name: string): ChannelError => {
 /** Errno codes of a passing shortage of the process or host, not of the channel. */
 const transientCodes = new Set(["EMFILE", "ENFILE", "EAGAIN", "ENOMEM", "ENOBUFS", "EINTR"]);
 
+/** Errno codes of a bind that no later attempt can get past (permissions, read-only). */
+const lastingCodes = new Set(["EACCES", "EPERM", "EROFS"]);
+
 const failure = (reason: ChannelError["reason"], name: string, message: string) =>
   new ChannelError({ reason, name, message });
 
@@ -171,7 +174,10 @@ const bind = (server: net.Server, path: string, name: string): Effect.Effect<voi
         Effect.fail(
           mapped.reason === "Unreachable"
             ? failure("Other", name, mapped.message) // the directory vanished
-            : mapped,
+            : lastingCodes.has(errnoCode(error) ?? "")
+              ? // No later call can bind here either: stop trying, as for a bad directory.
+                failure("Unusable", name, mapped.message)
+              : mapped,
         ),
       );
     };

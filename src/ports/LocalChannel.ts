@@ -21,7 +21,8 @@ import { Context, Data, type Effect, type Scope } from "effect";
  *   the listener resumes (it then finds the connection closed and is interrupted).
  * - `Unusable`: the channel can never work in this process: its directory failed its
  *   check (not this user's, not a directory, open to others, or replaced by one that
- *   is), or the name or its socket path is not one this host accepts.
+ *   is), the name or its socket path is not one this host accepts, or binding in it
+ *   is refused for good (permission denied, a read-only file system).
  * - `Other`: anything else, mostly passing (out of descriptors or memory: EMFILE,
  *   ENFILE, EAGAIN, ENOMEM, …).
  */
