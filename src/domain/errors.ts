@@ -127,9 +127,9 @@ export const errorTable = {
     NESTED_WORKING_COPY: {
       action: "FIX_REQUEST",
       retryable: false,
-      when: "The path is inside, or contains, another working copy already synchronised with this store; or it is itself a working copy of another store (pulled with another --store).",
+      when: "The path is inside, or contains, another working copy already synchronised with this store; or it was last pulled from another store (another --store), whose state for it is kept.",
       remedy:
-        "Use the enclosing working copy itself, or a directory that does not overlap another copy; for a copy of another store, call it with that store, or use a new directory.",
+        "Use the enclosing working copy itself, or a directory that does not overlap another copy; for a directory last pulled from another store, move it aside and pull again into the path (or call it with that store).",
     },
     MASS_DELETE: {
       action: "FIX_REQUEST",

@@ -82,7 +82,11 @@ describe("ended sessions leave nothing behind", () => {
       // Nothing is left undone whichever of them it is, as the checks below show.
       expect(stopStatuses(how), how).toContain(status);
       expect(sessionDirectories(serving.tmp), how).toEqual([]);
-      expect(privateLeftovers(serving.privateRoot), how).toEqual({ copies: [], sessions: [] });
+      expect(privateLeftovers(serving.privateRoot), how).toEqual({
+        copies: [],
+        owners: [],
+        sessions: [],
+      });
     }
   });
 
@@ -105,7 +109,7 @@ describe("ended sessions leave nothing behind", () => {
 
     for (const server of [idle, other]) expect(await server.stop("stdin")).toBe(0);
     expect(sessionDirectories(serving.tmp)).toEqual([]);
-    expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], sessions: [] });
+    expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], owners: [], sessions: [] });
   });
 
   it("a session directory swapped for a symlink is kept, never emptied through the link, at the end and by a later start", async () => {
@@ -189,7 +193,7 @@ describe("ended sessions leave nothing behind", () => {
     expect(await reaped(second)).toMatchObject({ removed: 1, kept: 0 });
     expect(await second.stop("stdin")).toBe(0);
     expect(sessionDirectories(serving.tmp)).toEqual([]);
-    expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], sessions: [] });
+    expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], owners: [], sessions: [] });
   });
 
   it("a session killed in a commit after `current` accepted it is reaped by the next start on that store", async () => {
@@ -214,7 +218,7 @@ describe("ended sessions leave nothing behind", () => {
     expect(await reaped(next)).toMatchObject({ removed: 1, kept: 0, failed: 0 });
     expect(await next.stop("stdin")).toBe(0);
     expect(sessionDirectories(serving.tmp)).toEqual([]);
-    expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], sessions: [] });
+    expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], owners: [], sessions: [] });
   });
 
   it.runIf(existsSync("/proc/self"))(
@@ -228,7 +232,11 @@ describe("ended sessions leave nothing behind", () => {
       expect(failed.code).toBe(1);
       expect(failed.stderr).toMatch(/^quire: cannot start: cannot create the session directory/);
       expect(failed.stderr).toContain("TMPDIR");
-      expect(privateLeftovers(serving.privateRoot)).toEqual({ copies: [], sessions: [] });
+      expect(privateLeftovers(serving.privateRoot)).toEqual({
+        copies: [],
+        owners: [],
+        sessions: [],
+      });
     },
   );
 

@@ -242,9 +242,9 @@ describe("a working copy used with another store", () => {
       );
       expect(result.stderr).not.toContain("never pulled");
       expect(result.stderr).toContain(
-        "a working copy of another store (a file store in another directory)",
+        "last pulled from another store (a file store in another directory)",
       );
-      expect(result.stderr).toContain("new directory");
+      expect(result.stderr).toContain("move the directory aside");
     }
     // Nothing of the copy reached the other store, and the copy works with its own.
     const fresh = w.copy("fresh");
@@ -277,7 +277,7 @@ describe("a working copy used with another store", () => {
       expect(errorHead(result.stderr), args.join(" ")).toBe(
         "INVALID_REQUEST · NESTED_WORKING_COPY",
       );
-      expect(result.stderr).toContain("a working copy of another store");
+      expect(result.stderr).toContain("last pulled from another store");
     }
     const fresh = w.copy("fresh");
     await ok(pull(w, fresh));

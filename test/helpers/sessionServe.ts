@@ -194,10 +194,16 @@ export const sessionDirectories = (tmp: string): ReadonlyArray<string> =>
 /** The entries of a private root's `copies/` and `sessions/` directories. */
 export const privateLeftovers = (
   privateRoot: string,
-): { readonly copies: ReadonlyArray<string>; readonly sessions: ReadonlyArray<string> } => {
+): {
+  readonly copies: ReadonlyArray<string>;
+  readonly owners: ReadonlyArray<string>;
+  readonly sessions: ReadonlyArray<string>;
+} => {
   const list = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
   return {
     copies: list(path.join(privateRoot, "copies")),
+    // Which store each copy was pulled from: gone with the copy (storeOfCopy.ts).
+    owners: list(path.join(privateRoot, "owners")),
     sessions: list(path.join(privateRoot, "sessions")),
   };
 };

@@ -26,7 +26,11 @@ import {
   makePrivateStateMemo,
 } from "./workingCopy/privateState.js";
 import { refuseEnclosingCopy, refuseNestedCopies } from "./workingCopy/nesting.js";
-import { recordStoreOfCopy, refuseCopyOfOtherStore } from "./workingCopy/storeOfCopy.js";
+import {
+  forgetStoreOfCopy,
+  recordStoreOfCopy,
+  refuseCopyOfOtherStore,
+} from "./workingCopy/storeOfCopy.js";
 import { makePendingWrites } from "./workingCopy/pendingWrites.js";
 import { openWorkingCopy } from "./workingCopy/openCopy.js";
 import { pull } from "./pull/pull.js";
@@ -370,6 +374,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                             options.privateRoot,
                             resolved.path,
                             store.identity,
+                            resolved.tree,
                           )
                       ).pipe(
                         Effect.zipRight(clearIntent(call)),
@@ -491,6 +496,9 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                 localFailure(error, `removing private state in the ${privateRootNamed}`),
               ),
             );
+          // The copy is gone: so is the record of its store (every session pulls into a
+          // directory of its own, and the records would pile up).
+          yield* forgetStoreOfCopy(fs, options.privateRoot, opened.value.path, store.identity);
           return true;
         }).pipe(Effect.scoped, Effect.annotateLogs("module", "notebook")),
     };

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import { encodeText } from "../../../domain/content.js";
-import type { FileSystemService } from "../../../ports/FileSystem.js";
+import type { FileSystemService, RootedTree } from "../../../ports/FileSystem.js";
 import { keyDigest } from "../../keyDigest.js";
 import { copyDirectory } from "./privateState.js";
 
@@ -72,42 +72,77 @@ const storeNamed = (identity: string): string =>
         ? "unknown"
         : identity;
 
+/** True when `tree` holds nothing at all (no file, directory or unreadable name). */
+const isEmpty = (tree: RootedTree): Effect.Effect<boolean> =>
+  tree.walk().pipe(
+    Effect.map(
+      (walked) =>
+        walked.entries.length === 0 &&
+        walked.undecodable.length === 0 &&
+        walked.tooDeep.length === 0 &&
+        walked.tooDeepDirectories === 0,
+    ),
+    Effect.orElseSucceed(() => false),
+  );
+
 /**
- * Fails with INVALID_REQUEST/NESTED_WORKING_COPY, naming the other store, when the copy
- * at `canonicalPath` (which has no state for `store`) is a working copy of another store
- * that still has its state: never "not pulled", whose advice (pull) would merge the copy's
- * notes into this store.
+ * Fails with INVALID_REQUEST/NESTED_WORKING_COPY, naming the other store, when the
+ * directory at `canonicalPath` was last pulled from another store that still has its
+ * state there: its notes may be that store's, and this store would take them as its own
+ * (a pull, as "not pulled" says, and then a commit published them here; a copy this
+ * store knew, moved aside and pulled afresh from the other, read the other's notes as
+ * additions and its own as deletions). Which store's notes the directory holds now is not
+ * known (a person may have moved directories around), so the advice is the way out that
+ * always works: a pull into a path that does not exist yet. With `emptyAllowed` (a pull),
+ * a directory holding nothing at all is not refused: there is nothing to take.
  */
 export const refuseCopyOfOtherStore = (
   fs: FileSystemService,
   privateRoot: string,
   canonicalPath: string,
   store: string,
+  emptyAllowed?: RootedTree,
 ): Effect.Effect<void, DomainError> =>
+  Effect.gen(function* () {
+    const recorded = yield* recordedStore(fs, privateRoot, canonicalPath);
+    if (Option.isNone(recorded) || recorded.value === store) return;
+    const otherHasState = yield* fs
+      .info(join(copyDirectory(privateRoot, canonicalPath, recorded.value), "state.json"))
+      .pipe(
+        Effect.map(Option.isSome),
+        Effect.orElseSucceed(() => false),
+      );
+    if (!otherHasState) return;
+    if (emptyAllowed !== undefined && (yield* isEmpty(emptyAllowed))) return;
+    return yield* Effect.fail(
+      domainError({
+        code: "INVALID_REQUEST",
+        reason: "NESTED_WORKING_COPY",
+        message: `This directory was last pulled from another store (${storeNamed(recorded.value)}), not the one this call uses, so its notes may be that store's; a copy of one store is never merged into another. To work with this store here, move the directory aside (or remove it) and pull again into the path (quire creates it afresh), then copy in the notes you want to add; or call it with the store it was last pulled from if it holds that store's copy.`,
+      }),
+    );
+  });
+
+/**
+ * Removes the record of which store the directory at `canonicalPath` was pulled from,
+ * when it names `store` and that store's copy there was just discarded (a session's copy,
+ * all published): every session pulls into a directory of its own, so the records would
+ * otherwise pile up. A record naming another store stays (its copy may still be there).
+ * Best effort: a failure is logged.
+ */
+export const forgetStoreOfCopy = (
+  fs: FileSystemService,
+  privateRoot: string,
+  canonicalPath: string,
+  store: string,
+): Effect.Effect<void> =>
   recordedStore(fs, privateRoot, canonicalPath).pipe(
     Effect.flatMap((recorded) =>
-      Option.isNone(recorded) || recorded.value === store
-        ? Effect.succeed(false)
-        : fs
-            .info(join(copyDirectory(privateRoot, canonicalPath, recorded.value), "state.json"))
-            .pipe(
-              Effect.map(Option.isSome),
-              Effect.orElseSucceed(() => false),
-            ),
-    ),
-    Effect.flatMap((otherHasState) =>
-      otherHasState
-        ? recordedStore(fs, privateRoot, canonicalPath).pipe(
-            Effect.flatMap((recorded) =>
-              Effect.fail(
-                domainError({
-                  code: "INVALID_REQUEST",
-                  reason: "NESTED_WORKING_COPY",
-                  message: `This directory is a working copy of another store (${storeNamed(Option.getOrElse(recorded, () => ""))}), not of the one this call uses; call it with the store it was pulled from (--store), or move the copy aside or use a new directory to work with this store. A copy of one store is never merged into another.`,
-                }),
-              ),
-            ),
-          )
+      Option.contains(recorded, store)
+        ? fs.removeFile(ownerFile(privateRoot, canonicalPath))
         : Effect.void,
+    ),
+    Effect.catchAll((error) =>
+      Effect.logWarning("removing the record of a working copy's store failed", error.message),
     ),
   );
