@@ -129,7 +129,7 @@ export const errorTable = {
       retryable: false,
       when: "The path is inside, or contains, another working copy already synchronised with this store; or it was last pulled from another store (another --store), whose state for it is kept.",
       remedy:
-        "Use the enclosing working copy itself, or a directory that does not overlap another copy; for a directory last pulled from another store, move it aside and pull again into the path (or call it with that store).",
+        "Use the enclosing working copy itself, or a directory that does not overlap another copy; for a directory last pulled from another store, move it aside (or empty it) and pull again into the path, or, only if it holds that store's notes, call it with that store.",
     },
     MASS_DELETE: {
       action: "FIX_REQUEST",

@@ -290,6 +290,15 @@ describe("a working copy used with another store", () => {
     expect(read(fresh, "first.md")).toBe("only in the first store\n");
     expect(existsSync(path.join(fresh, "second.md"))).toBe(false);
     await ok(runCli(w, ["status", copy], env));
+    // The way back that works for a directory that cannot be moved (a workspace root):
+    // emptied, it is pulled afresh from the first store, not read against its old state.
+    for (const name of readdirSync(copy)) rmSync(path.join(copy, name), { recursive: true });
+    await ok(pull(w, copy));
+    expect(read(copy, "first.md")).toBe("only in the first store\n");
+    expect(existsSync(path.join(copy, "second.md"))).toBe(false);
+    await ok(runCli(w, ["status", copy]));
+    const refusedNow = await runCli(w, ["status", copy], env);
+    expect(errorHead(refusedNow.stderr)).toBe("INVALID_REQUEST · NESTED_WORKING_COPY");
   });
 });
 

@@ -72,17 +72,25 @@ let ranCommand: { readonly name: string; readonly changes: boolean } | undefined
 
 /**
  * The line after an output failure. Only a command that ended well (status 0) is said
- * done: a refused or failed one (a restore of a generation that does not exist) lost its
- * error report, not a success's.
+ * done. A command that reported an error (status 1) lost that report; one that changes
+ * files may have changed some before it stopped (conflict blocks, part of a restore), so
+ * the person is sent to quire status first. Other statuses (a usage error, an internal
+ * one, an interruption) are said as such.
  */
-const outputFailureLine = (failure: string, status: number): string =>
-  `quire: cannot write the output (${failure}): ${
-    status !== exitCodes.ok
-      ? `the ${ranCommand?.name ?? "command"} did not succeed (exit status ${String(status)}) and its error report was lost; check with quire status, then run it again with its output going somewhere that can take it`
-      : ranCommand?.changes === true
-        ? `the ${ranCommand.name} itself is done (only its report was lost); do not run it again, check with quire status`
+const outputFailureLine = (failure: string, status: number): string => {
+  const name = ranCommand?.name ?? "command";
+  const what =
+    status === exitCodes.ok
+      ? ranCommand?.changes === true
+        ? `the ${name} itself is done (only its report was lost); do not run it again, check with quire status`
         : "the report is incomplete; run the command again with its output going somewhere that can take it"
-  }\n`;
+      : status === exitCodes.reported
+        ? ranCommand?.changes === true
+          ? `the ${name} did not succeed and its error report was lost; it may have changed files before it stopped (conflict blocks, part of a restore): check with quire status before running it again`
+          : `the ${name} did not succeed and its error report was lost; run it again with its output going somewhere that can take it`
+        : `the ${name} ended with exit status ${String(status)}; run it again with its output going somewhere that can take it`;
+  return `quire: cannot write the output (${failure}): ${what}\n`;
+};
 
 /**
  * Exits with `status` (the output one instead of 0 after an output failure) if

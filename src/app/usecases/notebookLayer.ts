@@ -353,34 +353,31 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                   }),
                 ),
               onSome: (resolved) =>
-                withCopy(resolved, (call) =>
-                  Option.isSome(call.state) && !resolved.created
-                    ? refuseCopyOfOtherStore(
-                        fs,
-                        options.privateRoot,
-                        resolved.path,
-                        store.identity,
-                      ).pipe(Effect.zipRight(pull(call)))
-                    : // A copy whose directory is gone (moved or deleted, so status and
-                      // commit said NOT_PULLED) is pulled afresh: its old state would read
-                      // every note as deleted by the person, and its rewrite intent
-                      // belongs to that directory.
-                      // A directory that holds a copy of another store is not pulled from
-                      // this one: its notes would be published here at the next commit.
-                      (resolved.created
-                        ? Effect.void
-                        : refuseCopyOfOtherStore(
-                            fs,
-                            options.privateRoot,
-                            resolved.path,
-                            store.identity,
-                            resolved.tree,
-                          )
-                      ).pipe(
-                        Effect.zipRight(clearIntent(call)),
-                        Effect.zipRight(firstPull({ ...call, state: Option.none() })),
-                      ),
-                ),
+                withCopy(resolved, (call) => {
+                  // A copy whose directory is gone (moved or deleted, so status and
+                  // commit said NOT_PULLED) is pulled afresh: its old state would read
+                  // every note as deleted by the person, and its rewrite intent belongs
+                  // to that directory.
+                  const afresh = clearIntent(call).pipe(
+                    Effect.zipRight(firstPull({ ...call, state: Option.none() })),
+                  );
+                  if (resolved.created) return afresh;
+                  // A directory last pulled from another store is not pulled from this
+                  // one (its notes would be published here at the next commit) unless
+                  // it holds nothing; then it is pulled afresh even where this store
+                  // has old state for it (the directory emptied to come back here).
+                  return refuseCopyOfOtherStore(
+                    fs,
+                    options.privateRoot,
+                    resolved.path,
+                    store.identity,
+                    resolved.tree,
+                  ).pipe(
+                    Effect.flatMap((emptiedFromOther) =>
+                      Option.isSome(call.state) && !emptiedFromOther ? pull(call) : afresh,
+                    ),
+                  );
+                }),
             }),
           ),
           Effect.tap(({ path }) =>

@@ -94,7 +94,9 @@ const isEmpty = (tree: RootedTree): Effect.Effect<boolean> =>
  * additions and its own as deletions). Which store's notes the directory holds now is not
  * known (a person may have moved directories around), so the advice is the way out that
  * always works: a pull into a path that does not exist yet. With `emptyAllowed` (a pull),
- * a directory holding nothing at all is not refused: there is nothing to take.
+ * a directory holding nothing at all is not refused: there is nothing to take, and the
+ * answer is `true` (pull it afresh: this store's own state for it, if any, is older than
+ * the other store's pull). Otherwise `false`: nothing to refuse.
  */
 export const refuseCopyOfOtherStore = (
   fs: FileSystemService,
@@ -102,23 +104,23 @@ export const refuseCopyOfOtherStore = (
   canonicalPath: string,
   store: string,
   emptyAllowed?: RootedTree,
-): Effect.Effect<void, DomainError> =>
+): Effect.Effect<boolean, DomainError> =>
   Effect.gen(function* () {
     const recorded = yield* recordedStore(fs, privateRoot, canonicalPath);
-    if (Option.isNone(recorded) || recorded.value === store) return;
+    if (Option.isNone(recorded) || recorded.value === store) return false;
     const otherHasState = yield* fs
       .info(join(copyDirectory(privateRoot, canonicalPath, recorded.value), "state.json"))
       .pipe(
         Effect.map(Option.isSome),
         Effect.orElseSucceed(() => false),
       );
-    if (!otherHasState) return;
-    if (emptyAllowed !== undefined && (yield* isEmpty(emptyAllowed))) return;
+    if (!otherHasState) return false;
+    if (emptyAllowed !== undefined && (yield* isEmpty(emptyAllowed))) return true;
     return yield* Effect.fail(
       domainError({
         code: "INVALID_REQUEST",
         reason: "NESTED_WORKING_COPY",
-        message: `This directory was last pulled from another store (${storeNamed(recorded.value)}), not the one this call uses, so its notes may be that store's; a copy of one store is never merged into another. To work with this store here, move the directory aside (or remove it) and pull again into the path (quire creates it afresh), then copy in the notes you want to add; or call it with the store it was last pulled from if it holds that store's copy.`,
+        message: `This directory was last pulled from another store (${storeNamed(recorded.value)}), not the one this call uses, so its notes may be that store's; a copy of one store is never merged into another. To work with this store here, move the directory aside (or remove or empty it) and pull again into the path, then copy in the notes you want to add; or, only if it holds that store's notes, call it with that store.`,
       }),
     );
   });
