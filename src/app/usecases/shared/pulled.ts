@@ -22,16 +22,14 @@ export const notPulledError: DomainError = domainError({
  * no copy of its own, and "pull first" would send the caller to a pull that is refused).
  */
 export const pulledState = (call: CopyCall): Effect.Effect<CopyState, DomainError> =>
-  Option.match(call.state, {
-    // A copy this store knows may since have been pulled afresh from another store (its
-    // directory moved aside and pulled again): its notes are then that store's.
-    onSome: (state) =>
-      refuseCopyOfOtherStore(call.fs, call.options.privateRoot, call.dir, call.store.identity).pipe(
-        Effect.as(state),
-      ),
-    onNone: () =>
-      refuseCopyOfOtherStore(call.fs, call.options.privateRoot, call.dir, call.store.identity).pipe(
-        Effect.zipRight(
+  // First, whether the directory was last pulled from another store: a copy this store
+  // never pulled would be taken over, and one it knows may since have been pulled afresh
+  // from the other (moved aside and pulled again), its notes then that store's.
+  refuseCopyOfOtherStore(call.fs, call.options.privateRoot, call.dir, call.store.identity).pipe(
+    Effect.zipRight(
+      Option.match(call.state, {
+        onSome: Effect.succeed,
+        onNone: () =>
           refuseNestedCopies(
             call.fs,
             call.options.privateRoot,
@@ -39,6 +37,6 @@ export const pulledState = (call: CopyCall): Effect.Effect<CopyState, DomainErro
             call.tree,
             call.store.identity,
           ).pipe(Effect.zipRight(Effect.fail(notPulledError))),
-        ),
-      ),
-  });
+      }),
+    ),
+  );
