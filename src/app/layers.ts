@@ -12,7 +12,7 @@ import * as FileObjectStore from "../adapters/fileObjectStore.js";
 import * as IdGeneratorAdapter from "../adapters/idGenerator.js";
 import * as MemoryObjectStore from "../adapters/memoryObjectStore.js";
 import * as NodeFileSystem from "../adapters/nodeFileSystem.js";
-import type { DomainError } from "../domain/errors.js";
+import type { DomainError, EngineDetail } from "../domain/errors.js";
 import { FileSystem, type FileSystemService, type FsError } from "../ports/FileSystem.js";
 import { IdGenerator } from "../ports/IdGenerator.js";
 import { ObjectStore } from "../ports/ObjectStore.js";
@@ -29,6 +29,7 @@ import { tidyUpsDone } from "./usecases/shared/afterAnswer.js";
 import { withStoreLogging } from "./storeLogging.js";
 import { abandonSession, claimSession, sessionsDirectory } from "./sessions.js";
 import { keyDigest } from "./keyDigest.js";
+import { detailOf } from "./usecases/shared/failures.js";
 
 /**
  * Why the process could not start. `config`: the configuration names something
@@ -40,6 +41,11 @@ export class StartupError extends Data.TaggedError("StartupError")<{
   readonly message: string;
   /** For `store`: the probe's own error, which `--json` prints as it is. */
   readonly error?: DomainError;
+  /**
+   * For `io`: the file system's cause when classified (a permission or a read-only file
+   * system is ENGINE_FAILED/LOCAL_ACCESS, not retryable; others LOCAL_IO).
+   */
+  readonly detail?: EngineDetail;
 }> {}
 
 /**
@@ -115,11 +121,14 @@ const sessionStep =
 
 const ioFailure =
   (what: string, next = "check that path and its permissions, then start again") =>
-  (error: FsError) =>
-    new StartupError({
+  (error: FsError) => {
+    const detail = detailOf(error);
+    return new StartupError({
       kind: "io",
       message: `cannot ${what}: ${error.reason}: ${error.message}; ${next}`,
+      ...(detail === undefined ? {} : { detail }),
     });
+  };
 
 /**
  * Prepares the directories. The private root is created (0700) first. A `session`

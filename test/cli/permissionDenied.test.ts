@@ -159,3 +159,46 @@ describe("a transient local failure", () => {
     ]);
   });
 });
+
+describe("a start refused for a permission", () => {
+  it("is LOCAL_ACCESS, not retryable, in --json, the CLI's line and serve's line", async () => {
+    const copy = path.join(box.workspace, "a");
+    mkdirSync(copy);
+    if (asRoot) chownTree(box.root);
+    // The private root is to be made in a directory this user may not write.
+    const locked = path.join(box.root, "locked");
+    mkdirSync(locked, 0o555);
+    chmodSync(locked, 0o555);
+    const startOptions = [
+      "--store",
+      `file:${box.store}`,
+      "--private-root",
+      path.join(locked, "private"),
+      "--workspace-root",
+      box.workspace,
+    ];
+
+    const json = await quire(["status", copy, "--json", ...startOptions]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      code: "ENGINE_FAILED",
+      reason: "LOCAL_ACCESS",
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      detail: "permission denied",
+    });
+    expect((JSON.parse(json.stdout) as { message: string }).message).toContain("--private-root");
+
+    for (const args of [
+      ["status", copy, ...startOptions],
+      ["serve", "--no-share", ...startOptions],
+    ]) {
+      const text = await quire(args);
+      expect(text.code).toBe(1);
+      expect(text.stderr).toMatch(
+        /^quire: permission denied: ENGINE_FAILED · LOCAL_ACCESS: cannot create the private root: .*--private-root/,
+      );
+      expect(text.stderr.trim().split("\n")).toHaveLength(1);
+    }
+  });
+});

@@ -7,6 +7,7 @@ import { cliStartErrorJson } from "../../domain/cliErrorJson.js";
 import { type DomainError, domainError } from "../../domain/errors.js";
 import type { RedactOptions } from "../../domain/redact.js";
 import type { StartupError } from "../layers.js";
+import { localReason } from "../usecases/shared/failures.js";
 
 const usageError = (message: string): DomainError =>
   domainError({ code: "INVALID_REQUEST", reason: "INVALID_ARGUMENT", message });
@@ -18,7 +19,8 @@ export const usageErrorJson = (message: string, redaction: RedactOptions): strin
 /**
  * A process that could not start: a configuration naming something unusable is a usage
  * error (exit 2, as in text); a store that failed its probe, the probe's own error; a
- * local failure preparing directories, ENGINE_FAILED/LOCAL_IO.
+ * local failure preparing directories, ENGINE_FAILED/LOCAL_IO — LOCAL_ACCESS (not
+ * retryable) for a permission or a read-only file system — with its `detail`.
  */
 export const startupErrorJson = (error: StartupError, redaction: RedactOptions): string =>
   cliStartErrorJson(
@@ -32,6 +34,11 @@ export const startupErrorJson = (error: StartupError, redaction: RedactOptions):
               reason: "STORE_UNAVAILABLE",
               message: error.message,
             })
-          : domainError({ code: "ENGINE_FAILED", reason: "LOCAL_IO", message: error.message }),
+          : domainError({
+              code: "ENGINE_FAILED",
+              reason: localReason(error.detail),
+              message: error.message,
+              ...(error.detail === undefined ? {} : { detail: error.detail }),
+            }),
     redaction,
   );

@@ -23,10 +23,16 @@ const storeHeadline = (error: DomainError | undefined): string => {
   }
 };
 
-/** `quire: <headline>: <message>` for a failed start. */
+/**
+ * `quire: <headline>: <message>` for a failed start. A directory refused for a permission
+ * or a read-only file system says so, with its code and reason (ENGINE_FAILED ·
+ * LOCAL_ACCESS: starting again fails the same way until someone fixes it), as `--json` does.
+ */
 export const startupLine = (error: StartupError): string =>
   error.kind === "config"
     ? `quire: invalid configuration: ${error.message}`
     : error.kind === "store"
       ? `quire: ${storeHeadline(error.error)}: ${error.message}`
-      : `quire: cannot start: ${error.message}`;
+      : error.detail === "permission denied" || error.detail === "read-only file system"
+        ? `quire: ${error.detail}: ENGINE_FAILED · LOCAL_ACCESS: ${error.message}`
+        : `quire: cannot start: ${error.message}`;

@@ -55,7 +55,8 @@ export const storeFailure = (error: StoreError, doing: string): DomainError => {
   }
 };
 
-const detailOf = (error: FsError): EngineDetail | undefined => {
+/** What a local failure's errno was, as an answer's `detail` says it; `undefined` when unclassified. */
+export const detailOf = (error: FsError): EngineDetail | undefined => {
   switch (error.reason) {
     case "NoSpace":
       return "disk full";
@@ -90,16 +91,21 @@ export const privateRootNamed = "private root (--private-root)";
 export const localFailure = (error: FsError, doing: string): DomainError =>
   failureNaming(error, `A local file operation failed while ${doing}.`);
 
+/**
+ * The reason of a local failure with `detail`: a permission or a read-only file system
+ * fails every retry the same way, so the caller must have it fixed (LOCAL_ACCESS, not
+ * retryable); other local causes may pass (LOCAL_IO).
+ */
+export const localReason = (detail: EngineDetail | undefined): "LOCAL_ACCESS" | "LOCAL_IO" =>
+  detail === "permission denied" || detail === "read-only file system"
+    ? "LOCAL_ACCESS"
+    : "LOCAL_IO";
+
 const failureNaming = (error: FsError, message: string): DomainError => {
   const detail = detailOf(error);
   return domainError({
     code: "ENGINE_FAILED",
-    // A permission or a read-only file system fails every retry the same way: the
-    // caller must have it fixed (not retryable); other local causes may pass.
-    reason:
-      detail === "permission denied" || detail === "read-only file system"
-        ? "LOCAL_ACCESS"
-        : "LOCAL_IO",
+    reason: localReason(detail),
     message,
     // Without the paths the host quoted: a private-state path's layout (copies/<hex>/…)
     // stays out of the log too (docs/logging.md); the errno and the operation stay.
