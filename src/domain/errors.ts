@@ -286,6 +286,13 @@ export const errorTable = {
       remedy:
         "Make the directory or file the message names writable by the server's user (chmod u+w, chown) or its file system read-write, or choose another working copy or --private-root; then call again.",
     },
+    ROOT_CHANGED: {
+      action: "CHECK_CONFIGURATION",
+      retryable: false,
+      when: "The workspace root was deleted or moved since quire resolved it, or a directory on the way to it was replaced (by a symlink to another place, say); nothing was read or written. Repeating the call fails the same way.",
+      remedy:
+        "Put the directory back where it was (or create it again, then pull), or start quire again on the path meant (--workspace-root).",
+    },
     BUSY: {
       action: "RETRY_LATER",
       retryable: true,

@@ -81,7 +81,8 @@ describe("the Promise facade", () => {
     symlinkSync(victim, join(root, "link"));
     expect(await notebook.pull(join(workspace, "a"))).toMatchObject({
       code: "ENGINE_FAILED",
-      reason: "LOCAL_IO",
+      reason: "ROOT_CHANGED",
+      retryable: false,
       message: expect.stringContaining("no longer leads to the directory"),
     });
     expect(readdirSync(join(victim, "ws", "a"))).toEqual([]);
@@ -105,7 +106,8 @@ describe("the Promise facade", () => {
     // It said only "a local file operation failed while opening the workspace root".
     expect(await notebook.pull(join(workspace, "a"))).toMatchObject({
       code: "ENGINE_FAILED",
-      reason: "LOCAL_IO",
+      reason: "ROOT_CHANGED",
+      retryable: false,
       message: expect.stringContaining("no longer exists as a directory"),
     });
     mkdirSync(join(workspace, "a"), { recursive: true });

@@ -396,6 +396,17 @@ const scenarios: {
     LOCAL_IO: async () => pullA(withFailingLock(world(), "NoSpace")),
     LOCAL_ACCESS: async () => pullA(withFailingLock(world(), "PermissionDenied")),
     BUSY: async () => pullA(withFailingLock(world(), "Busy")),
+    ROOT_CHANGED: async () => {
+      const w = world();
+      const fs: FileSystemService = {
+        ...w.fs,
+        openTree: (root) =>
+          Effect.fail(new FsError({ reason: "NotFound", path: root, message: "injected" })),
+      };
+      return pullA(
+        Effect.runSync(makeNotebook({ store: w.store, fs, ids: ids.make(), options: baseOptions })),
+      );
+    },
     INTERNAL: async () => {
       const { w } = await published();
       return commitA(

@@ -3,7 +3,7 @@
  * spells its paths as the root was given to it, and they name the same copies as the
  * canonical spelling; a path that leaves the root stays refused however it is spelt.
  */
-import { mkdirSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, assertBuilt, makeSandbox } from "../cli/quireProcess.js";
@@ -62,9 +62,13 @@ describe("a workspace root given through a symlink", () => {
     rmSync(link);
     symlinkSync(elsewhere, link);
     try {
+      // Only a person can fix it (retrying never helps): not retryable, and it says what to do.
       expect(await pull(path.join(link, "ws", "c"))).toMatchObject({
         code: "ENGINE_FAILED",
-        reason: "LOCAL_IO",
+        reason: "ROOT_CHANGED",
+        action: "CHECK_CONFIGURATION",
+        retryable: false,
+        message: expect.stringContaining("Put the directory back"),
       });
       expect(readdirSync(path.join(elsewhere, "ws", "c"))).toEqual([]);
       // The canonical spelling still works.
@@ -90,5 +94,22 @@ describe("a workspace root given through a symlink", () => {
       code: "INVALID_REQUEST",
       reason: "PATH_OUTSIDE_ROOT",
     });
+  });
+
+  it("once the workspace root is gone, a call says so, not retryable, and works once it is back", async () => {
+    const aside = path.join(sandbox.root, "ws-aside");
+    renameSync(sandbox.workspace, aside);
+    try {
+      expect(await pull(path.join(sandbox.workspace, "c"))).toMatchObject({
+        code: "ENGINE_FAILED",
+        reason: "ROOT_CHANGED",
+        action: "CHECK_CONFIGURATION",
+        retryable: false,
+        message: expect.stringContaining("no longer exists as a directory"),
+      });
+    } finally {
+      renameSync(aside, sandbox.workspace);
+    }
+    expect(await pull(path.join(sandbox.workspace, "c"))).toMatchObject({ code: "OK" });
   });
 });

@@ -154,7 +154,8 @@ const io = (doing: string) => (error: FsError) => localFailure(error, doing);
 const rootReplaced = (workspaceRoot: string): DomainError =>
   domainError({
     code: "ENGINE_FAILED",
-    reason: "LOCAL_IO",
+    // Only a person can put things back: retrying never helps (until 2026-12-07 LOCAL_IO).
+    reason: "ROOT_CHANGED",
     message: `The workspace root ${pathForMessage(workspaceRoot)} no longer leads to the directory it named when quire resolved it: a directory on the way to it was replaced (by a symlink, say). Nothing was read or written. Put the directory back, or start quire again on the path meant.`,
   });
 
@@ -165,7 +166,7 @@ const rootReplaced = (workspaceRoot: string): DomainError =>
 const rootGone = (workspaceRoot: string): DomainError =>
   domainError({
     code: "ENGINE_FAILED",
-    reason: "LOCAL_IO",
+    reason: "ROOT_CHANGED",
     message: `The workspace root ${pathForMessage(workspaceRoot)} no longer exists as a directory (it was deleted or moved). Nothing was read or written. Create it again (then pull), or start quire on another --workspace-root.`,
   });
 
@@ -192,7 +193,8 @@ const firstStop = (
  * root also after resolving symlinks, never overlapping the private root or the file
  * store. With `create` a missing directory is created (pull), through the tree; without
  * it a missing one is returned with no tree. Errors: INVALID_REQUEST (PATH_* reasons),
- * ENGINE_FAILED/LOCAL_IO when the file system fails.
+ * ENGINE_FAILED/LOCAL_IO when the file system fails, ENGINE_FAILED/ROOT_CHANGED when the
+ * workspace root is gone or no longer leads to the directory it named.
  */
 export const openWorkingCopy = (
   fs: FileSystemService,
