@@ -177,12 +177,7 @@ const prepared = (
 ): Effect.Effect<Workspace, StartupError, FileSystem | ObjectStore | Scope.Scope> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem;
-    yield* fs
-      .makeDirectory(config.privateRoot, 0o700)
-      .pipe(Effect.mapError(ioFailure("create the private root", privateRootStep)));
-    const privateRoot = yield* fs
-      .realPath(config.privateRoot)
-      .pipe(Effect.mapError(ioFailure("resolve the private root", privateRootStep)));
+    const privateRoot = yield* madePrivateRoot(fs, config.privateRoot);
     let workspaceRoot: string;
     let sessionId: string | undefined;
     if (config.workspace.kind === "session") {
@@ -233,6 +228,33 @@ const prepared = (
       ...(sessionId === undefined ? {} : { sessionId }),
     };
   });
+
+/**
+ * The private root, made (0700) and resolved. A start refused at the same instant on the
+ * same new private root removes it while it is empty (`withNotebook`), possibly between
+ * the making and the resolving: then it is made again, a few times at most.
+ */
+const madePrivateRoot = (
+  fs: FileSystemService,
+  path: string,
+  makings = 5,
+): Effect.Effect<string, StartupError> =>
+  fs.makeDirectory(path, 0o700).pipe(
+    Effect.mapError(ioFailure("create the private root", privateRootStep)),
+    Effect.zipRight(
+      fs.realPath(path).pipe(
+        Effect.catchIf(
+          (error) => error.reason === "NotFound" && makings > 1,
+          () => madePrivateRoot(fs, path, makings - 1),
+        ),
+        Effect.mapError((error) =>
+          error instanceof StartupError
+            ? error
+            : ioFailure("resolve the private root", privateRootStep)(error),
+        ),
+      ),
+    ),
+  );
 
 /** A `root` workspace's root, canonical; a `config` error unless it is an existing directory. */
 const existingWorkspaceRoot = (

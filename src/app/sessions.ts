@@ -103,9 +103,7 @@ export const claimSession = (
   storeIdentity: string,
 ): Effect.Effect<void, FsError, Scope.Scope> =>
   Effect.gen(function* () {
-    yield* fs.makeDirectory(sessionsDirectory(privateRoot), 0o700);
-    // A fresh random id: nobody else holds it, so no wait.
-    const release = yield* fs.lock(lockFileOf(privateRoot, id), 0);
+    const release = yield* lockedInSessions(fs, privateRoot, id);
     yield* Effect.addFinalizer(() => release);
     const record: SessionRecord = { version: 1, notebookDirectory, storeIdentity };
     yield* fs.writeFileAtomic(recordFile(privateRoot, id), encodeText(JSON.stringify(record)), {
@@ -113,6 +111,35 @@ export const claimSession = (
       durable: true,
     });
   });
+
+/**
+ * How often {@link lockedInSessions} makes `sessions/` again when it vanished before the
+ * lock file was in it. Each time is another process's cleanup, which removes only what
+ * is empty: once this lock file is in it, it stays.
+ */
+const sessionsMakings = 5;
+
+/**
+ * Makes `sessions/` (and the private root, when missing) and takes session `id`'s lock
+ * in it. A start refused at the same instant on the same new private root removes the
+ * directories it made while they are empty (layers.ts, `withNotebook`), and can do so
+ * between this making and this locking: the lock then fails with `NotFound`, and the
+ * directories are made again (until 2026-12-07 the start failed with an I/O error).
+ */
+const lockedInSessions = (
+  fs: FileSystemService,
+  privateRoot: string,
+  id: string,
+  makings = sessionsMakings,
+): Effect.Effect<Effect.Effect<void>, FsError> =>
+  fs.makeDirectory(sessionsDirectory(privateRoot), 0o700).pipe(
+    // A fresh random id: nobody else holds it, so no wait.
+    Effect.zipRight(fs.lock(lockFileOf(privateRoot, id), 0)),
+    Effect.catchIf(
+      (error) => error.reason === "NotFound" && makings > 1,
+      () => lockedInSessions(fs, privateRoot, id, makings - 1),
+    ),
+  );
 
 /**
  * Forgets session `id` once its directory is gone: removes its record (its lock goes

@@ -125,4 +125,30 @@ describe("a refused start", () => {
     expect(result.code).toBe(1);
     expect(existsSync(privateRoot)).toBe(true);
   });
+
+  it("does not break a start that makes the same new private root at the same instant", async () => {
+    // The refused start removes the directories it made while they are empty; the other
+    // start's sessions/ (or private root) could vanish before its session was recorded.
+    // test/app/sessionClaimRace.test.ts makes that interleaving certain; here it is raced.
+    writeFileSync(path.join(box.root, "a-file"), "x");
+    for (let round = 0; round < 6; round++) {
+      const privateRoot = path.join(box.root, `race-${round}`, "priv");
+      const start = (store: string) =>
+        runQuire(["serve", "--no-share", "--private-root", privateRoot, "--store", store], {
+          cwd: box.workspace,
+          env: box.env,
+        });
+      const [accepted, ...refused] = await Promise.all([
+        start(`file:${box.store}`),
+        start(`file:${path.join(box.root, "a-file")}`),
+        start(`file:${path.join(box.root, "a-file")}`),
+      ]);
+      for (const one of refused) expect(one.stderr).toContain("compatibility probe");
+      expect({ round, stderr: accepted.stderr.includes("cannot"), code: accepted.code }).toEqual({
+        round,
+        stderr: false,
+        code: 0,
+      });
+    }
+  });
 });
