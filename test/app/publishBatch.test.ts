@@ -383,6 +383,42 @@ describe("group commit (publish batches within one process)", () => {
     }),
   );
 
+  it.live("a wait for a place does not count time the process was stopped (SIGSTOP)", () =>
+    Effect.gen(function* () {
+      const starts: Array<[string, BatchStart]> = [];
+      const { swap } = swaps();
+      const gate = yield* Deferred.make<void>();
+      const holder = yield* Effect.fork(publisher("s9", "a", starts, swap, { gate }));
+      yield* Effect.sleep(Duration.millis(5));
+      let ran = false;
+      const late = yield* Effect.fork(
+        inBatch(
+          "s9",
+          300,
+          false,
+        )(() =>
+          Effect.sync(() => {
+            ran = true;
+            return concluded("x");
+          }),
+        ),
+      );
+      yield* Effect.sleep(Duration.millis(5));
+      // The process stands still (as stopped by SIGSTOP, then continued) far longer than
+      // the budget: no timer runs meanwhile, and each fires late at once after.
+      yield* Effect.sync(() => {
+        const until = performance.now() + 2_000;
+        while (performance.now() < until);
+      });
+      // The late timers run first; then the place comes.
+      yield* Effect.sleep(Duration.millis(1));
+      yield* Deferred.succeed(gate, undefined);
+      yield* Fiber.join(holder);
+      expect(yield* Fiber.join(late)).toEqual(Option.some({ _tag: "Concluded", conclusion: "x" }));
+      expect(ran).toBe(true);
+    }),
+  );
+
   it.live("never wedge the line when timeouts, failures and interruptions coincide", () =>
     Effect.gen(function* () {
       const starts: Array<[string, BatchStart]> = [];

@@ -31,7 +31,8 @@ export const backoff = (attempt: number): Effect.Effect<void> =>
  * races could have kept it backing off (about 2.3 s for the default 8). Waiting behind
  * other copies of the process stands for losing races to them, so a commit that gets
  * no place within that time is REMOTE_BUSY, as it would be had it raced and lost:
- * under overload callers get a prompt answer rather than an ever longer queue.
+ * under overload callers get a prompt answer rather than an ever longer queue. Counted
+ * while the process runs: time it stood still (SIGSTOP) does not count (publishBatch.ts).
  */
 export const placeWaitBudgetMs = (retries: number): number => {
   let total = 0;

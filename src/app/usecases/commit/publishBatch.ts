@@ -316,8 +316,21 @@ const waitFor = (ready: () => boolean, waiters: Array<() => void>): Effect.Effec
     });
   });
 
+/** The longest step of a wait for a place: a timer is checked for lateness once a step. */
+const waitStepMs = 250;
+
 /**
- * Queues for a place in a batch; `None` after `maxWaitMs` (wall clock) without one.
+ * How much later than due a step's timer may fire and still count: later, the process
+ * stood still (stopped by SIGSTOP, a suspended machine or VM) and the step counts nothing.
+ */
+const stoodStillMs = 1_000;
+
+/**
+ * Queues for a place in a batch; `None` after `maxWaitMs` of the process running without
+ * one. The wait is measured in steps: a step whose timer fires more than
+ * {@link stoodStillMs} late counts nothing, since the process was not running (it was
+ * stopped and continued: until 2026-12-07 every timer then fired at once and a writer
+ * stopped for a few seconds answered REMOTE_BUSY, though the place came right after).
  * One state per ticket decides, whatever order the grant, the timer and an
  * interruption happen in: the line skips an abandoned ticket, and a member granted a
  * place and then interrupted before taking it reports at once.
@@ -338,14 +351,21 @@ const waitForPlace = (
         resume(Effect.succeed(Option.some(member)));
       },
     };
-    const timer = setTimeout(
-      () => {
+    let left = Math.max(0, maxWaitMs);
+    let timer: ReturnType<typeof setTimeout>;
+    const step = () => {
+      const stepMs = Math.min(left, waitStepMs);
+      const due = performance.now() + stepMs;
+      timer = setTimeout(() => {
         if (ticket.state !== "waiting") return;
+        const late = performance.now() - due;
+        if (late <= stoodStillMs) left -= stepMs;
+        if (left > 0) return step();
         ticket.state = "abandoned";
         resume(Effect.succeedNone);
-      },
-      Math.max(0, maxWaitMs),
-    );
+      }, stepMs);
+    };
+    step();
     line.queue.push(ticket);
     advance(line);
     return Effect.sync(() => {
