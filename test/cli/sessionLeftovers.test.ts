@@ -159,7 +159,7 @@ describe("ended sessions leave nothing behind", () => {
     for (const tool of ["notes_pull", "notes_commit"])
       expect(
         await server.call(tool, tool === "notes_commit" ? { message: "m" } : {}),
-      ).toMatchObject({ code: "ENGINE_FAILED", reason: "LOCAL_IO" });
+      ).toMatchObject({ code: "ENGINE_FAILED", reason: "ROOT_CHANGED", retryable: false });
     expect(readdirSync(path.join(outside, "notebook"))).toEqual(["p.md"]);
     expect(readFileSync(path.join(outside, "notebook", "p.md"), "utf8")).toBe("published\n");
     await server.stop("stdin");
