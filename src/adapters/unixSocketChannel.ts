@@ -72,8 +72,12 @@ const mapError = (error: unknown, name: string): ChannelError => {
 /** Errno codes of a passing shortage of the process or host, not of the channel. */
 const transientCodes = new Set(["EMFILE", "ENFILE", "EAGAIN", "ENOMEM", "ENOBUFS", "EINTR"]);
 
-/** Errno codes of a bind that no later attempt can get past (permissions, read-only). */
-const lastingCodes = new Set(["EACCES", "EPERM", "EROFS"]);
+/**
+ * Errno codes of a bind that no later attempt can get past: permissions, a read-only
+ * file system, or one without Unix sockets (EOPNOTSUPP, ENOTSUP: some network, FUSE and
+ * shared-folder file systems).
+ */
+const lastingCodes = new Set(["EACCES", "EPERM", "EROFS", "EOPNOTSUPP", "ENOTSUP"]);
 
 const failure = (reason: ChannelError["reason"], name: string, message: string) =>
   new ChannelError({ reason, name, message });

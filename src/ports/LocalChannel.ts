@@ -22,7 +22,8 @@ import { Context, Data, type Effect, type Scope } from "effect";
  * - `Unusable`: the channel can never work in this process: its directory failed its
  *   check (not this user's, not a directory, open to others, or replaced by one that
  *   is), the name or its socket path is not one this host accepts, or binding in it
- *   is refused for good (permission denied, a read-only file system).
+ *   is refused for good (permission denied, a read-only file system, one without Unix
+ *   sockets).
  * - `Other`: anything else, mostly passing (out of descriptors or memory: EMFILE,
  *   ENFILE, EAGAIN, ENOMEM, …).
  */

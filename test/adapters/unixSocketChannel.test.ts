@@ -485,3 +485,43 @@ describe("unixSocketChannel", () => {
     }),
   );
 });
+
+describe("unixSocketChannel bind failures", () => {
+  /** Makes every `server.listen` fail with `code`, as a bind on such a file system does. */
+  const failingBinds = (code: string) => {
+    const original = net.Server.prototype.listen;
+    net.Server.prototype.listen = function (this: net.Server) {
+      process.nextTick(() =>
+        this.emit("error", Object.assign(new Error(`${code}: bind failed`), { code })),
+      );
+      return this;
+    } as typeof original;
+    return () => {
+      net.Server.prototype.listen = original;
+    };
+  };
+
+  it.live.each(["EOPNOTSUPP", "ENOTSUP", "EACCES", "EROFS"])(
+    "a bind refused with %s for good is Unusable, not retried as a passing failure",
+    (code) =>
+      Effect.gen(function* () {
+        const { channel } = fresh();
+        const restore = failingBinds(code);
+        const bound = yield* Effect.either(
+          Effect.scoped(channel.listen("n10", echo, options)),
+        ).pipe(Effect.ensuring(Effect.sync(restore)));
+        expect(Either.isLeft(bound) && bound.left.reason).toBe("Unusable");
+      }),
+  );
+
+  it.live("a bind that fails for lack of descriptors stays Other (passing)", () =>
+    Effect.gen(function* () {
+      const { channel } = fresh();
+      const restore = failingBinds("EMFILE");
+      const bound = yield* Effect.either(Effect.scoped(channel.listen("n11", echo, options))).pipe(
+        Effect.ensuring(Effect.sync(restore)),
+      );
+      expect(Either.isLeft(bound) && bound.left.reason).toBe("Other");
+    }),
+  );
+});
