@@ -326,6 +326,39 @@ describe("sharing a process among the serve processes of a store", () => {
     expect(committed.files).toEqual([]);
   });
 
+  it("a call larger than a sharing process reads is not sent: it runs in its caller and succeeds", async () => {
+    const w = world();
+    const a = await processOf(w);
+    // Read-only entries far beyond any real configuration: the request frame is larger
+    // than maxRequestBytes.
+    const readOnly = Array.from(
+      { length: 12_000 },
+      (_, i) => `ro/${String(i).padStart(6, "0")}-${"x".repeat(240)}`,
+    );
+    const pathSets = { readOnly, writable: ["notes"] };
+    expect(JSON.stringify(pathSets).length).toBeGreaterThan(maxRequestBytes);
+    const sent: Array<number> = [];
+    const counting: LocalChannelService = {
+      listen: w.channel.listen,
+      request: (name, frame, options) => {
+        sent.push(frame.length);
+        return w.channel.request(name, frame, options);
+      },
+    };
+    const b = await processOf(w, { notebookDirectory: "/ws/b", pathSets }, { channel: counting });
+    await pull(b.notebook, "/ws/b");
+    w.write("/ws/b/notes/n.md", "b\n");
+    const committed = okOf(await commit(b.notebook, "/ws/b"));
+    expect(committed.files.map((file) => file.path)).toEqual(["notes/n.md"]);
+    expect(sent).toEqual([]);
+    expect(b.ran.calls).toBe(2);
+    expect(a.ran.calls).toBe(0);
+    // Published once: the sharing process sees it, and has nothing new to commit.
+    await pull(a.notebook, "/ws/a");
+    expect(w.read("/ws/a/notes/n.md")).toBe("b\n");
+    expect(okOf(await commit(a.notebook, "/ws/a", "nothing new")).generation).toBe(1);
+  });
+
   it("a socket directory that fails its check ends sharing in that process", async () => {
     const w = world();
     const directory = path.join(socketRoot, `w${worlds - 1}`);
