@@ -16,6 +16,7 @@ import { makeUnixSocketChannel } from "../../src/adapters/unixSocketChannel.js";
 import type { NotebookService, SyncReport } from "../../src/app/Notebook.js";
 import {
   decodeAnswer,
+  maxAnswerBytes,
   maxRequestBytes,
   protocolVersion as version,
 } from "../../src/app/share/protocol.js";
@@ -632,6 +633,61 @@ describe("sharing a process among the serve processes of a store", () => {
       expect(okOf(await commit(c.notebook, "/ws/c")).files).toHaveLength(1);
       expect(c.ran.calls).toBe(2);
     }
+  });
+
+  it("an impostor listener's endless answer is cut off at what a real answer can be; the call runs here", async () => {
+    const w = world();
+    const directory = path.join(socketRoot, `w${worlds - 1}`);
+    const b = await processOf(w);
+    await b.stopSharing();
+    // A same-user process at the store's name: it acknowledges a request, then sends
+    // answer bytes without end, as fast as the caller reads them, and prints how many it
+    // wrote once that caller has hung up (a connection that sends nothing, as a
+    // listener's liveness probe, is let go).
+    const socket = path.join(directory, `${channelName(w.store.identity, release)}.sock`);
+    const script = `
+      const net = require("node:net");
+      let written = 0;
+      const server = net.createServer((s) => {
+        s.on("error", () => {});
+        s.once("data", () => {
+          const chunk = Buffer.alloc(65536, 0x61);
+          s.write(Buffer.of(0x2b));
+          const more = () => { while (!s.destroyed && s.write(chunk)) written += chunk.length; written += chunk.length; };
+          s.on("drain", more);
+          more();
+          s.on("close", () => { process.stdout.write(String(written)); process.exit(0); });
+        });
+      });
+      server.listen(${JSON.stringify(socket)}, () => process.stdout.write("up\\n"));
+    `;
+    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    running.push(async () => {
+      child.kill("SIGKILL");
+    });
+    let out = "";
+    child.stdout.on("data", (data: Buffer) => (out += data.toString()));
+    await new Promise<void>((resolve) => {
+      const check = () => (out.startsWith("up\n") ? resolve() : child.stdout.once("data", check));
+      check();
+    });
+    const exited = new Promise<number>((resolve) =>
+      child.on("exit", () => resolve(Number(out.slice(3)))),
+    );
+    const c = await processOf(w);
+    w.write("/ws/c/n.md", "c\n");
+    await pull(c.notebook, "/ws/c");
+    expect(c.ran.calls).toBe(1);
+    const written = await exited;
+    // What a real answer can be, plus what the socket buffers on its way: tens of MB at
+    // most, never hundreds.
+    expect(written).toBeGreaterThan(maxAnswerBytes);
+    expect(written).toBeLessThan(maxAnswerBytes + 8 * 1024 * 1024);
+    expect(written).toBeLessThan(32 * 1024 * 1024);
+    // The note is committed once, by the caller itself.
+    const committed = okOf(await commit(c.notebook, "/ws/c"));
+    expect(committed.files.map((file) => file.path)).toEqual(["n.md"]);
+    expect(c.ran.calls).toBe(2);
   });
 
   it("an answer that does not decode makes the caller run the call itself", async () => {

@@ -29,8 +29,24 @@ import type { NotebookOptions } from "../usecases/shared/notebookOptions.js";
  */
 export const protocolVersion = 3;
 
-/** The largest answer frame a caller accepts: a pull of a large notebook lists every file. */
-export const maxFrameBytes = 256 * 1024 * 1024;
+/**
+ * The most files a real answer is reckoned to list ({@link maxAnswerBytes}): a pull of a
+ * new copy lists every file of the notebook, a commit every file it published.
+ */
+export const maxAnswerFiles = 100_000;
+
+/**
+ * The largest answer frame a caller reads, so a same-user process squatting on the
+ * channel's name cannot make it buffer more: an error's message, path and fixed fields
+ * (16 KiB, each string at most the path bound, JSON-escaped at worst: 6 bytes a byte, the
+ * working copy's path, 4,096 bytes), and {@link maxAnswerFiles} entries of a path of 100
+ * bytes (notebook paths are short: the benchmark's notes run to 40) with their keys and
+ * counts (64 bytes). The product bounds no notebook's file count, so a real answer can be
+ * larger; the caller then treats it as one that did not come back whole and runs the call
+ * itself, which is a retry like any other (never published twice; a commit's report then
+ * lists only what was still unpublished). About 16 MiB.
+ */
+export const maxAnswerBytes = 16 * 1_024 + 6 * 4_096 + maxAnswerFiles * (100 + 64);
 
 /**
  * The largest request frame a sharing process reads: what a real call can carry, each

@@ -52,7 +52,7 @@ import {
   encodeAnswer,
   encodeRefusal,
   encodeRequest,
-  maxFrameBytes,
+  maxAnswerBytes,
   maxRequestBytes,
   optionsKey,
   requestOptionsKey,
@@ -405,7 +405,7 @@ export const sharedNotebook = (
           }
           const answer = yield* Effect.either(
             settings.channel.request(name, frame, {
-              maxBytes: maxFrameBytes,
+              maxBytes: maxAnswerBytes,
               ackTimeoutMs: timing.acknowledgementMs,
               silenceMs: timing.silenceMs,
             }),
