@@ -510,6 +510,9 @@ export const makeUnixSocketChannel = (directory: string): LocalChannelService =>
         const runtime = yield* Effect.runtime<never>();
         const state: Listening = { closing: false, inFlight: new Set(), sockets: new Map() };
         const server = net.createServer();
+        // A peer opening connections without end costs the process at most this many
+        // descriptors and buffered requests: node closes the ones beyond it on accept.
+        server.maxConnections = options.maxConnections;
         // Later server errors (a failed accept) must not crash the process.
         server.on("error", () => undefined);
         accept(server, handle, options, runtime, state);

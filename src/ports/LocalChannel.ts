@@ -72,6 +72,12 @@ export interface LocalChannelService {
        * frame: one that stalls mid-frame or sends nothing is closed then, unanswered.
        */
       readonly requestMs: number;
+      /**
+       * The most connections open at once (each may hold a request of up to `maxBytes`):
+       * one beyond it is closed as soon as it is accepted, unread, so its caller finds
+       * the connection closed before any acknowledgement (`Broken`) and nothing of it ran.
+       */
+      readonly maxConnections: number;
     },
   ) => Effect.Effect<Listener, ChannelError, Scope.Scope>;
   /**

@@ -25,7 +25,13 @@ const fresh = () => {
   return { directory, channel: makeUnixSocketChannel(directory) };
 };
 
-const options = { maxBytes: 1024, graceMs: 2_000, heartbeatMs: 1_000, requestMs: 10_000 };
+const options = {
+  maxBytes: 1024,
+  graceMs: 2_000,
+  heartbeatMs: 1_000,
+  requestMs: 10_000,
+  maxConnections: 64,
+};
 /** Request options: answers up to `maxBytes`, acknowledged within 2 s, silent at most 10 s. */
 const req = (maxBytes: number) => ({ maxBytes, ackTimeoutMs: 2_000, silenceMs: 10_000 });
 const echo = (request: string) => Effect.succeed(`echo:${request}`);
@@ -295,7 +301,7 @@ describe("unixSocketChannel", () => {
       yield* channel.listen(
         "s3",
         () => Effect.sleep("1500 millis").pipe(Effect.as("slow but alive")),
-        { maxBytes: 1024, graceMs: 2_000, heartbeatMs: 20, requestMs: 10_000 },
+        { maxBytes: 1024, graceMs: 2_000, heartbeatMs: 20, requestMs: 10_000, maxConnections: 64 },
       );
       expect(
         yield* channel.request("s3", "x", { maxBytes: 1024, ackTimeoutMs: 2_000, silenceMs: 500 }),
@@ -365,7 +371,7 @@ describe("unixSocketChannel", () => {
       yield* channel.listen(
         "n7",
         (request) => Effect.sync(() => handled.push(request)).pipe(Effect.as("x".repeat(64))),
-        { maxBytes: 16, graceMs: 1_000, heartbeatMs: 1_000, requestMs: 10_000 },
+        { maxBytes: 16, graceMs: 1_000, heartbeatMs: 1_000, requestMs: 10_000, maxConnections: 64 },
       );
       const big = yield* Effect.either(channel.request("n7", "y".repeat(17), req(1024)));
       expect(Either.isLeft(big) && big.left.reason).toBe("Broken");
@@ -390,7 +396,7 @@ describe("unixSocketChannel", () => {
                   Effect.zipRight(Effect.sleep("100 millis")),
                   Effect.as("done"),
                 ),
-          { maxBytes: 64, graceMs: 300, heartbeatMs: 1_000, requestMs: 10_000 },
+          { maxBytes: 64, graceMs: 300, heartbeatMs: 1_000, requestMs: 10_000, maxConnections: 64 },
         )
         .pipe(Scope.extend(scope));
       const quick = yield* Effect.fork(channel.request("n8", "quick", req(64)));
@@ -404,7 +410,7 @@ describe("unixSocketChannel", () => {
         .listen(
           "n8",
           () => Deferred.succeed(slowStarted, undefined).pipe(Effect.zipRight(Effect.never)),
-          { maxBytes: 64, graceMs: 300, heartbeatMs: 1_000, requestMs: 10_000 },
+          { maxBytes: 64, graceMs: 300, heartbeatMs: 1_000, requestMs: 10_000, maxConnections: 64 },
         )
         .pipe(Scope.extend(second));
       const slow = yield* Effect.fork(channel.request("n8", "slow", req(64)));
@@ -523,5 +529,38 @@ describe("unixSocketChannel bind failures", () => {
       );
       expect(Either.isLeft(bound) && bound.left.reason).toBe("Other");
     }),
+  );
+});
+
+describe("unixSocketChannel connection bound", () => {
+  it.live("a listener keeps at most maxConnections open: a request beyond is Broken, unrun", () =>
+    Effect.gen(function* () {
+      const { directory, channel } = fresh();
+      let ran = 0;
+      yield* channel.listen(
+        "n12",
+        (request) => Effect.sync(() => ran++).pipe(Effect.as(`echo:${request}`)),
+        { ...options, maxConnections: 2 },
+      );
+      const socket = path.join(directory, "n12.sock");
+      // Two idle connections, accepted before the request that follows them.
+      const idle = [net.createConnection(socket), net.createConnection(socket)];
+      for (const s of idle) s.on("error", () => undefined);
+      const refused = yield* Effect.either(channel.request("n12", "x", req(1024)));
+      expect(Either.isLeft(refused) && refused.left.reason).toBe("Broken");
+      expect(ran).toBe(0);
+      yield* Effect.async<void>((resume) => {
+        let left = idle.length;
+        for (const s of idle) {
+          s.once("close", () => --left === 0 && resume(Effect.void));
+          s.destroy();
+        }
+      });
+      // Once the listener has seen them close (it may take a turn of its loop), room again.
+      const after = yield* channel
+        .request("n12", "y", req(1024))
+        .pipe(Effect.retry({ while: (error) => error.reason === "Broken", times: 100 }));
+      expect(after).toBe("echo:y");
+    }).pipe(Effect.scoped),
   );
 });

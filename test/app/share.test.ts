@@ -23,6 +23,7 @@ import {
 import {
   channelName,
   defaultShareTiming,
+  maxConnections,
   sharedNotebook,
   type ShareTiming,
 } from "../../src/app/share/share.js";
@@ -431,6 +432,57 @@ describe("sharing a process among the serve processes of a store", () => {
     expect(okOf(await commit(a.notebook, "/ws/a", "nothing new")).generation).toBe(1);
   });
 
+  it("a peer opening connections without end gets at most maxConnections; refused callers run here, the sharer keeps serving", async () => {
+    const w = world();
+    const directory = path.join(socketRoot, `w${worlds - 1}`);
+    // Connections that send nothing are kept far beyond the test's own time limit.
+    const a = await processOf(w, {}, { timing: { ...defaultShareTiming, requestMs: 600_000 } });
+    const socket = path.join(directory, `${channelName(w.store.identity, release)}.sock`);
+    const extra = 16;
+    const script = `
+      const net = require("node:net");
+      let connected = 0, closed = 0;
+      for (let i = 0; i < ${maxConnections + extra}; i++) {
+        const s = net.createConnection(${JSON.stringify(socket)}, () => {
+          if (++connected === ${maxConnections + extra}) process.stdout.write("connected\\n");
+        });
+        s.on("error", () => {});
+        s.on("close", () => process.stdout.write("closed " + ++closed + "\\n"));
+      }
+    `;
+    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    running.push(async () => {
+      child.kill("SIGKILL");
+    });
+    let out = "";
+    const seen = (line: string) =>
+      new Promise<void>((resolve) => {
+        const check = () =>
+          out.split("\n").includes(line) ? resolve() : child.stdout.once("data", check);
+        check();
+      });
+    child.stdout.on("data", (data: Buffer) => (out += data.toString()));
+    await seen("connected");
+    // The sharer is full: b's call is refused and runs in b.
+    const b = await processOf(w);
+    w.write("/ws/b/n.md", "b\n");
+    await pull(b.notebook, "/ws/b");
+    expect([a.ran.calls, b.ran.calls]).toEqual([0, 1]);
+    // The peer's connections beyond the bound were closed, not kept.
+    await seen(`closed ${extra}`);
+    // The sharer still serves its own calls.
+    await pull(a.notebook, "/ws/a");
+    expect(a.ran.calls).toBe(1);
+    // Once the peer is gone, b's calls go to the sharer again, and its note is committed once.
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    child.kill("SIGKILL");
+    await exited;
+    expect(okOf(await commit(b.notebook, "/ws/b")).files.map((file) => file.path)).toEqual([
+      "n.md",
+    ]);
+    expect([a.ran.calls, b.ran.calls]).toEqual([2, 1]);
+  });
+
   it("a peer that stalls mid-line is dropped, and the others' calls run meanwhile", async () => {
     const w = world();
     const directory = path.join(socketRoot, `w${worlds - 1}`);
@@ -702,6 +754,7 @@ describe("sharing a process among the serve processes of a store", () => {
           graceMs: 100,
           heartbeatMs: 1_000,
           requestMs: 10_000,
+          maxConnections: 64,
         })
         .pipe(Scope.extend(garbage)),
     );

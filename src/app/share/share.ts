@@ -113,6 +113,15 @@ export const defaultShareTiming: ShareTiming = {
  */
 const unresponsivePauseMs = 30_000;
 
+/**
+ * The most connections a sharing process keeps open at once, each with a request of up
+ * to {@link maxRequestBytes} (so at most ~150 MB of buffered requests): far beyond the
+ * calls real callers have in flight at once, and a bound on the descriptors a peer
+ * opening connections without end can take from the process, which also serves its own
+ * MCP client. A connection beyond it is closed at once; its caller runs the call itself.
+ */
+export const maxConnections = 64;
+
 /** The most distinct settings whose notebooks a sharing process keeps. */
 const maxNotebooks = 64;
 
@@ -278,6 +287,7 @@ export const sharedNotebook = (
             graceMs: settings.graceMs,
             heartbeatMs: timing.heartbeatMs,
             requestMs: timing.requestMs,
+            maxConnections,
           })
           .pipe(
             Scope.extend(listening),
