@@ -285,7 +285,12 @@ export const make = (initial: Readonly<Record<string, string>> = {}): MemFileSys
           const elapsed = (yield* Clock.currentTimeMillis) - start;
           if (elapsed >= timeoutMs) {
             return yield* Effect.fail(
-              fail("Busy", path, `lock ${path} is held by another fiber (waited ${timeoutMs} ms)`),
+              new FsError({
+                reason: "Busy",
+                path,
+                message: `lock ${path} is held by another fiber (waited ${timeoutMs} ms)`,
+                holder: "another call of this process",
+              }),
             );
           }
           yield* restore(Effect.sleep(Math.min(pollMs, timeoutMs - elapsed)));

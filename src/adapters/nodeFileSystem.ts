@@ -692,6 +692,7 @@ const busy = (path: string, holder: string, timeoutMs: number): FsError =>
     reason: "Busy",
     path,
     message: `lock ${path} is held by ${holder} (waited ${timeoutMs} ms)`,
+    ...(holder.startsWith("pid ") || holder === "another call of this process" ? { holder } : {}),
   });
 
 /**

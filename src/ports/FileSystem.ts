@@ -43,6 +43,11 @@ export class FsError extends Data.TaggedError("FsError")<{
   readonly reason: FsErrorReason;
   readonly path: string;
   readonly message: string;
+  /**
+   * With `Busy`, who holds the lock when the lock file says so: `pid 123 on host`, or
+   * `another call of this process`.
+   */
+  readonly holder?: string;
 }> {}
 
 /** What kind of directory entry was seen, from `lstat` (links are never followed). */

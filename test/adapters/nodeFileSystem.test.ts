@@ -259,6 +259,8 @@ describe("nodeFileSystem", () => {
         const error = yield* Effect.flip(fs.lock(path, 100));
         expect(error.reason).toBe("Busy");
         expect(error.message).toContain(`pid ${process.ppid}`);
+        // The holder the lock file names, for a caller that says who holds it.
+        expect(error.holder).toBe(`pid ${process.ppid} on ${hostname()}`);
         nodeFs.rmSync(path);
       }),
     );

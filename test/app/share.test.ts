@@ -649,10 +649,15 @@ describe("sharing a process among the serve processes of a store", () => {
       true,
     ]);
     expect(committed.message).toContain("not answering");
+    // It names the holder the lock file names (here another call of this test's
+    // process), and does not guess that it is the sharing process.
+    expect(committed.message).toContain("holds this working copy: another call of this process");
+    expect(committed.message).not.toContain("most likely");
     // The calls of the next 30 s run here without asking it, with the same bound.
     const pulled = errorOf(await Effect.runPromiseExit(c.notebook.pull({ path: "/ws/c" })));
     expect([pulled.code, pulled.reason]).toEqual(["ENGINE_FAILED", "BUSY"]);
     expect(pulled.message).toContain("not answering");
+    expect(pulled.message).toContain("another call of this process");
     expect(Option.isNone(await Effect.runPromise(w.store.get("current")))).toBe(true);
     await Effect.runPromise(release);
     // Once the copy is free, the commit publishes the edit, once.

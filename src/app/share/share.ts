@@ -44,7 +44,7 @@ import { keyDigest } from "../keyDigest.js";
 import { callPrivatePaths } from "../logging.js";
 import type { NotebookService, SyncReport } from "../Notebook.js";
 import type { Services } from "../usecases/shared/context.js";
-import { copyLockWaitMs, makeNotebook } from "../usecases/notebookLayer.js";
+import { copyLockBusyMessage, copyLockWaitMs, makeNotebook } from "../usecases/notebookLayer.js";
 import { makeRecentMap } from "../usecases/shared/recentMap.js";
 import {
   decodeAnswer,
@@ -146,17 +146,18 @@ const stillHeld = (op: "pull" | "commit"): DomainError =>
       });
 
 /**
- * The answer to a call run here, never sent, while the sharing process is not answering,
- * whose working copy stayed held beyond the takeover's bound: most likely by that
- * process, tidying up after a call it already answered for this one. Nothing of this
- * call ran anywhere, so a commit is not published and may simply be retried.
+ * The message of the BUSY answering a call run here, never sent, while the sharing
+ * process is not answering, whose working copy stayed held beyond the takeover's bound:
+ * by that process, tidying up after a call it already answered for this one, or by
+ * another process working on the copy (a person's `quire commit`). The holder the lock
+ * file names is said as it is (this process cannot tell whether it is the sharing one);
+ * only a lock that names none gets the old guess. Nothing of this call ran anywhere, so
+ * a commit is not published and may simply be retried.
  */
-const heldWhileUnanswering: DomainError = domainError({
-  code: "ENGINE_FAILED",
-  reason: "BUSY",
-  message:
-    "Another process holds this working copy, most likely the serve process that runs this store's calls, which is not answering (it may be stopped). Nothing of this call ran; call again once that process has resumed or ended.",
-});
+const heldWhileUnanswering = (holder: string | undefined): string =>
+  holder === undefined
+    ? "Another process holds this working copy, most likely the serve process that runs this store's calls, which is not answering (it may be stopped). Nothing of this call ran; call again once that process has resumed or ended."
+    : `Another process holds this working copy: ${holder}, which may be the serve process that runs this store's calls (not answering; it may be stopped) or another process working on this copy, such as a quire commit. Nothing of this call ran; call again once that process has finished, resumed or ended.`;
 
 /** The channel name of a store for a release: a digest, so it is short and opaque. */
 export const channelName = (storeIdentity: string, release: string): string =>
@@ -353,13 +354,18 @@ export const sharedNotebook = (
     const withShortLockWait = (
       here: Effect.Effect<SyncReport, DomainError>,
       warning: string,
-      held: DomainError,
+      held: DomainError | ((holder: string | undefined) => string),
     ): Effect.Effect<SyncReport, DomainError> =>
       here.pipe(
         Effect.locally(copyLockWaitMs, timing.takeoverLockMs),
+        // A BUSY worded by `held` names the holder the lock file names.
+        typeof held === "function" ? Effect.locally(copyLockBusyMessage, held) : (call) => call,
         Effect.catchIf(
           (error) => error.code === "ENGINE_FAILED" && error.reason === "BUSY",
-          () => Effect.logWarning(warning).pipe(Effect.zipRight(Effect.fail(held))),
+          (error) =>
+            Effect.logWarning(warning).pipe(
+              Effect.zipRight(Effect.fail(typeof held === "function" ? error : held)),
+            ),
         ),
       );
 
@@ -389,7 +395,7 @@ export const sharedNotebook = (
     ): Effect.Effect<SyncReport, DomainError> =>
       withShortLockWait(
         here,
-        "the working copy is still held, most likely by the unresponsive sharing process",
+        "the working copy is still held while the sharing process is not answering",
         heldWhileUnanswering,
       );
 

@@ -64,6 +64,16 @@ const lockPollMs = 25;
 export const copyLockWaitMs: FiberRef.FiberRef<number> = FiberRef.unsafeMake(lockTimeoutMs);
 
 /**
+ * The message of the BUSY a call answers when its working copy's lock stays held,
+ * given the holder the lock file names (`pid 123 on host`), when it names one; `undefined`
+ * for the usual message. Set it with `Effect.locally` (app/share: a call run while the
+ * sharing process is not answering says who holds the copy, which may or may not be it).
+ */
+export const copyLockBusyMessage: FiberRef.FiberRef<
+  ((holder: string | undefined) => string) | undefined
+> = FiberRef.unsafeMake<((holder: string | undefined) => string) | undefined>(undefined);
+
+/**
  * Logs what the host reported for a local failure that no `detail` classifies (the
  * error's `hostCause`): the answer says only "a local file operation failed", and
  * errors.md promises that the log record with the call's diagnosticId holds the cause.
@@ -138,14 +148,25 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
       made: Effect.Effect<void, DomainError>,
       path: string,
       busyMessage: string,
+      /** Whether {@link copyLockBusyMessage} words its BUSY (the working copy's own lock). */
+      ofCopy = false,
     ): Effect.Effect<Effect.Effect<void>, DomainError> =>
       made.pipe(
-        Effect.zipRight(FiberRef.get(copyLockWaitMs)),
-        Effect.flatMap((waitMs) =>
+        Effect.zipRight(
+          Effect.all([FiberRef.get(copyLockWaitMs), FiberRef.get(copyLockBusyMessage)]),
+        ),
+        Effect.flatMap(([waitMs, busyMessageOf]) =>
           takeLock(path, waitMs).pipe(
             Effect.mapError((error) =>
               error.reason === "Busy"
-                ? domainError({ code: "ENGINE_FAILED", reason: "BUSY", message: busyMessage })
+                ? domainError({
+                    code: "ENGINE_FAILED",
+                    reason: "BUSY",
+                    message:
+                      busyMessageOf === undefined || !ofCopy
+                        ? busyMessage
+                        : busyMessageOf(error.holder),
+                  })
                 : localFailure(
                     error,
                     `locking the working copy, whose lock is in the ${privateRootNamed}`,
@@ -160,6 +181,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         ensureCopyDirectory(fs, copyDir),
         lockFile(copyDir),
         "Another process is working on this working copy; call again when it has finished.",
+        true,
       );
 
     /**
