@@ -4,10 +4,19 @@
  * spellings other tools use for an option quire has (`git log -5`, `--limit 5`) are
  * refused with a pointer to quire's own, never ignored.
  */
-import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { makeSandbox, runQuire, type Sandbox } from "./quireProcess.js";
+import { binPath, makeSandbox, runQuire, type Sandbox } from "./quireProcess.js";
 import { assertBuilt } from "../helpers/cli.js";
 
 let box: Sandbox;
@@ -190,6 +199,37 @@ describe("--version beside other arguments", () => {
         await quire(args),
         "quire: invalid configuration: --version (-v) takes no other arguments; run quire --version alone",
       );
+    },
+  );
+});
+
+describe("a usage error whose --json report cannot be written", () => {
+  /** `quire args` with stdout on /dev/full (every write fails with ENOSPC). */
+  const toFullDisk = (args: ReadonlyArray<string>) => {
+    const full = openSync("/dev/full", "w");
+    return new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [binPath, ...args], {
+        cwd: box.workspace,
+        env: { ...box.env, QUIRE_STORE: `file:${box.store}`, QUIRE_PRIVATE_ROOT: box.privateRoot },
+        stdio: ["ignore", full, "pipe"],
+      });
+      let stderr = "";
+      child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, stderr }));
+    }).finally(() => closeSync(full));
+  };
+
+  it.runIf(existsSync("/dev/full"))(
+    "log -n x --json > /dev/full keeps exit 2 and says on stderr that the report was lost",
+    async () => {
+      const result = await toFullDisk(["log", "copy", "-n", "x", "--json"]);
+      expect(result.code, result.stderr).toBe(2);
+      const lines = result.stderr.split("\n").filter((line) => line.startsWith("quire:"));
+      expect(lines, result.stderr).toHaveLength(1);
+      expect(lines[0]).toContain("cannot write the output (ENOSPC)");
+      expect(lines[0]).toContain("exit status 2");
+      expect(result.stderr).not.toContain("internal error");
     },
   );
 });

@@ -93,10 +93,28 @@ const outputFailureLine = (failure: string, status: number): string => {
 };
 
 /**
+ * Resolves once everything written to stdout has been handed to the system and a failed
+ * write has been reported: a write's error is emitted on a later tick (and a pipe's write
+ * completes when its reader takes it), so a command that ends right after writing (a usage
+ * error's JSON line) would otherwise be judged before its output failed. An empty write
+ * completes after the writes before it; its callback also runs when stdout was destroyed.
+ */
+const stdoutSettled = (): Promise<void> =>
+  new Promise((resolve) => {
+    try {
+      process.stdout.write("", () => setImmediate(resolve));
+    } catch {
+      setImmediate(resolve);
+    }
+  });
+
+/**
  * Exits with `status` (the output one instead of 0 after an output failure) if
  * something (a keep-alive socket, stdin) still holds the event loop shortly after.
+ * Decided only once stdout has settled (stdoutSettled).
  */
-const exitSoon = (status: number) => {
+const exitSoon = async (status: number) => {
+  await stdoutSettled();
   const code = status === exitCodes.ok && outputFailure !== undefined ? exitCodes.output : status;
   if (outputFailure !== undefined) process.stderr.write(outputFailureLine(outputFailure, status));
   process.exitCode = code;
@@ -288,9 +306,9 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   }
 };
 
-main(process.argv.slice(2)).then(exitSoon, (error: unknown) => {
+void main(process.argv.slice(2)).then(exitSoon, (error: unknown) => {
   process.stderr.write(
     `quire: internal error: ${String(error instanceof Error ? error.message : error).replace(/\s+/g, " ")}\n`,
   );
-  exitSoon(exitCodes.internal);
+  return exitSoon(exitCodes.internal);
 });
