@@ -107,7 +107,7 @@ describe("a JSON-RPC batch", () => {
     expect(answers[3]).toHaveLength(1_000);
   }, 120_000);
 
-  it("under 2025-03-26: a batch of more than 1000 elements is refused whole, each request told with its id, none run", async () => {
+  it("under 2025-03-26: a batch of more than 1000 elements is refused whole, none run: the first 1000 requests told with their id, the rest in one error without an id", async () => {
     const tooMany = `Invalid Request: a batch holds at most 1000 messages, this one 5001; send it in smaller batches.`;
     const { answers, beforeLast, code } = await exchange("2025-03-26", [
       JSON.stringify([
@@ -115,24 +115,62 @@ describe("a JSON-RPC batch", () => {
         { jsonrpc: "2.0", method: "notifications/x" },
       ]),
       JSON.stringify(Array.from({ length: 1_001 }, () => ({ jsonrpc: "2.0", method: "x" }))),
+      JSON.stringify(Array.from({ length: 1_001 }, (_, index) => request(index, "ping"))),
     ]);
     expect(code).toBe(0);
-    expect(beforeLast).toBe(2);
+    expect(beforeLast).toBe(3);
     const refused = answers[0] as Array<Record<string, unknown>>;
-    expect(refused).toHaveLength(5_000);
-    refused.forEach((answer, index) =>
+    expect(refused).toHaveLength(1_001);
+    refused.slice(0, 1_000).forEach((answer, index) =>
       expect(answer).toEqual({
         jsonrpc: "2.0",
         id: 10 + index,
         error: { code: -32600, message: tooMany },
       }),
     );
+    expect(refused[1_000]).toEqual({
+      jsonrpc: "2.0",
+      error: {
+        code: -32600,
+        message:
+          "Invalid Request: a batch holds at most 1000 messages, this one 5001; none of it ran, and its 4000 requests after the 1000 answered above get no answer of their own (the refusal is bounded); send it in smaller batches.",
+      },
+    });
     expect(answers[1]).toEqual([
       {
         jsonrpc: "2.0",
         error: { code: -32600, message: tooMany.replace("5001", "1001") },
       },
     ]);
+    expect(answers[2]).toHaveLength(1_001);
+  }, 120_000);
+
+  it("under 2025-03-26: the refusal of a 10 MiB batch stays far below a 10 MiB line, however many or long its ids", async () => {
+    const many = JSON.stringify(
+      Array.from({ length: 200_000 }, (_, index) => ({ jsonrpc: "2.0", id: index, method: "x" })),
+    );
+    const longIds = JSON.stringify(
+      Array.from({ length: 1_001 }, (_, index) => ({
+        jsonrpc: "2.0",
+        id: `${String(index)}-${"i".repeat(9_000)}`,
+        method: "x",
+      })),
+    );
+    expect(many.length).toBeLessThan(10 * 1024 * 1024);
+    expect(longIds.length).toBeLessThan(10 * 1024 * 1024);
+    const { answers, beforeLast, code } = await exchange("2025-03-26", [many, longIds]);
+    expect(code).toBe(0);
+    expect(beforeLast).toBe(2);
+    for (const answer of answers) {
+      const refused = answer as Array<Record<string, unknown>>;
+      expect(JSON.stringify(refused).length).toBeLessThan(2 * 1024 * 1024);
+      const last = refused[refused.length - 1];
+      expect(last).not.toHaveProperty("id");
+      expect(last).toMatchObject({ error: { code: -32600 } });
+      expect(String((last?.["error"] as { message: string }).message)).toContain(
+        "get no answer of their own",
+      );
+    }
   }, 120_000);
 
   it("under 2025-03-26: a request cancelled in its batch (never answered) does not hold back the others' answers", async () => {

@@ -35,25 +35,53 @@ const batchingVersion = "2025-03-26";
 export const maxBatchElements = 1000;
 
 /**
+ * How many bytes of ids the refusal of a too-large batch echoes at most: a 10 MiB line of
+ * long string ids would otherwise be answered with a line longer than a client reads.
+ */
+const maxRefusalIdBytes = 1024 * 1024;
+
+/**
  * The answers to a batch of more than {@link maxBatchElements} elements, none of which
  * ran: -32600 for each request in it with a usable id (so no client waits for one), or,
- * when none has one, a single -32600 without an id.
+ * when none has one, a single -32600 without an id. The refusal is bounded (one -32600
+ * per id of a 10 MiB line of short requests was some 40 MB, a line no client reads): only
+ * the first {@link maxBatchElements} requests (and ids of {@link maxRefusalIdBytes} in
+ * all) get theirs; one -32600 without an id then says how many more got none.
  */
 const refuseBatch = (elements: ReadonlyArray<unknown>): Array<JSONRPCMessage> => {
+  const tooMany = `Invalid Request: a batch holds at most ${String(maxBatchElements)} messages, this one ${String(elements.length)}`;
   const error = {
     code: ErrorCode.InvalidRequest,
-    message: `Invalid Request: a batch holds at most ${String(maxBatchElements)} messages, this one ${String(elements.length)}; send it in smaller batches.`,
+    message: `${tooMany}; send it in smaller batches.`,
   };
   const answers: Array<JSONRPCMessage> = [];
-  const noId: JSONRPCMessage = { jsonrpc: "2.0", error } satisfies JSONRPCMessage;
+  let idBytes = 0;
+  let unanswered = 0;
   for (const element of elements) {
     if (typeof element !== "object" || element === null || Array.isArray(element)) continue;
     if (!("id" in element) || !("method" in element)) continue;
     const id = element.id;
-    if (typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id)))
+    if (typeof id !== "string" && !(typeof id === "number" && Number.isSafeInteger(id))) continue;
+    const bytes = typeof id === "string" ? Buffer.byteLength(id) : 16;
+    if (
+      unanswered === 0 &&
+      answers.length < maxBatchElements &&
+      idBytes + bytes <= maxRefusalIdBytes
+    ) {
+      idBytes += bytes;
       answers.push({ jsonrpc: "2.0", id, error });
+    } else unanswered += 1;
   }
-  return answers.length > 0 ? answers : [noId];
+  if (answers.length === 0) return [{ jsonrpc: "2.0", error } satisfies JSONRPCMessage];
+  if (unanswered > 0)
+    answers.push({
+      jsonrpc: "2.0",
+      error: {
+        code: ErrorCode.InvalidRequest,
+        message: `${tooMany}; none of it ran, and its ${String(unanswered)} requests after the ${String(answers.length)} answered above get no answer of their own (the refusal is bounded); send it in smaller batches.`,
+      },
+    } satisfies JSONRPCMessage);
+  return answers;
 };
 
 /** A batch's requests still unanswered (by {@link idKey}) and the answers so far. */
