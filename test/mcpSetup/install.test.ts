@@ -463,6 +463,44 @@ describe("the command line", () => {
     expect(readFileSync(target, "utf8")).toBe(before);
   });
 
+  it.each([
+    ["a line comment", "// quire goes here\n"],
+    [
+      "comments and blank lines, CRLF",
+      "\r\n/* servers\r\n   for this project */\r\n\r\n// more\r\n",
+    ],
+    ["a comment without a final newline", "  // no newline"],
+  ])(
+    "a JSON file holding only %s is taken like an empty one, its comments kept above the new object",
+    async (_, before) => {
+      const target = path.join(project, ".vscode", "mcp.json");
+      writeFixture(target, before, 0o644);
+      const installed = await quire("install", "vscode", "--scope", "project");
+      expect(installed.code, installed.stderr).toBe(0);
+      const after = readFileSync(target, "utf8");
+      expect(after.startsWith(before)).toBe(true);
+      expect(Either.getOrThrow(readJsonEntry(after, ["servers", "quire"]))).toMatchObject({
+        command: binPath,
+        args: ["serve"],
+      });
+      expect(readFileSync(`${target}.quire.bak`, "utf8")).toBe(before);
+      expect((await quire("status", "vscode")).stdout).not.toMatch(/cannot parse/);
+      const removed = await quire("uninstall", "vscode", "--scope", "project");
+      expect(removed.code, removed.stderr).toBe(0);
+      expect(readFileSync(target, "utf8").startsWith(before)).toBe(true);
+    },
+  );
+
+  it("a JSON file holding an unterminated comment is still refused, nothing written", async () => {
+    const target = path.join(project, ".vscode", "mcp.json");
+    const before = "/* never closed\n";
+    writeFixture(target, before, 0o644);
+    const refused = await quire("install", "vscode", "--scope", "project");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/refused to edit .*: not valid JSON.*nothing was written/);
+    expect(readFileSync(target, "utf8")).toBe(before);
+  });
+
   it("a file that is not UTF-8 is refused, not decoded with replacement characters, and status says so", async () => {
     const json = path.join(home(), ".gemini", "settings.json");
     const codex = path.join(home(), ".codex", "config.toml");

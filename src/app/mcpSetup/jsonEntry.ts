@@ -10,6 +10,7 @@ import { Either } from "effect";
 import {
   type Node,
   type ParseError,
+  ScanError,
   SyntaxKind,
   createScanner,
   getNodeValue,
@@ -58,9 +59,32 @@ const tooDeepAt = (text: string): number | undefined => {
   return undefined;
 };
 
-/** The parsed root object, or why the text is not a JSON object. Empty text has no root. */
+/**
+ * Whether `text` holds nothing but blanks and complete comments (an unterminated block
+ * comment does not count: text after it would be commented out).
+ */
+const onlyComments = (text: string): boolean => {
+  const scanner = createScanner(text, false);
+  for (;;) {
+    const token = scanner.scan();
+    if (scanner.getTokenError() !== ScanError.None) return false;
+    if (token === SyntaxKind.EOF) return true;
+    if (
+      token !== SyntaxKind.Trivia &&
+      token !== SyntaxKind.LineBreakTrivia &&
+      token !== SyntaxKind.LineCommentTrivia &&
+      token !== SyntaxKind.BlockCommentTrivia
+    )
+      return false;
+  }
+};
+
+/**
+ * The parsed root object, or why the text is not a JSON object. Empty text, or text of
+ * only comments (a file a person prepared for the entry), has no root.
+ */
 const parseRoot = (text: string): Either.Either<Node | undefined, EntryProblem> => {
-  if (text.trim() === "") return Either.right(undefined);
+  if (text.trim() === "" || onlyComments(text)) return Either.right(undefined);
   const deep = tooDeepAt(text);
   if (deep !== undefined)
     return problem(
@@ -231,7 +255,10 @@ export const setJsonEntry = (
     const unit = indentUnit(text, root);
     if (root === undefined) {
       const nested = path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value);
-      return Either.right(`${JSON.stringify(nested, null, 2).split("\n").join(eol)}${eol}`);
+      const object = `${JSON.stringify(nested, null, 2).split("\n").join(eol)}${eol}`;
+      // A file of only comments keeps them, above the new object.
+      if (text.trim() === "") return Either.right(object);
+      return Either.right(`${text}${/\r?\n$/.test(text) ? "" : eol}${object}`);
     }
     return Either.map(locate(root, path), ({ parents, entry }) => {
       const existing = entry?.children?.[1];
