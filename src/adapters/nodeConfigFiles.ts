@@ -253,18 +253,26 @@ const danglingLink = async (path: string, link: string): Promise<string> => {
  * needs only its directory's permission, so the system would not stop quire).
  */
 const refusalOf = async (path: string): Promise<string | undefined> => {
-  for (let entry = NodePath.resolve(path); ; entry = NodePath.dirname(entry)) {
-    const found = await entryAt(entry);
+  let existing = NodePath.resolve(path);
+  for (; ; existing = NodePath.dirname(existing)) {
+    const found = await entryAt(existing);
     if (found !== undefined) {
-      if (found.isSymbolicLink() && (await followed(entry)) === undefined)
-        return danglingLink(path, entry);
+      if (found.isSymbolicLink() && (await followed(existing)) === undefined)
+        return danglingLink(path, existing);
       break;
     }
-    if (NodePath.dirname(entry) === entry) break;
+    if (NodePath.dirname(existing) === existing) break;
   }
   const file = await followed(path);
-  // A missing file is created; anything but a file is refused by the read.
-  if (file === undefined || !file.isFile()) return undefined;
+  // A missing file is created (with its missing directories) below the nearest existing
+  // directory, which must be writable; anything but a file is refused by the read.
+  if (file === undefined)
+    return await unwritableDirectory(
+      existing,
+      "so the file cannot be created there",
+      "run the command again",
+    );
+  if (!file.isFile()) return undefined;
   const real = await fs.realpath(path);
   const subject = real === NodePath.resolve(path) ? "it" : `its target ${real}`;
   // A replacement is a new file renamed over the path: the file's other hard links would
@@ -283,7 +291,34 @@ const refusalOf = async (path: string): Promise<string | undefined> => {
       return `${subject} is not writable by this user (mode ${modeText(file.mode)}); ${fix}`;
     // EROFS and the like: the write reports them.
   }
-  return undefined;
+  // A replacement is a new file renamed over the path: its directory must be writable.
+  return await unwritableDirectory(
+    NodePath.dirname(real),
+    "and the file is replaced by a new one renamed there",
+    "run the command again, or edit the file by hand",
+  );
+};
+
+/**
+ * Why `directory` cannot take a new file from this user (EACCES, EPERM), or `undefined`
+ * (other failures, EROFS among them, are reported by the write itself).
+ */
+const unwritableDirectory = async (
+  directory: string,
+  why: string,
+  then: string,
+): Promise<string | undefined> => {
+  const stat = await fs.stat(directory).catch(() => undefined);
+  // Not a directory (a file where one is needed): the write says so.
+  if (stat === undefined || !stat.isDirectory()) return undefined;
+  try {
+    await fs.access(directory, fsConstants.W_OK | fsConstants.X_OK);
+    return undefined;
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code !== "EACCES" && code !== "EPERM") return undefined;
+    return `the directory ${directory} is not writable by this user (mode ${modeText(stat.mode)}), ${why}; make it writable (chmod u+wx ${directory}) and ${then}`;
+  }
 };
 
 /** The path a write must replace: the final target of a symlink chain, else `path` itself. */

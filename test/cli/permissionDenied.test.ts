@@ -6,7 +6,7 @@
  * As root (who may write anything) the processes run as `nobody`.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, chownSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { Effect } from "effect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -200,5 +200,32 @@ describe("a start refused for a permission", () => {
       );
       expect(text.stderr.trim().split("\n")).toHaveLength(1);
     }
+  });
+});
+
+describe("quire mcp and a configuration directory this user cannot write", () => {
+  it("status says install would refuse (the file is replaced by a new one renamed there), and install refuses, writing nothing", async () => {
+    const file = path.join(box.workspace, ".mcp.json");
+    writeFileSync(file, "{}\n");
+    if (asRoot) chownTree(box.root);
+    chmodSync(box.workspace, 0o555);
+    const status = await quire(["mcp", "status"]);
+    expect(status.code, status.stderr).toBe(0);
+    // The file itself is writable; its directory is not, and a missing file's is not either.
+    expect(status.stdout).toContain(
+      `claude-code project: ${file}\n  not registered\n  quire mcp would refuse to edit it: the directory ${box.workspace} is not writable by this user`,
+    );
+    expect(status.stdout).toMatch(
+      new RegExp(
+        `cursor project: ${box.workspace}/\\.cursor/mcp\\.json\\n  not registered \\(no file\\)\\n  quire mcp would refuse to edit it: the directory ${box.workspace} is not writable by this user`,
+      ),
+    );
+    const installed = await quire(["mcp", "install", "claude-code", "--scope", "project"]);
+    expect(installed.code).toBe(1);
+    expect(installed.stderr).toContain(
+      `the directory ${box.workspace} is not writable by this user`,
+    );
+    expect(readFileSync(file, "utf8")).toBe("{}\n");
+    expect(readdirSync(box.workspace).sort()).toEqual([".mcp.json"]);
   });
 });
