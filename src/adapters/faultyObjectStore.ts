@@ -270,7 +270,9 @@ const ops: ReadonlyArray<StoreOp> = ["get", "head", "put", "delete", "list"];
  * key prefix `*` for any key, fault `fail-before` (unavailable, no effect), `timeout`
  * (ambiguous, no effect), `fail-after` (a lost response: took effect), `delay-<ms>`,
  * `corrupt` or `if-match-creates`, and probability in [0, 1]. Every rule applies without a
- * limit on the number of requests. Fails with a description of the first bad item.
+ * limit on the number of requests; as for every rule of this store, the first that applies
+ * to a request is the only one (a leading catch-all takes every request; docs/durability.md).
+ * Fails with a description of the first bad item.
  */
 export const parseFaultSpec = (spec: string): Either.Either<FaultyObjectStoreOptions, string> => {
   let seed = 1;

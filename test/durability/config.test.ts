@@ -87,4 +87,17 @@ describe("durability settings", () => {
     expect(Option.isSome(await Effect.runPromise(inner.get("a")))).toBe(true);
     expect(Option.isSome(await Effect.runPromise(inner.get("b")))).toBe(false);
   });
+  it("the first rule that applies is the only one: a leading catch-all delay hides a later fault, a trailing one does not (docs/durability.md)", async () => {
+    const putB = async (spec: string) => {
+      const options = faulty.parseFaultSpec(spec);
+      if (Either.isLeft(options)) throw new Error(options.left);
+      const made = faulty.make(memoryStore.make(), options.right);
+      const put = await Effect.runPromise(
+        Effect.either(made.store.put("b", new Uint8Array([1]), { _tag: "IfNoneMatch" })),
+      );
+      return Either.isLeft(put) ? put.left.reason : "ok";
+    };
+    expect(await putB("*:*:delay-1:1;put:b:fail-before:1")).toBe("ok");
+    expect(await putB("put:b:fail-before:1;*:*:delay-1:1")).toBe("Unavailable");
+  });
 });
