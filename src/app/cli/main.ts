@@ -101,6 +101,11 @@ const outputFailureLine = (failure: string, status: number): string => {
  */
 const stdoutSettled = (): Promise<void> =>
   new Promise((resolve) => {
+    // Already ended or destroyed: nothing more can be written, and a write would fail.
+    if (process.stdout.writableEnded || process.stdout.destroyed) {
+      setImmediate(resolve);
+      return;
+    }
     try {
       process.stdout.write("", () => setImmediate(resolve));
     } catch {
