@@ -27,6 +27,7 @@ import {
 } from "./workingCopy/privateState.js";
 import { refuseEnclosingCopy, refuseNestedCopies } from "./workingCopy/nesting.js";
 import {
+  claimCopyForStore,
   forgetStoreOfCopy,
   recordStoreOfCopy,
   refuseCopyOfOtherStore,
@@ -354,6 +355,9 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         ),
         () =>
           refuseNestedCopies(fs, options.privateRoot, call.dir, call.tree, store.identity).pipe(
+            // Before anything is written there: a pull stopped part way leaves this
+            // store's notes in the directory, and another store must not take them.
+            Effect.zipRight(claimCopyForStore(fs, options.privateRoot, call.dir, store.identity)),
             Effect.zipRight(pull(call)),
           ),
         (release) => release,
@@ -495,6 +499,20 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                     onNone: () => Effect.succeedNone,
                     onSome: (removal) =>
                       removePublished(call, removal).pipe(
+                        // The copy is gone: so is the record of its store (every session
+                        // pulls into a directory of its own, and the records would pile
+                        // up). Under the copy's lock: a pull of this path with this store
+                        // waiting for it records its store again only after.
+                        Effect.tap((gone) =>
+                          gone
+                            ? forgetStoreOfCopy(
+                                fs,
+                                options.privateRoot,
+                                opened.value.path,
+                                store.identity,
+                              )
+                            : Effect.void,
+                        ),
                         Effect.map((gone) =>
                           gone ? Option.some(call.copyDir) : Option.none<string>(),
                         ),
@@ -515,9 +533,6 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
                 localFailure(error, `removing private state in the ${privateRootNamed}`),
               ),
             );
-          // The copy is gone: so is the record of its store (every session pulls into a
-          // directory of its own, and the records would pile up).
-          yield* forgetStoreOfCopy(fs, options.privateRoot, opened.value.path, store.identity);
           return true;
         }).pipe(Effect.scoped, Effect.annotateLogs("module", "notebook")),
     };

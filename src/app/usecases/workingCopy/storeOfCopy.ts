@@ -10,8 +10,9 @@ import { join } from "node:path";
 import { Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import { encodeText } from "../../../domain/content.js";
-import type { FileSystemService, RootedTree } from "../../../ports/FileSystem.js";
+import type { FileSystemService, FsError, RootedTree } from "../../../ports/FileSystem.js";
 import { keyDigest } from "../../keyDigest.js";
+import { localFailure, privateRootNamed } from "../shared/failures.js";
 import { copyDirectory } from "./privateState.js";
 
 const ownerFile = (privateRoot: string, canonicalPath: string): string =>
@@ -32,8 +33,56 @@ const recordedStore = (
   );
 
 /**
+ * Runs `body` holding the record's own lock (`<digest>.lock` beside it, removed on
+ * release): every write and removal of a record takes it, so a removal never takes away
+ * a record another call wrote after the removal read it (calls with different stores
+ * take different copy locks, so the copy's lock orders nothing between them).
+ */
+const underRecordLock = <A, E>(
+  fs: FileSystemService,
+  privateRoot: string,
+  canonicalPath: string,
+  body: Effect.Effect<A, E>,
+): Effect.Effect<A, E | FsError> =>
+  fs.makeDirectory(join(privateRoot, "owners"), 0o700).pipe(
+    Effect.zipRight(
+      Effect.acquireUseRelease(
+        fs.lock(`${ownerFile(privateRoot, canonicalPath)}.lock`, recordLockWaitMs),
+        () => body,
+        (release) => release,
+      ),
+    ),
+  );
+
+/** How long a call waits for another's write of the same record (a few file operations). */
+const recordLockWaitMs = 30_000;
+
+const writeRecord = (
+  fs: FileSystemService,
+  privateRoot: string,
+  canonicalPath: string,
+  store: string,
+): Effect.Effect<void, FsError> =>
+  underRecordLock(
+    fs,
+    privateRoot,
+    canonicalPath,
+    recordedStore(fs, privateRoot, canonicalPath).pipe(
+      Effect.flatMap((recorded) =>
+        Option.contains(recorded, store)
+          ? Effect.void
+          : fs.writeFileAtomic(ownerFile(privateRoot, canonicalPath), encodeText(store), {
+              mode: 0o600,
+              durable: false,
+            }),
+      ),
+    ),
+  );
+
+/**
  * Records `store` as the store the copy at `canonicalPath` belongs to, after a pull that
- * succeeded. Best effort: a failure is logged, never the pull's answer.
+ * succeeded (a copy pulled before records were kept gets its record so). Best effort: a
+ * failure is logged, never the pull's answer.
  */
 export const recordStoreOfCopy = (
   fs: FileSystemService,
@@ -41,21 +90,28 @@ export const recordStoreOfCopy = (
   canonicalPath: string,
   store: string,
 ): Effect.Effect<void> =>
-  recordedStore(fs, privateRoot, canonicalPath).pipe(
-    Effect.flatMap((recorded) =>
-      Option.contains(recorded, store)
-        ? Effect.void
-        : fs.makeDirectory(join(privateRoot, "owners"), 0o700).pipe(
-            Effect.zipRight(
-              fs.writeFileAtomic(ownerFile(privateRoot, canonicalPath), encodeText(store), {
-                mode: 0o600,
-                durable: false,
-              }),
-            ),
-            Effect.catchAll((error) =>
-              Effect.logWarning("recording the store of a working copy failed", error.message),
-            ),
-          ),
+  writeRecord(fs, privateRoot, canonicalPath, store).pipe(
+    Effect.catchAll((error) =>
+      Effect.logWarning("recording the store of a working copy failed", error.message),
+    ),
+  );
+
+/**
+ * Records `store` as the store of the directory a first pull is about to write into,
+ * before anything is written there: a first pull stopped part way (a full disk, a store
+ * failure) leaves that store's notes in the directory, and another store must not take
+ * them as its own. Fails (LOCAL_IO or the like) when the record cannot be written: the
+ * pull then writes nothing.
+ */
+export const claimCopyForStore = (
+  fs: FileSystemService,
+  privateRoot: string,
+  canonicalPath: string,
+  store: string,
+): Effect.Effect<void, DomainError> =>
+  writeRecord(fs, privateRoot, canonicalPath, store).pipe(
+    Effect.mapError((error) =>
+      localFailure(error, `recording the store of the working copy in the ${privateRootNamed}`),
     ),
   );
 
@@ -108,13 +164,15 @@ export const refuseCopyOfOtherStore = (
   Effect.gen(function* () {
     const recorded = yield* recordedStore(fs, privateRoot, canonicalPath);
     if (Option.isNone(recorded) || recorded.value === store) return false;
-    const otherHasState = yield* fs
-      .info(join(copyDirectory(privateRoot, canonicalPath, recorded.value), "state.json"))
-      .pipe(
+    // Its state, or the record of a first pull of it stopped part way (firstPull.ts):
+    // either way the directory may hold that store's notes.
+    const otherDir = copyDirectory(privateRoot, canonicalPath, recorded.value);
+    const otherHas = (name: string) =>
+      fs.info(join(otherDir, name)).pipe(
         Effect.map(Option.isSome),
         Effect.orElseSucceed(() => false),
       );
-    if (!otherHasState) return false;
+    if (!(yield* otherHas("state.json")) && !(yield* otherHas("first-pull.json"))) return false;
     if (emptyAllowed !== undefined && (yield* isEmpty(emptyAllowed))) return true;
     return yield* Effect.fail(
       domainError({
@@ -130,7 +188,10 @@ export const refuseCopyOfOtherStore = (
  * when it names `store` and that store's copy there was just discarded (a session's copy,
  * all published): every session pulls into a directory of its own, so the records would
  * otherwise pile up. A record naming another store stays (its copy may still be there).
- * Best effort: a failure is logged.
+ * Called under the copy's lock, and it reads and removes under the record's own lock: a
+ * pull of the same path that records its store meanwhile (with this store: once the lock
+ * is released; with another: at any moment) keeps its record. Best effort: a failure is
+ * logged.
  */
 export const forgetStoreOfCopy = (
   fs: FileSystemService,
@@ -138,12 +199,18 @@ export const forgetStoreOfCopy = (
   canonicalPath: string,
   store: string,
 ): Effect.Effect<void> =>
-  recordedStore(fs, privateRoot, canonicalPath).pipe(
-    Effect.flatMap((recorded) =>
-      Option.contains(recorded, store)
-        ? fs.removeFile(ownerFile(privateRoot, canonicalPath))
-        : Effect.void,
+  underRecordLock(
+    fs,
+    privateRoot,
+    canonicalPath,
+    recordedStore(fs, privateRoot, canonicalPath).pipe(
+      Effect.flatMap((recorded) =>
+        Option.contains(recorded, store)
+          ? fs.removeFile(ownerFile(privateRoot, canonicalPath))
+          : Effect.void,
+      ),
     ),
+  ).pipe(
     Effect.catchAll((error) =>
       Effect.logWarning("removing the record of a working copy's store failed", error.message),
     ),
