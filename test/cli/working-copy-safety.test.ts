@@ -302,6 +302,58 @@ describe("a working copy used with another store", () => {
   });
 });
 
+describe("a working copy pulled before the record of its store was kept", () => {
+  const refusedWith = async (w: World, copy: string, env: { env: Record<string, string> }) => {
+    for (const args of [
+      ["status", copy],
+      ["commit", copy, "-m", "into the other"],
+      ["pull", copy],
+    ]) {
+      const result = await runCli(w, args, env);
+      expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(1);
+      expect(errorHead(result.stderr), args.join(" ")).toBe(
+        "INVALID_REQUEST · NESTED_WORKING_COPY",
+      );
+      expect(result.stderr).toContain("last pulled from another store");
+    }
+  };
+
+  it("is refused to another store once its own store is known from any other copy's record", async () => {
+    const w = world();
+    const copy = w.copy("notes");
+    await ok(pull(w, copy));
+    write(copy, "mine.md", "only in the first store\n");
+    await ok(commit(w, copy, "first"));
+    // As a copy pulled before records were kept: no record of its store.
+    rmSync(path.join(w.privateRoot, "owners"), { recursive: true });
+    // Another copy of the same store, pulled since: its record names the store.
+    await ok(pull(w, w.copy("later")));
+    const other = path.join(w.root, "other-store");
+    const env = { env: { QUIRE_STORE: `file:${other}` } };
+    await refusedWith(w, copy, env);
+    const fresh = w.copy("fresh");
+    await ok(pull(w, fresh, env));
+    expect(readdirSync(fresh)).toEqual([]);
+    await ok(runCli(w, ["status", copy]));
+  });
+
+  it("gets its record at its next call with its own store, and is refused to another store after", async () => {
+    const w = world();
+    const copy = w.copy("notes");
+    await ok(pull(w, copy));
+    write(copy, "mine.md", "only in the first store\n");
+    await ok(commit(w, copy, "first"));
+    rmSync(path.join(w.privateRoot, "owners"), { recursive: true });
+    await ok(runCli(w, ["status", copy]));
+    const other = path.join(w.root, "other-store");
+    const env = { env: { QUIRE_STORE: `file:${other}` } };
+    await refusedWith(w, copy, env);
+    const fresh = w.copy("fresh");
+    await ok(pull(w, fresh, env));
+    expect(readdirSync(fresh)).toEqual([]);
+  });
+});
+
 describe("files that are not notebook state get their reasons", () => {
   it("a file whose name is not UTF-8 is INVALID_CONTENT/INVALID_NAME, named, not retryable", async () => {
     const w = world();

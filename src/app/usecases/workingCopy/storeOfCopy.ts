@@ -142,6 +142,59 @@ const isEmpty = (tree: RootedTree): Effect.Effect<boolean> =>
   );
 
 /**
+ * Whether `store` has a copy at `canonicalPath`: its state, or the record of a first pull
+ * of it stopped part way (firstPull.ts); either way the directory may hold its notes.
+ */
+const hasCopy = (
+  fs: FileSystemService,
+  privateRoot: string,
+  canonicalPath: string,
+  store: string,
+): Effect.Effect<boolean> => {
+  const dir = copyDirectory(privateRoot, canonicalPath, store);
+  const has = (name: string) =>
+    fs.info(join(dir, name)).pipe(
+      Effect.map(Option.isSome),
+      Effect.orElseSucceed(() => false),
+    );
+  return has("state.json").pipe(
+    Effect.flatMap((state) => (state ? Effect.succeed(true) : has("first-pull.json"))),
+  );
+};
+
+/** How many records {@link storeHavingCopy} reads at most (each a few bytes). */
+const recordsReadAtMost = 1000;
+
+/**
+ * A store other than `store` that has a copy at `canonicalPath`, among the stores named by
+ * the records of this private root (private state is keyed by a digest of path and store,
+ * so only a store whose identity is known can be looked up). Unreadable: none.
+ */
+const storeHavingCopy = (
+  fs: FileSystemService,
+  privateRoot: string,
+  canonicalPath: string,
+  store: string,
+): Effect.Effect<Option.Option<string>> =>
+  Effect.gen(function* () {
+    const owners = join(privateRoot, "owners");
+    const entries = yield* fs.walk(owners).pipe(Effect.orElseSucceed(() => []));
+    const seen = new Set<string>([store]);
+    for (const entry of entries.slice(0, recordsReadAtMost)) {
+      if (entry.kind !== "file" || entry.relativePath.endsWith(".lock")) continue;
+      const named = yield* fs.readFile(join(owners, entry.relativePath)).pipe(
+        Effect.map((bytes) => Option.some(decoder.decode(bytes))),
+        Effect.catchAllDefect(() => Effect.succeed(Option.none<string>())),
+        Effect.orElseSucceed(() => Option.none<string>()),
+      );
+      if (Option.isNone(named) || seen.has(named.value)) continue;
+      seen.add(named.value);
+      if (yield* hasCopy(fs, privateRoot, canonicalPath, named.value)) return named;
+    }
+    return Option.none<string>();
+  });
+
+/**
  * Fails with INVALID_REQUEST/NESTED_WORKING_COPY, naming the other store, when the
  * directory at `canonicalPath` was last pulled from another store that still has its
  * state there: its notes may be that store's, and this store would take them as its own
@@ -163,22 +216,29 @@ export const refuseCopyOfOtherStore = (
 ): Effect.Effect<boolean, DomainError> =>
   Effect.gen(function* () {
     const recorded = yield* recordedStore(fs, privateRoot, canonicalPath);
-    if (Option.isNone(recorded) || recorded.value === store) return false;
-    // Its state, or the record of a first pull of it stopped part way (firstPull.ts):
-    // either way the directory may hold that store's notes.
-    const otherDir = copyDirectory(privateRoot, canonicalPath, recorded.value);
-    const otherHas = (name: string) =>
-      fs.info(join(otherDir, name)).pipe(
-        Effect.map(Option.isSome),
-        Effect.orElseSucceed(() => false),
-      );
-    if (!(yield* otherHas("state.json")) && !(yield* otherHas("first-pull.json"))) return false;
+    if (Option.isSome(recorded) && recorded.value === store) return false;
+    let other: string;
+    if (Option.isSome(recorded)) {
+      if (!(yield* hasCopy(fs, privateRoot, canonicalPath, recorded.value))) return false;
+      other = recorded.value;
+    } else {
+      // No record: a copy pulled before records were kept (or whose record was lost).
+      // This store's own copy gets its record now; for any other, the stores this
+      // private root has recorded for some path are the ones it may be a copy of.
+      if (yield* hasCopy(fs, privateRoot, canonicalPath, store)) {
+        yield* recordStoreOfCopy(fs, privateRoot, canonicalPath, store);
+        return false;
+      }
+      const found = yield* storeHavingCopy(fs, privateRoot, canonicalPath, store);
+      if (Option.isNone(found)) return false;
+      other = found.value;
+    }
     if (emptyAllowed !== undefined && (yield* isEmpty(emptyAllowed))) return true;
     return yield* Effect.fail(
       domainError({
         code: "INVALID_REQUEST",
         reason: "NESTED_WORKING_COPY",
-        message: `This directory was last pulled from another store (${storeNamed(recorded.value)}), not the one this call uses, so its notes may be that store's; a copy of one store is never merged into another. To work with this store here, move the directory aside (or remove or empty it) and pull again into the path, then copy in the notes you want to add; or, only if it holds that store's notes, call it with that store.`,
+        message: `This directory was last pulled from another store (${storeNamed(other)}), not the one this call uses, so its notes may be that store's; a copy of one store is never merged into another. To work with this store here, move the directory aside (or remove or empty it) and pull again into the path, then copy in the notes you want to add; or, only if it holds that store's notes, call it with that store.`,
       }),
     );
   });
