@@ -7,10 +7,12 @@
 import { Deferred, Effect, Fiber } from "effect";
 import { describe, expect, it } from "vitest";
 import * as memFs from "../../src/adapters/memFileSystem.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import {
   forgetStoreOfCopy,
   recordStoreOfCopy,
 } from "../../src/app/usecases/workingCopy/storeOfCopy.js";
+import { openOn } from "./memNotebook.js";
 
 const privateRoot = "/private";
 const copy = "/ws/notes";
@@ -63,5 +65,79 @@ describe("the record of a copy's store", () => {
     await Effect.runPromise(program);
     expect(records()).toHaveLength(1);
     expect(String(vol.readFileSync(record))).toBe("store B");
+  });
+});
+
+describe("first pulls of one directory from two stores at once", () => {
+  it("the second waits for the first, then is refused: the directory never holds both stores' notes", async () => {
+    const { service: base, vol } = memFs.make({ "/ws/.keep": "" });
+    const storeA = memoryStore.make();
+    const storeB = memoryStore.make();
+    for (const [store, name] of [
+      [storeA, "a"],
+      [storeB, "b"],
+    ] as const) {
+      const seeding = openOn(store, base);
+      await Effect.runPromise(seeding.pull({ path: `/ws/seed-${name}` }));
+      vol.writeFileSync(`/ws/seed-${name}/${name}.md`, `${name}\n`);
+      await Effect.runPromise(
+        seeding.commit({
+          path: `/ws/seed-${name}`,
+          message: name,
+          author: { name: "test", version: "1" },
+        }),
+      );
+    }
+    vol.mkdirSync("/ws/race");
+    const program = Effect.gen(function* () {
+      const paused = yield* Deferred.make<void>();
+      const go = yield* Deferred.make<void>();
+      let armed = true;
+      // A's first pull stops right after it recorded what it is writing, before any note.
+      const fsA = {
+        ...base,
+        writeFileAtomic: (
+          path: string,
+          bytes: Uint8Array,
+          options: { mode: number; durable: boolean },
+        ) =>
+          base
+            .writeFileAtomic(path, bytes, options)
+            .pipe(
+              Effect.tap(() =>
+                armed && path.endsWith("first-pull.json")
+                  ? Effect.sync(() => (armed = false)).pipe(
+                      Effect.zipRight(Deferred.succeed(paused, undefined)),
+                      Effect.zipRight(Deferred.await(go)),
+                    )
+                  : Effect.void,
+              ),
+            ),
+      };
+      // Signalled once B's pull waits for the record's lock, or is done.
+      const reached = yield* Deferred.make<void>();
+      const fsB = {
+        ...base,
+        lock: (path: string, timeoutMs: number) =>
+          (path.includes("/owners/") ? Deferred.succeed(reached, undefined) : Effect.void).pipe(
+            Effect.zipRight(base.lock(path, timeoutMs)),
+          ),
+      };
+      const a = yield* Effect.fork(Effect.either(openOn(storeA, fsA).pull({ path: "/ws/race" })));
+      yield* Deferred.await(paused);
+      const b = yield* Effect.fork(
+        Effect.either(openOn(storeB, fsB).pull({ path: "/ws/race" })).pipe(
+          Effect.ensuring(Deferred.succeed(reached, undefined)),
+        ),
+      );
+      yield* Deferred.await(reached);
+      yield* Deferred.succeed(go, undefined);
+      return [yield* Fiber.join(a), yield* Fiber.join(b)] as const;
+    });
+    const [a, b] = await Effect.runPromise(program);
+    expect(a._tag).toBe("Right");
+    expect(b._tag).toBe("Left");
+    if (b._tag === "Left") expect(b.left.reason).toBe("NESTED_WORKING_COPY");
+    expect(vol.readdirSync("/ws/race").map(String).sort()).toEqual(["a.md"]);
   });
 });

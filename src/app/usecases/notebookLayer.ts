@@ -27,7 +27,7 @@ import {
 } from "./workingCopy/privateState.js";
 import { refuseEnclosingCopy, refuseNestedCopies } from "./workingCopy/nesting.js";
 import {
-  claimCopyForStore,
+  claimedFirstPull,
   forgetStoreOfCopy,
   recordStoreOfCopy,
   refuseCopyOfOtherStore,
@@ -355,10 +355,18 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         ),
         () =>
           refuseNestedCopies(fs, options.privateRoot, call.dir, call.tree, store.identity).pipe(
-            // Before anything is written there: a pull stopped part way leaves this
-            // store's notes in the directory, and another store must not take them.
-            Effect.zipRight(claimCopyForStore(fs, options.privateRoot, call.dir, store.identity)),
-            Effect.zipRight(pull(call)),
+            // The directory's store recorded before anything is written there, and a
+            // first pull of it from another store at the same moment waiting for this one.
+            Effect.zipRight(
+              claimedFirstPull(
+                fs,
+                options.privateRoot,
+                call.dir,
+                store.identity,
+                call.tree,
+                pull(call),
+              ),
+            ),
           ),
         (release) => release,
       );

@@ -54,8 +54,8 @@ const underRecordLock = <A, E>(
     ),
   );
 
-/** How long a call waits for another's write of the same record (a few file operations). */
-const recordLockWaitMs = 30_000;
+/** How long a call waits for another's write of the same record, or another first pull of the path. */
+const recordLockWaitMs = 120_000;
 
 const writeRecord = (
   fs: FileSystemService,
@@ -97,21 +97,63 @@ export const recordStoreOfCopy = (
   );
 
 /**
- * Records `store` as the store of the directory a first pull is about to write into,
- * before anything is written there: a first pull stopped part way (a full disk, a store
- * failure) leaves that store's notes in the directory, and another store must not take
- * them as its own. Fails (LOCAL_IO or the like) when the record cannot be written: the
- * pull then writes nothing.
+ * Runs a first pull (`body`) of the directory at `canonicalPath` holding the record's
+ * lock: the directory is checked again for another store's copy under it, `store` is
+ * recorded before anything is written there (a first pull stopped part way, by a full
+ * disk say, leaves this store's notes in it, and another store must not take them), and
+ * a first pull of the same directory from another store at the same moment waits, then
+ * finds this one's copy and is refused (both wrote their notes into it, each answering
+ * OK). Fails (LOCAL_IO or the like) when the record cannot be written, BUSY-like when the
+ * wait is too long: the pull then writes nothing.
  */
-export const claimCopyForStore = (
+export const claimedFirstPull = <A>(
   fs: FileSystemService,
   privateRoot: string,
   canonicalPath: string,
   store: string,
-): Effect.Effect<void, DomainError> =>
-  writeRecord(fs, privateRoot, canonicalPath, store).pipe(
-    Effect.mapError((error) =>
-      localFailure(error, `recording the store of the working copy in the ${privateRootNamed}`),
+  tree: RootedTree,
+  body: Effect.Effect<A, DomainError>,
+): Effect.Effect<A, DomainError> =>
+  underRecordLock(
+    fs,
+    privateRoot,
+    canonicalPath,
+    refuseCopyOfOtherStore(fs, privateRoot, canonicalPath, store, tree, false).pipe(
+      Effect.zipRight(
+        recordedStore(fs, privateRoot, canonicalPath).pipe(
+          Effect.flatMap((recorded) =>
+            Option.contains(recorded, store)
+              ? Effect.void
+              : fs
+                  .writeFileAtomic(ownerFile(privateRoot, canonicalPath), encodeText(store), {
+                    mode: 0o600,
+                    durable: false,
+                  })
+                  .pipe(
+                    Effect.mapError((error) =>
+                      localFailure(
+                        error,
+                        `recording the store of the working copy in the ${privateRootNamed}`,
+                      ),
+                    ),
+                  ),
+          ),
+        ),
+      ),
+      Effect.zipRight(body),
+    ),
+  ).pipe(
+    Effect.catchTag("FsError", (error) =>
+      Effect.fail(
+        error.reason === "Busy"
+          ? domainError({
+              code: "ENGINE_FAILED",
+              reason: "BUSY",
+              message:
+                "Another process is pulling this directory for the first time; call again when it has finished.",
+            })
+          : localFailure(error, `locking the working copy in the ${privateRootNamed}`),
+      ),
     ),
   );
 
@@ -213,6 +255,7 @@ export const refuseCopyOfOtherStore = (
   canonicalPath: string,
   store: string,
   emptyAllowed?: RootedTree,
+  recordOwn = true,
 ): Effect.Effect<boolean, DomainError> =>
   Effect.gen(function* () {
     const recorded = yield* recordedStore(fs, privateRoot, canonicalPath);
@@ -226,7 +269,7 @@ export const refuseCopyOfOtherStore = (
       // This store's own copy gets its record now; for any other, the stores this
       // private root has recorded for some path are the ones it may be a copy of.
       if (yield* hasCopy(fs, privateRoot, canonicalPath, store)) {
-        yield* recordStoreOfCopy(fs, privateRoot, canonicalPath, store);
+        if (recordOwn) yield* recordStoreOfCopy(fs, privateRoot, canonicalPath, store);
         return false;
       }
       const found = yield* storeHavingCopy(fs, privateRoot, canonicalPath, store);
