@@ -127,7 +127,7 @@ export const errorTable = {
     NESTED_WORKING_COPY: {
       action: "FIX_REQUEST",
       retryable: false,
-      when: "The path is inside, or contains, another working copy already synchronised with this store; or it was last pulled from another store (another --store), whose state for it is kept.",
+      when: "The path is inside, or contains, another working copy already synchronised with this store; or it was last pulled from another store (another --store), whose state for it (or its first pull of it, stopped part way) is kept.",
       remedy:
         "Use the enclosing working copy itself, or a directory that does not overlap another copy; for a directory last pulled from another store, move it aside (or empty it) and pull again into the path, or, only if it holds that store's notes, call it with that store.",
     },
@@ -296,7 +296,7 @@ export const errorTable = {
     BUSY: {
       action: "RETRY_LATER",
       retryable: true,
-      when: "Another process holds this working copy's lock.",
+      when: "Another process holds this working copy's lock, or is pulling the same directory for the first time from another store.",
       remedy: "Call again once the other process has finished.",
     },
     INTERNAL: {

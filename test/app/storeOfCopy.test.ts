@@ -141,3 +141,66 @@ describe("first pulls of one directory from two stores at once", () => {
     expect(vol.readdirSync("/ws/race").map(String).sort()).toEqual(["a.md"]);
   });
 });
+
+describe("an ordinary pull racing another store's first pull of the emptied directory", () => {
+  it("does not record its store over the other's: the other's notes are never published into it", async () => {
+    const { service: base, vol } = memFs.make({ "/ws/.keep": "" });
+    const storeA = memoryStore.make();
+    const storeB = memoryStore.make();
+    const author = { name: "t", version: "1" };
+    const seedB = openOn(storeB, base);
+    await Effect.runPromise(seedB.pull({ path: "/ws/seed-b" }));
+    vol.writeFileSync("/ws/seed-b/b.md", "b\n");
+    await Effect.runPromise(seedB.commit({ path: "/ws/seed-b", message: "b", author }));
+    // Store A's copy of the directory, empty (A's notebook is empty).
+    const plainA = openOn(storeA, base);
+    await Effect.runPromise(plainA.pull({ path: "/ws/d" }));
+
+    const program = Effect.gen(function* () {
+      const paused = yield* Deferred.make<void>();
+      const go = yield* Deferred.make<void>();
+      let armed = true;
+      // A's pull stops right after its check read the record (naming A).
+      const fsA = {
+        ...base,
+        readFile: (path: string) =>
+          base
+            .readFile(path)
+            .pipe(
+              Effect.tap(() =>
+                armed && path.includes("/owners/")
+                  ? Effect.sync(() => (armed = false)).pipe(
+                      Effect.zipRight(Deferred.succeed(paused, undefined)),
+                      Effect.zipRight(Deferred.await(go)),
+                    )
+                  : Effect.void,
+              ),
+            ),
+      };
+      const a = yield* Effect.fork(Effect.either(openOn(storeA, fsA).pull({ path: "/ws/d" })));
+      yield* Deferred.await(paused);
+      // Meanwhile B's first pull takes the empty directory over.
+      const b = yield* Effect.either(openOn(storeB, base).pull({ path: "/ws/d" }));
+      expect(b._tag).toBe("Right");
+      yield* Deferred.succeed(go, undefined);
+      yield* Fiber.join(a);
+    });
+    await Effect.runPromise(program);
+    expect(String(vol.readFileSync("/ws/d/b.md"))).toBe("b\n");
+
+    // The directory is B's: A's calls are refused, B's work.
+    const committed = await Effect.runPromise(
+      Effect.either(plainA.commit({ path: "/ws/d", message: "x", author })),
+    );
+    expect(committed._tag === "Left" ? committed.left.reason : "accepted").toBe(
+      "NESTED_WORKING_COPY",
+    );
+    const statusB = await Effect.runPromise(
+      Effect.either(openOn(storeB, base).status({ path: "/ws/d" })),
+    );
+    expect(statusB._tag).toBe("Right");
+    // Store A never got B's note.
+    await Effect.runPromise(plainA.pull({ path: "/ws/fresh-a" }));
+    expect(vol.readdirSync("/ws/fresh-a")).toEqual([]);
+  });
+});

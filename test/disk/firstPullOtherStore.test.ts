@@ -7,19 +7,11 @@
  *
  * Needs root (it mounts a tmpfs): `npm run test:disk`, run by CI as root.
  */
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  assertBuilt,
-  commit,
-  errorHead,
-  makeWorld,
-  pull,
-  runCli,
-  write,
-  type World,
-} from "../helpers/cli.js";
+import { assertBuilt, errorHead, makeWorld, runCli, type World } from "../helpers/cli.js";
+import { stoppedFirstPull } from "./stoppedFirstPull.js";
 import { mountTmpfs, unmountTmpfs } from "./tmpfs.js";
 
 let mountPoint = "";
@@ -38,19 +30,7 @@ afterAll(() => {
 
 describe("a first pull stopped part way, then another store", () => {
   it("status, pull and commit with another store are refused; nothing reaches that store", async () => {
-    const seed = world.copy("seed");
-    expect((await pull(world, seed)).code).toBe(0);
-    const line = "x".repeat(99);
-    for (let i = 0; i < 60; i++) write(seed, `n${i}.md`, `${i}\n${`${line}\n`.repeat(270)}`);
-    expect((await commit(world, seed, "seed")).code).toBe(0);
-
-    const copy = path.join(mountPoint, "copy");
-    mkdirSync(copy);
-    const failed = await pull(world, copy, { cwd: mountPoint });
-    expect(failed.code).toBe(1);
-    expect(failed.stderr).toMatch(/disk full/);
-    const written = readdirSync(copy);
-    expect(written.length).toBeGreaterThan(0);
+    const { copy, written } = await stoppedFirstPull(world, mountPoint);
 
     const other = path.join(world.root, "other-store");
     const env = { cwd: mountPoint, env: { QUIRE_STORE: `file:${other}` } };

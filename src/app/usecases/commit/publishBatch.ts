@@ -326,11 +326,19 @@ const waitStepMs = 250;
 const stoodStillMs = 1_000;
 
 /**
+ * How much longer than its budget a wait may last on the wall clock, whatever stood
+ * still: a process whose own work blocks it for over {@link stoodStillMs} per step looks
+ * stopped, and under that overload the wait must still end (REMOTE_BUSY, promptly enough).
+ */
+const stoodStillAtMostMs = 30_000;
+
+/**
  * Queues for a place in a batch; `None` after `maxWaitMs` of the process running without
  * one. The wait is measured in steps: a step whose timer fires more than
  * {@link stoodStillMs} late counts nothing, since the process was not running (it was
  * stopped and continued: until 2026-12-07 every timer then fired at once and a writer
  * stopped for a few seconds answered REMOTE_BUSY, though the place came right after).
+ * On the wall clock it still ends {@link stoodStillAtMostMs} after its budget at the latest.
  * One state per ticket decides, whatever order the grant, the timer and an
  * interruption happen in: the line skips an abandoned ticket, and a member granted a
  * place and then interrupted before taking it reports at once.
@@ -352,15 +360,16 @@ const waitForPlace = (
       },
     };
     let left = Math.max(0, maxWaitMs);
+    const endAtLatest = performance.now() + left + stoodStillAtMostMs;
     let timer: ReturnType<typeof setTimeout>;
     const step = () => {
       const stepMs = Math.min(left, waitStepMs);
       const due = performance.now() + stepMs;
       timer = setTimeout(() => {
         if (ticket.state !== "waiting") return;
-        const late = performance.now() - due;
-        if (late <= stoodStillMs) left -= stepMs;
-        if (left > 0) return step();
+        const now = performance.now();
+        if (now - due <= stoodStillMs) left -= stepMs;
+        if (left > 0 && now < endAtLatest) return step();
         ticket.state = "abandoned";
         resume(Effect.succeedNone);
       }, stepMs);

@@ -54,30 +54,54 @@ const underRecordLock = <A, E>(
     ),
   );
 
-/** How long a call waits for another's write of the same record, or another first pull of the path. */
-const recordLockWaitMs = 120_000;
+/**
+ * How long a call waits for the record's lock. A first pull holds it for its whole
+ * download, and it waits while holding its store's first-pulls lock, so the wait is short:
+ * a first pull of the same directory from another store answers BUSY after it (and, called
+ * again, finds the other's copy), instead of stalling every new copy of its own store.
+ */
+const recordLockWaitMs = 5_000;
 
+/**
+ * Writes `store` as the record unless it names it already (read first, without the lock:
+ * the usual case is one read), and never over a record naming another store that has a
+ * copy there: only a first pull, under the lock and after its own check, takes a directory
+ * over from another store (an ordinary pull checked before it ran, and another store's
+ * first pull of the emptied directory may have claimed it since).
+ */
 const writeRecord = (
   fs: FileSystemService,
   privateRoot: string,
   canonicalPath: string,
   store: string,
-): Effect.Effect<void, FsError> =>
-  underRecordLock(
-    fs,
-    privateRoot,
-    canonicalPath,
-    recordedStore(fs, privateRoot, canonicalPath).pipe(
-      Effect.flatMap((recorded) =>
-        Option.contains(recorded, store)
-          ? Effect.void
-          : fs.writeFileAtomic(ownerFile(privateRoot, canonicalPath), encodeText(store), {
-              mode: 0o600,
-              durable: false,
-            }),
-      ),
+): Effect.Effect<void, FsError> => {
+  const writeUnlessClaimed = recordedStore(fs, privateRoot, canonicalPath).pipe(
+    Effect.flatMap((recorded) =>
+      Option.match(recorded, {
+        onNone: () => Effect.succeed(true),
+        onSome: (named) =>
+          named === store
+            ? Effect.succeed(false)
+            : hasCopy(fs, privateRoot, canonicalPath, named).pipe(Effect.map((has) => !has)),
+      }),
+    ),
+    Effect.flatMap((write) =>
+      write
+        ? fs.writeFileAtomic(ownerFile(privateRoot, canonicalPath), encodeText(store), {
+            mode: 0o600,
+            durable: false,
+          })
+        : Effect.void,
     ),
   );
+  return recordedStore(fs, privateRoot, canonicalPath).pipe(
+    Effect.flatMap((recorded) =>
+      Option.contains(recorded, store)
+        ? Effect.void
+        : underRecordLock(fs, privateRoot, canonicalPath, writeUnlessClaimed),
+    ),
+  );
+};
 
 /**
  * Records `store` as the store the copy at `canonicalPath` belongs to, after a pull that
@@ -272,6 +296,8 @@ export const refuseCopyOfOtherStore = (
         if (recordOwn) yield* recordStoreOfCopy(fs, privateRoot, canonicalPath, store);
         return false;
       }
+      // An empty directory is pulled afresh whoever had it: no need to look for them.
+      if (emptyAllowed !== undefined && (yield* isEmpty(emptyAllowed))) return true;
       const found = yield* storeHavingCopy(fs, privateRoot, canonicalPath, store);
       if (Option.isNone(found)) return false;
       other = found.value;
@@ -301,20 +327,26 @@ export const forgetStoreOfCopy = (
   privateRoot: string,
   canonicalPath: string,
   store: string,
-): Effect.Effect<void> =>
-  underRecordLock(
-    fs,
-    privateRoot,
-    canonicalPath,
-    recordedStore(fs, privateRoot, canonicalPath).pipe(
-      Effect.flatMap((recorded) =>
-        Option.contains(recorded, store)
-          ? fs.removeFile(ownerFile(privateRoot, canonicalPath))
-          : Effect.void,
-      ),
-    ),
-  ).pipe(
-    Effect.catchAll((error) =>
-      Effect.logWarning("removing the record of a working copy's store failed", error.message),
+): Effect.Effect<void> => {
+  const removeIfNamed = recordedStore(fs, privateRoot, canonicalPath).pipe(
+    Effect.flatMap((recorded) =>
+      Option.contains(recorded, store)
+        ? fs.removeFile(ownerFile(privateRoot, canonicalPath))
+        : Effect.void,
     ),
   );
+  // Read first without the lock: a record naming another store (or none) is left alone.
+  return recordedStore(fs, privateRoot, canonicalPath)
+    .pipe(
+      Effect.flatMap((recorded) =>
+        Option.contains(recorded, store)
+          ? underRecordLock(fs, privateRoot, canonicalPath, removeIfNamed)
+          : Effect.void,
+      ),
+    )
+    .pipe(
+      Effect.catchAll((error) =>
+        Effect.logWarning("removing the record of a working copy's store failed", error.message),
+      ),
+    );
+};
