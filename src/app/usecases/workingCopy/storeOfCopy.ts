@@ -20,6 +20,18 @@ const ownerFile = (privateRoot: string, canonicalPath: string): string =>
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
+/** Writes `store` as the record for `canonicalPath` (temp + rename, not synced); FsError. */
+const writeOwnerFile = (
+  fs: FileSystemService,
+  privateRoot: string,
+  canonicalPath: string,
+  store: string,
+): Effect.Effect<void, FsError> =>
+  fs.writeFileAtomic(ownerFile(privateRoot, canonicalPath), encodeText(store), {
+    mode: 0o600,
+    durable: false,
+  });
+
 /** The store recorded for `canonicalPath`, if any (unreadable: none). */
 const recordedStore = (
   fs: FileSystemService,
@@ -86,12 +98,7 @@ const writeRecord = (
       }),
     ),
     Effect.flatMap((write) =>
-      write
-        ? fs.writeFileAtomic(ownerFile(privateRoot, canonicalPath), encodeText(store), {
-            mode: 0o600,
-            durable: false,
-          })
-        : Effect.void,
+      write ? writeOwnerFile(fs, privateRoot, canonicalPath, store) : Effect.void,
     ),
   );
   return recordedStore(fs, privateRoot, canonicalPath).pipe(
@@ -148,19 +155,14 @@ export const claimedFirstPull = <A>(
           Effect.flatMap((recorded) =>
             Option.contains(recorded, store)
               ? Effect.void
-              : fs
-                  .writeFileAtomic(ownerFile(privateRoot, canonicalPath), encodeText(store), {
-                    mode: 0o600,
-                    durable: false,
-                  })
-                  .pipe(
-                    Effect.mapError((error) =>
-                      localFailure(
-                        error,
-                        `recording the store of the working copy in the ${privateRootNamed}`,
-                      ),
+              : writeOwnerFile(fs, privateRoot, canonicalPath, store).pipe(
+                  Effect.mapError((error) =>
+                    localFailure(
+                      error,
+                      `recording the store of the working copy in the ${privateRootNamed}`,
                     ),
                   ),
+                ),
           ),
         ),
       ),
