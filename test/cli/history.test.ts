@@ -1157,6 +1157,58 @@ describe("history: a report that cannot be written (stdout on a full disk)", () 
   );
 });
 
+describe("history: a reader that went away (stdout a closed pipe, as `quire log | head`)", () => {
+  /** `quire args` with stdout a pipe whose reader has gone before quire writes. */
+  const toClosedPipe = (world: World, args: ReadonlyArray<string>) =>
+    new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>(
+      (resolve, reject) => {
+        const child = spawn(process.execPath, [binPath, ...args], {
+          cwd: world.ws,
+          env: world.env,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        // The read end closes at once: every write of the child fails with EPIPE.
+        child.stdout?.destroy();
+        let stderr = "";
+        child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+        child.on("error", reject);
+        child.on("close", (code, signal) => resolve({ code, signal, stderr }));
+      },
+    );
+
+  it(
+    "is not a failure: log, status and a pull end as they would have (0), with no stack trace",
+    { timeout: 120_000 },
+    async () => {
+      const world = makeWorld();
+      worlds.push(world);
+      const copy = world.copy("c");
+      const other = world.copy("d");
+      await ok(pull(world, copy));
+      write(copy, "f.md", "one\n".repeat(2000));
+      await ok(commit(world, copy, "g1"));
+      write(copy, "f.md", "two\n".repeat(2000));
+      await ok(commit(world, copy, "g2"));
+      for (const args of [
+        ["log", copy],
+        ["show", copy, "2"],
+        ["log", copy, "--json"],
+        ["status", copy],
+        ["mcp", "status"],
+      ]) {
+        const run = await toClosedPipe(world, args);
+        expect(run.signal, args.join(" ")).toBeNull();
+        expect(run.code, `${args.join(" ")}: ${run.stderr}`).toBe(0);
+        expect(run.stderr).not.toMatch(/internal error|\n\s+at |EPIPE/);
+      }
+      // A command that changes files does its work whatever became of its report.
+      const pulled = await toClosedPipe(world, ["pull", other]);
+      expect(pulled.code, pulled.stderr).toBe(0);
+      expect(read(other, "f.md")).toBe("two\n".repeat(2000));
+    },
+  );
+});
+
 describe("history: restoring a deleted file from a generation that never had it", () => {
   it(
     "says the file did not exist at GEN and stays deleted, not a bare 'restored already'",
