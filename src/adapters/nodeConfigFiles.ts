@@ -289,7 +289,8 @@ const refusalOf = async (path: string): Promise<string | undefined> => {
     const code = errnoOf(error);
     if (code === "EACCES" || code === "EPERM")
       return `${subject} is not writable by this user (mode ${modeText(file.mode)}); ${fix}`;
-    // EROFS and the like: the write reports them.
+    if (code === "EROFS") return `${subject} is on a read-only file system; ${readOnlyFix}`;
+    // Anything else: the write reports it.
   }
   // A replacement is a new file renamed over the path: its directory must be writable.
   return await unwritableDirectory(
@@ -299,9 +300,13 @@ const refusalOf = async (path: string): Promise<string | undefined> => {
   );
 };
 
+/** What to do about a configuration file on a read-only mount: no write can succeed there. */
+const readOnlyFix =
+  "remount it read-write (or register quire in another scope) and run the command again";
+
 /**
- * Why `directory` cannot take a new file from this user (EACCES, EPERM), or `undefined`
- * (other failures, EROFS among them, are reported by the write itself).
+ * Why `directory` cannot take a new file from this user (EACCES, EPERM, a read-only file
+ * system), or `undefined` (other failures are reported by the write itself).
  */
 const unwritableDirectory = async (
   directory: string,
@@ -316,6 +321,8 @@ const unwritableDirectory = async (
     return undefined;
   } catch (error) {
     const code = errnoOf(error);
+    if (code === "EROFS")
+      return `the directory ${directory} is on a read-only file system, ${why}; ${readOnlyFix}`;
     if (code !== "EACCES" && code !== "EPERM") return undefined;
     return `the directory ${directory} is not writable by this user (mode ${modeText(stat.mode)}), ${why}; make it writable (chmod u+wx ${directory}) and ${then}`;
   }
