@@ -6,6 +6,7 @@ import { Context, type Effect } from "effect";
 import type { DomainError } from "../domain/errors.js";
 import type { CopyDiff, CopyStatus } from "../domain/copyStatus.js";
 import type { HistoryLog, LogRequest, RestoredFiles, ShownPublication } from "../domain/history.js";
+import type { UnlistedFiles } from "../domain/envelope.js";
 import type { FileStat } from "../domain/tree.js";
 import type { FileChange } from "../domain/treeDiff.js";
 
@@ -49,6 +50,13 @@ export interface SyncReport {
    * commit's `files` are its own publication's; a pull's, what it changed on disk.
    */
   readonly interruptedCommit?: { readonly generation: number };
+  /**
+   * Files the call changed beyond those `files` lists: set only by a call another
+   * `serve` process ran for this one whose answer had more files than it may carry
+   * (share/protocol.ts, encodeAnswer). Their number and line counts; `files` lists the
+   * first by path.
+   */
+  readonly unlisted?: UnlistedFiles;
 }
 
 /**

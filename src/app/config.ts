@@ -13,6 +13,7 @@ import { type OptionSpec, spelled, splitArgv } from "./config/argv.js";
 import { ConfigError } from "./config/error.js";
 import { editDistance } from "./config/editDistance.js";
 import { isAtOrBelow, resolveHostPath } from "./config/paths.js";
+import { maxAnswerBytes } from "./share/protocol.js";
 import {
   type StoreConfig,
   type StoreSpec,
@@ -91,6 +92,12 @@ export interface RuntimeConfig {
    * (app/share); `--no-share` / `QUIRE_NO_SHARE=1` turns it off. Only `serve` shares.
    */
   readonly share: boolean;
+  /**
+   * Hidden test switch `QUIRE_SHARE_ANSWER_BYTES`: a lower bound on the answer a sharing
+   * `serve` process sends and its callers read (app/share/protocol.ts, `maxAnswerBytes`,
+   * derived, about 16 MiB, when absent), so a test can reach it without 100,000 files.
+   */
+  readonly shareAnswerBytes?: number;
   /** Hidden test switch `QUIRE_FAULT_INJECTION`: wrap the store in the fault injector. */
   readonly faultInjection?: FaultyObjectStoreOptions;
   /**
@@ -729,6 +736,11 @@ const parseRuntimeConfig = (
       fromEnv(host, "QUIRE_ALLOW_MASS_DELETE"),
     );
     const noShare = yield* parseSwitch(options.has("no-share"), fromEnv(host, "QUIRE_NO_SHARE"));
+    const answerBytesSetting = fromEnv(host, "QUIRE_SHARE_ANSWER_BYTES");
+    const shareAnswerBytes =
+      answerBytesSetting === undefined
+        ? undefined
+        : yield* parseInteger(answerBytesSetting, 0, 1_024, maxAnswerBytes);
     const faultSpec = fromEnv(host, "QUIRE_FAULT_INJECTION");
     const faultInjection =
       faultSpec === undefined
@@ -758,6 +770,7 @@ const parseRuntimeConfig = (
       ...(checkpointBytes === undefined ? {} : { checkpointBytes }),
       ...(allowMassDelete ? { allowMassDelete } : {}),
       share: command === "serve" && !noShare,
+      ...(shareAnswerBytes === undefined ? {} : { shareAnswerBytes }),
       ...(faultInjection === undefined ? {} : { faultInjection }),
       ...(memorySamples && command === "serve" ? { memorySamples: true } : {}),
       pathSets,

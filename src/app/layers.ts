@@ -412,6 +412,8 @@ export interface Sharing {
   readonly release: string;
   /** How long others' calls may finish once this process stops. */
   readonly graceMs: number;
+  /** The bound of an answer between sharing processes (protocol.ts's maxAnswerBytes). */
+  readonly maxAnswerBytes?: number;
 }
 
 /**
@@ -599,6 +601,9 @@ const served = <A, E>(
           ? sharedNotebookLayer(options, {
               ...sharing,
               release: `${sharing.release}${credentialScope(config)}`,
+              ...(config.shareAnswerBytes === undefined
+                ? {}
+                : { maxAnswerBytes: config.shareAnswerBytes }),
             })
           : notebookLayer(options),
       ),

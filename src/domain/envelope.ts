@@ -35,6 +35,18 @@ export interface SuccessReport {
    * earlier answer was told to pull to verify, and its pull or log shows the generation).
    */
   readonly interruptedCommit?: { readonly generation: number };
+  /**
+   * Files changed that `files` does not list (an answer relayed between `serve`
+   * processes has a bound, app/share/protocol.ts): their number and line counts.
+   */
+  readonly unlisted?: UnlistedFiles;
+}
+
+/** The files a report counts but does not list. */
+export interface UnlistedFiles {
+  readonly files: number;
+  readonly insertions: number;
+  readonly deletions: number;
 }
 
 /**
@@ -49,6 +61,12 @@ export type SuccessStructured = {
   readonly insertions: number;
   readonly deletions: number;
   readonly files: ReadonlyArray<FileStat>;
+  /**
+   * Only when `files` does not list every changed file (an answer relayed by another
+   * `serve` process has a bound): how many it leaves out. `filesChanged`, `insertions`
+   * and `deletions` count them too.
+   */
+  readonly filesNotListed?: number;
   readonly readOnly: ReadonlyArray<string>;
   readonly writable: ReadonlyArray<string>;
 };
@@ -96,16 +114,18 @@ export const successEnvelope = (
   sets: PathSets,
 ): Envelope<SuccessStructured> => {
   const files = sortedStats(report.files);
+  const unlisted = report.unlisted;
   return {
     text: successText(report.path, sets),
     structured: {
       code: "OK",
       path: report.path,
       generation: report.generation,
-      filesChanged: files.length,
-      insertions: files.reduce((sum, file) => sum + file.insertions, 0),
-      deletions: files.reduce((sum, file) => sum + file.deletions, 0),
+      filesChanged: files.length + (unlisted?.files ?? 0),
+      insertions: files.reduce((sum, file) => sum + file.insertions, unlisted?.insertions ?? 0),
+      deletions: files.reduce((sum, file) => sum + file.deletions, unlisted?.deletions ?? 0),
       files,
+      ...(unlisted === undefined || unlisted.files === 0 ? {} : { filesNotListed: unlisted.files }),
       readOnly: sets.readOnly,
       writable: sets.writable,
     },

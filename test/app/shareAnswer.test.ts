@@ -48,4 +48,38 @@ describe("share protocol answers", () => {
     const outcome = decoded.right.outcome;
     expect(Either.isLeft(outcome) ? outcome.left.files : undefined).toEqual(error.files);
   });
+
+  it("an answer over the bound lists what fits and counts the rest, within the bound", () => {
+    const files = Array.from({ length: 500 }, (_, i) => ({
+      path: `notes/n-${String(i).padStart(4, "0")}.md`,
+      insertions: 3,
+      deletions: 1,
+    }));
+    const frame = encodeAnswer(Either.right({ path: "/ws/a", generation: 7, files }), 8_192);
+    expect(Buffer.byteLength(frame)).toBeLessThanOrEqual(8_192);
+    const decoded = Either.getOrThrow(decodeAnswer(frame));
+    if (decoded._tag !== "Outcome") throw new Error("refused");
+    const report = Either.getOrThrow(decoded.outcome);
+    expect(report.files).toEqual(files.slice(0, report.files.length));
+    expect(report.unlisted).toEqual({
+      files: 500 - report.files.length,
+      insertions: 3 * (500 - report.files.length),
+      deletions: 500 - report.files.length,
+    });
+
+    const error = domainError({
+      code: "CONTENT_CONFLICT",
+      reason: "MERGE_CONFLICT",
+      message: "Resolve the conflict blocks before notes_commit.",
+      files: files.map((file) => ({ path: file.path, reason: "TEXT_CONFLICT", ranges: [] })),
+    });
+    const errorFrame = encodeAnswer(Either.left(error), 8_192);
+    expect(Buffer.byteLength(errorFrame)).toBeLessThanOrEqual(8_192);
+    const failed = Either.getOrThrow(decodeAnswer(errorFrame));
+    if (failed._tag !== "Outcome" || Either.isRight(failed.outcome))
+      throw new Error("not an error");
+    const listed = failed.outcome.left.files.length;
+    expect(listed).toBeGreaterThan(0);
+    expect(failed.outcome.left.message).toContain(`${500 - listed} more files are not listed`);
+  });
 });

@@ -25,9 +25,9 @@ import type { NotebookOptions } from "../usecases/shared/notebookOptions.js";
 
 /**
  * Bumped whenever a frame's shape changes (2: a file entry's movedTo, side, keptAs; 3:
- * the options' workspaceRootSpelt).
+ * the options' workspaceRootSpelt; 4: a report's `unlisted`).
  */
-export const protocolVersion = 3;
+export const protocolVersion = 4;
 
 /**
  * The most files a real answer is reckoned to list ({@link maxAnswerBytes}): a pull of a
@@ -42,9 +42,10 @@ export const maxAnswerFiles = 100_000;
  * working copy's path, 4,096 bytes), and {@link maxAnswerFiles} entries of a path of 100
  * bytes (notebook paths are short: the benchmark's notes run to 40) with their keys and
  * counts (64 bytes). The product bounds no notebook's file count, so a real answer can be
- * larger; the caller then treats it as one that did not come back whole and runs the call
- * itself, which is a retry like any other (never published twice; a commit's report then
- * lists only what was still unpublished). About 16 MiB.
+ * larger: the sharing process then lists only the files that fit and counts the rest
+ * ({@link encodeAnswer}), because the work was done there and a caller that dropped the
+ * answer and ran the call again would report only what was left to do (a pull: nothing).
+ * About 16 MiB.
  */
 export const maxAnswerBytes = 16 * 1_024 + 6 * 4_096 + maxAnswerFiles * (100 + 64);
 
@@ -225,6 +226,14 @@ const Answer = Schema.Union(
           deletions: NonNegativeInt,
         }),
       ),
+      unlisted: Schema.optionalWith(
+        Schema.Struct({
+          files: NonNegativeInt.pipe(Schema.greaterThanOrEqualTo(1)),
+          insertions: NonNegativeInt,
+          deletions: NonNegativeInt,
+        }),
+        { exact: true },
+      ),
     }),
   }),
   Schema.Struct({ error: ErrorShape }),
@@ -294,29 +303,97 @@ export const encodeRequest = (
 export const decodeRequest = (frame: string): Either.Either<ShareRequest, string> =>
   Either.mapLeft(decodeRequestFrame(frame), briefly);
 
-/** The answer frame for a call's outcome. */
-export const encodeAnswer = (outcome: Either.Either<SyncReport, DomainError>): string =>
-  JSON.stringify(
-    Either.match(outcome, {
-      // The protocol's fields only: what a commit merged into the copy (`incoming`) is
-      // for the CLI's report, and the CLI never shares a process.
-      onRight: (report) => ({
-        ok: { path: report.path, generation: report.generation, files: report.files },
-      }),
-      onLeft: (error) => ({
-        error: {
-          code: error.code,
-          reason: error.reason,
-          action: error.action,
-          retryable: error.retryable,
-          message: error.message,
-          files: error.files,
-          ...(error.detail === undefined ? {} : { detail: error.detail }),
-          ...(error.recovery === undefined ? {} : { recovery: error.recovery }),
-        },
-      }),
-    }),
-  );
+const bytesOf = (text: string): number => Buffer.byteLength(text);
+
+/**
+ * How many of `entries` fit, in order, in a frame of at most `maxBytes` whose other
+ * parts take `fixedBytes`: each entry costs its JSON and a comma.
+ */
+const fitting = (entries: ReadonlyArray<unknown>, fixedBytes: number, maxBytes: number): number => {
+  let used = fixedBytes;
+  for (let index = 0; index < entries.length; index++) {
+    used += bytesOf(JSON.stringify(entries[index])) + 1;
+    if (used > maxBytes) return index;
+  }
+  return entries.length;
+};
+
+/** What an error's message says of the files an answer too long could not list. */
+export const unlistedFilesNote = (count: number): string =>
+  ` (${count} more files are not listed: the answer was too long.)`;
+
+const errorFrame = (error: DomainError, files: DomainError["files"], message: string) => ({
+  error: {
+    code: error.code,
+    reason: error.reason,
+    action: error.action,
+    retryable: error.retryable,
+    message,
+    files,
+    ...(error.detail === undefined ? {} : { detail: error.detail }),
+    ...(error.recovery === undefined ? {} : { recovery: error.recovery }),
+  },
+});
+
+/**
+ * The answer frame for a call's outcome, at most `maxBytes` long whenever its fixed
+ * parts allow: the call ran here, so an answer its caller would drop (and run the call
+ * again, reporting only what was left to do) is never sent. A report with more files than
+ * fit lists the first (by path) and counts the rest in `unlisted` (their number and line
+ * counts); an error lists the first of its files and its message says how many more there
+ * are.
+ */
+export const encodeAnswer = (
+  outcome: Either.Either<SyncReport, DomainError>,
+  maxBytes: number = maxAnswerBytes,
+): string =>
+  Either.match(outcome, {
+    // The protocol's fields only: what a commit merged into the copy (`incoming`) is
+    // for the CLI's report, and the CLI never shares a process.
+    onRight: (report) => {
+      const frame = (files: SyncReport["files"], unlisted?: SyncReport["unlisted"]) =>
+        JSON.stringify({
+          ok: {
+            path: report.path,
+            generation: report.generation,
+            files,
+            ...(unlisted === undefined ? {} : { unlisted }),
+          },
+        });
+      const whole = frame(report.files, report.unlisted);
+      if (bytesOf(whole) <= maxBytes) return whole;
+      const sum = (files: SyncReport["files"], earlier = report.unlisted) => ({
+        files: files.length + (earlier?.files ?? 0),
+        insertions: files.reduce(
+          (total, file) => total + file.insertions,
+          earlier?.insertions ?? 0,
+        ),
+        deletions: files.reduce((total, file) => total + file.deletions, earlier?.deletions ?? 0),
+      });
+      // The counts of every file bound those of the unlisted ones, digits included.
+      const kept = fitting(report.files, bytesOf(frame([], sum(report.files))), maxBytes);
+      if (kept === report.files.length) return whole;
+      return frame(report.files.slice(0, kept), sum(report.files.slice(kept)));
+    },
+    onLeft: (error) => {
+      const whole = JSON.stringify(errorFrame(error, error.files, error.message));
+      if (bytesOf(whole) <= maxBytes) return whole;
+      const fixed = bytesOf(
+        JSON.stringify(
+          errorFrame(error, [], error.message + unlistedFilesNote(error.files.length)),
+        ),
+      );
+      const kept = fitting(error.files, fixed, maxBytes);
+      if (kept === error.files.length) return whole;
+      return JSON.stringify(
+        errorFrame(
+          error,
+          error.files.slice(0, kept),
+          error.message + unlistedFilesNote(error.files.length - kept),
+        ),
+      );
+    },
+  });
 
 /** The answer frame refusing to run a call, saying why. */
 export const encodeRefusal = (why: string): string => JSON.stringify({ refused: why });

@@ -68,6 +68,11 @@ export interface ShareSettings {
   readonly graceMs: number;
   /** The waits of sharing (default {@link defaultShareTiming}). */
   readonly timing?: ShareTiming;
+  /**
+   * The largest answer sent or read (default {@link maxAnswerBytes}); lower only in
+   * tests (the hidden QUIRE_SHARE_ANSWER_BYTES).
+   */
+  readonly maxAnswerBytes?: number;
 }
 
 /** The waits of sharing (see the module comment); tests may shorten them. */
@@ -183,6 +188,7 @@ const handleCalls = (
   release: string,
   own: NotebookService,
   ownKey: string,
+  answerBytes: number,
 ): ChannelHandler => {
   // This process's own notebook is always kept; the others make up the rest of the bound.
   const others = makeRecentMap<NotebookService>(maxNotebooks - 1);
@@ -203,7 +209,7 @@ const handleCalls = (
       yield* Effect.logDebug("running a call for another process").pipe(
         Effect.annotateLogs("op", request.op),
       );
-      return encodeAnswer(yield* outcomeOf(request, notebook));
+      return encodeAnswer(yield* outcomeOf(request, notebook), answerBytes);
     }).pipe(
       Effect.catchAllDefect((defect) =>
         Effect.logError("a call for another process failed unexpectedly").pipe(
@@ -267,7 +273,8 @@ export const sharedNotebook = (
     const { options, ...ports } = services;
     const name = channelName(services.store.identity, settings.release);
     const timing = settings.timing ?? defaultShareTiming;
-    const handler = handleCalls(ports, settings.release, local, optionsKey(options));
+    const answerBytes = settings.maxAnswerBytes ?? maxAnswerBytes;
+    const handler = handleCalls(ports, settings.release, local, optionsKey(options), answerBytes);
     const lock = yield* Effect.makeSemaphore(1);
     // `listening`: this process runs others' calls; `off`: sharing is impossible here, or
     // this process is stopping.
@@ -421,7 +428,7 @@ export const sharedNotebook = (
           }
           const answer = yield* Effect.either(
             settings.channel.request(name, frame, {
-              maxBytes: maxAnswerBytes,
+              maxBytes: answerBytes,
               ackTimeoutMs: timing.acknowledgementMs,
               silenceMs: timing.silenceMs,
             }),
