@@ -119,30 +119,33 @@ describe("a sharing serve process stopped mid-call", () => {
     const b = await start("b");
     const c = await start("c");
     const d = await start("d");
+    const e = await start("e2");
     const solo = await start("solo", ["--no-share"]);
-    for (const server of [a, b, c, d, solo]) await pull(server);
+    for (const server of [a, b, c, d, e, solo]) await pull(server);
     expect(a.served.stderr()).toContain("running the calls of other serve processes of this store");
     const before = Number((await pull(solo))["generation"]);
 
     // Each call reaches a (which acknowledges it) and waits there for a copy lock held
     // elsewhere; then a stops.
-    const releases = new Map([b, c, d].map((server) => [server, holdCopyLock(server)]));
+    const releases = new Map([b, c, d, e].map((server) => [server, holdCopyLock(server)]));
     writeFileSync(path.join(c.dir, "c.md"), "from c\n");
     writeFileSync(path.join(d.dir, "d.md"), "from d\n");
     const pulled = call(b, "notes_pull");
     const committedC = call(c, "notes_commit", { message: "c" });
     const committedD = call(d, "notes_commit", { message: "d" });
+    const pulledE = call(e, "notes_pull");
     // Awaited below; a failure of one must not leave the others' rejections unobserved.
-    for (const pending of [pulled, committedC, committedD]) pending.catch(() => undefined);
+    for (const pending of [pulled, committedC, committedD, pulledE]) pending.catch(() => undefined);
     await runningFor(a, await callId(b, 1));
     await runningFor(a, await callId(c, 1));
     await runningFor(a, await callId(d, 1));
+    await runningFor(a, await callId(e, 1));
 
     process.kill(a.served.pid, "SIGSTOP");
     try {
       while (processState(a.served.pid) !== "T") await new Promise((r) => setTimeout(r, 5));
-      // b's and d's copies come free (a, stopped, cannot take them); c's stays held, as if
-      // by the stopped process in the middle of c's commit.
+      // b's and d's copies come free (a, stopped, cannot take them); c's and e's stay
+      // held, as if by the stopped process in the middle of c's commit and e's pull.
       releases.get(b)?.();
       releases.get(d)?.();
 
@@ -162,9 +165,21 @@ describe("a sharing serve process stopped mid-call", () => {
       expect([c1["code"], c1["reason"], c1["action"], c1["retryable"]], JSON.stringify(c1)).toEqual(
         ["STORAGE_FAILURE", "PUBLICATION_UNKNOWN", "PULL_TO_VERIFY", false],
       );
+      const e1 = await pulledE;
+      expect([e1["code"], e1["reason"], e1["retryable"]], JSON.stringify(e1)).toEqual([
+        "ENGINE_FAILED",
+        "BUSY",
+        true,
+      ]);
+      // The lock file names its holder (this test process, not the stopped one): the
+      // answers say who it is, and never that the stopped process holds the copy.
+      for (const answer of [c1, e1]) {
+        expect(String(answer["message"])).toContain(`pid ${process.pid} on ${hostname()}`);
+        expect(String(answer["message"])).not.toContain("still holds");
+      }
 
       // The callers took their calls over; each logs why.
-      for (const server of [b, c, d])
+      for (const server of [b, c, d, e])
         expect(server.served.stderr()).toContain(
           "the sharing process went silent during the call; taking the call over",
         );

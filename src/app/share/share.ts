@@ -17,7 +17,8 @@
  * always by the stopped process, in the middle of this very call — the caller answers
  * at once: a pull ENGINE_FAILED/BUSY (retryable), a commit STORAGE_FAILURE/
  * PUBLICATION_UNKNOWN (PULL_TO_VERIFY), because the stopped process may have published
- * it or may still publish it when it resumes. Never OK, never a second publication.
+ * it or may still publish it when it resumes. Never OK, never a second publication; the
+ * holder is named only as the copy's lock file names it.
  *
  * A sharing process that does not acknowledge a call within 2 s never runs it; the
  * caller runs it, and its calls of the next 30 s, itself, each waiting at most the same
@@ -132,23 +133,28 @@ const maxNotebooks = 64;
 
 /**
  * The answer to a call taken over from a silent sharing process whose working copy is
- * still held: the stopped process is in the middle of it. A pull may be retried; a
- * commit may have been published, or may still be when that process resumes.
+ * still held: nearly always by the stopped process, in the middle of it, but the caller
+ * cannot tell, so the holder is named only as the lock file names it (`pid 123 on
+ * host`; a lock naming none gets no name). A pull may be retried; a commit may have
+ * been published, or may still be when that process resumes.
  */
-const stillHeld = (op: "pull" | "commit"): DomainError =>
-  op === "pull"
+const stillHeld = (op: "pull" | "commit", holder: string | undefined): DomainError => {
+  const held =
+    holder === undefined
+      ? "and this working copy is still held (most likely by that process, which may be stopped)"
+      : `and this working copy is still held by ${holder}, which may be that process (it may be stopped) or another process working on this copy, such as a quire commit`;
+  return op === "pull"
     ? domainError({
         code: "ENGINE_FAILED",
         reason: "BUSY",
-        message:
-          "The serve process running this call for this one stopped answering in the middle of it and still holds this working copy (it may be stopped); call again once it has resumed or ended.",
+        message: `The serve process running this call for this one stopped answering in the middle of it, ${held}. Call again once it has finished, resumed or ended.`,
       })
     : domainError({
         code: "STORAGE_FAILURE",
         reason: "PUBLICATION_UNKNOWN",
-        message:
-          "The serve process running this commit for this one stopped answering in the middle of it and still holds this working copy, so whether the commit was published is unknown. Once that process has resumed or ended, call notes_pull; if the changes are not in the notebook, commit them again.",
+        message: `The serve process running this commit for this one stopped answering in the middle of it, ${held}, so whether the commit was published is unknown. Once that process has finished, resumed or ended, call notes_pull; if the changes are not in the notebook, commit them again.`,
       });
+};
 
 /**
  * The message of the BUSY answering a call run here, never sent, while the sharing
@@ -354,27 +360,33 @@ export const sharedNotebook = (
 
     /**
      * Runs `here` waiting for its working copy's lock no longer than
-     * `timing.takeoverLockMs`: a silent or stopped sharing process may hold it. A lock
-     * still held then is answered with `held` (logged with `warning`), not the generic
-     * BUSY of a local writer.
+     * `timing.takeoverLockMs`: a silent or stopped sharing process may hold it. A copy
+     * still held then is answered with `held` given the holder its lock file names
+     * (logged with `warning`), not the generic BUSY of a local writer; a BUSY of another
+     * lock is answered as it is.
      */
     const withShortLockWait = (
       here: Effect.Effect<SyncReport, DomainError>,
       warning: string,
-      held: DomainError | ((holder: string | undefined) => string),
+      held: (holder: string | undefined) => DomainError,
     ): Effect.Effect<SyncReport, DomainError> =>
-      here.pipe(
-        Effect.locally(copyLockWaitMs, timing.takeoverLockMs),
-        // A BUSY worded by `held` names the holder the lock file names.
-        typeof held === "function" ? Effect.locally(copyLockBusyMessage, held) : (call) => call,
-        Effect.catchIf(
-          (error) => error.code === "ENGINE_FAILED" && error.reason === "BUSY",
-          (error) =>
-            Effect.logWarning(warning).pipe(
-              Effect.zipRight(Effect.fail(typeof held === "function" ? error : held)),
-            ),
-        ),
-      );
+      Effect.suspend(() => {
+        // Set when the copy's own lock stayed held: who its lock file names, if anyone.
+        let copyHeld: { readonly holder: string | undefined } | undefined;
+        return here.pipe(
+          Effect.locally(copyLockWaitMs, timing.takeoverLockMs),
+          Effect.locally(copyLockBusyMessage, (holder) => {
+            copyHeld = { holder };
+            return held(holder).message;
+          }),
+          Effect.catchIf(
+            (error) =>
+              error.code === "ENGINE_FAILED" && error.reason === "BUSY" && copyHeld !== undefined,
+            () =>
+              Effect.logWarning(warning).pipe(Effect.zipRight(Effect.fail(held(copyHeld?.holder)))),
+          ),
+        );
+      });
 
     /**
      * Runs a call whose sharing process went silent after acknowledging it (see the
@@ -388,7 +400,7 @@ export const sharedNotebook = (
       withShortLockWait(
         here,
         "the working copy is still held, most likely by the silent sharing process",
-        stillHeld(op),
+        (holder) => stillHeld(op, holder),
       );
 
     /**
@@ -403,7 +415,12 @@ export const sharedNotebook = (
       withShortLockWait(
         here,
         "the working copy is still held while the sharing process is not answering",
-        heldWhileUnanswering,
+        (holder) =>
+          domainError({
+            code: "ENGINE_FAILED",
+            reason: "BUSY",
+            message: heldWhileUnanswering(holder),
+          }),
       );
 
     const viaShared = (
