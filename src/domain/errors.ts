@@ -289,7 +289,7 @@ export const errorTable = {
     ROOT_CHANGED: {
       action: "CHECK_CONFIGURATION",
       retryable: false,
-      when: "The workspace root was deleted or moved since quire resolved it, or a directory on the way to it was replaced (by a symlink to another place, say); nothing was read or written. Repeating the call fails the same way.",
+      when: "The workspace root was deleted or moved since quire resolved it, or a directory on the way to it was replaced (by a symlink to another place, say): found at the call's start, nothing was read or written; found by a pull or a read-only call whose files vanished under it, what the call wrote there went with the root. Repeating the call fails the same way.",
       remedy:
         "Put the directory back where it was (or create it again, then pull), or start quire again on the path meant (--workspace-root).",
     },

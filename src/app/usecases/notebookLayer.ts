@@ -33,7 +33,7 @@ import {
   refuseCopyOfOtherStore,
 } from "./workingCopy/storeOfCopy.js";
 import { makePendingWrites } from "./workingCopy/pendingWrites.js";
-import { openWorkingCopy } from "./workingCopy/openCopy.js";
+import { openWorkingCopy, rootChangedDuring } from "./workingCopy/openCopy.js";
 import { pull } from "./pull/pull.js";
 import { historyLog } from "./history/log.js";
 import { copyStatus } from "./history/status.js";
@@ -319,6 +319,16 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
       });
 
     /** A read of an existing copy (`NOT_PULLED` when there is none), with its path. */
+    /**
+     * A call that failed because files or directories it worked on vanished says
+     * ROOT_CHANGED when the workspace root itself is gone or replaced since it was opened
+     * (openCopy.ts, rootChangedDuring): checked on this failure path only.
+     */
+    const rootChecked = <A>(call: Effect.Effect<A, DomainError>): Effect.Effect<A, DomainError> =>
+      Effect.catchAll(call, (error) =>
+        Effect.flatMap(rootChangedDuring(fs, options, error), Effect.fail),
+      );
+
     const onPulledCopy = <A extends object>(
       path: string | undefined,
       span: string,
@@ -335,6 +345,9 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         Effect.map(({ path: resolved, value }) => ({ ...value, path: resolved })),
         Effect.withLogSpan(span),
         logHostCause,
+        // Read-only spans only: a restore or revert that changed part of the copy says
+        // what it changed in its own error.
+        span === "restore" || span === "revert" ? (call) => call : rootChecked,
         Effect.annotateLogs("module", "notebook"),
       );
 
@@ -428,6 +441,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
           })),
           Effect.withLogSpan("pull"),
           logHostCause,
+          rootChecked,
           Effect.annotateLogs("module", "notebook"),
         ),
       commit: (request) =>

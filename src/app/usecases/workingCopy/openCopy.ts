@@ -170,6 +170,44 @@ const rootGone = (workspaceRoot: string): DomainError =>
     message: `The workspace root ${pathForMessage(workspaceRoot)} no longer exists as a directory (it was deleted or moved). Nothing was read or written. Create it again (then pull), or start quire on another --workspace-root.`,
   });
 
+/**
+ * Whether the workspace root changed during a call that then failed with `error`: only
+ * for a local failure of a missing file or directory (ENOENT, ENOTDIR: what operations
+ * in a removed root fail with), the root is opened again, on this failure path only.
+ * Gone or leading elsewhere now, the call answers ENGINE_FAILED/ROOT_CHANGED (not
+ * retryable: every retry would fail the same way) instead of the retryable LOCAL_IO;
+ * otherwise `error` as it is.
+ */
+export const rootChangedDuring = (
+  fs: FileSystemService,
+  settings: PathSettings,
+  error: DomainError,
+): Effect.Effect<DomainError> => {
+  if (
+    error.code !== "ENGINE_FAILED" ||
+    error.reason !== "LOCAL_IO" ||
+    !/^(NotFound|NotADirectory):/.test(error.hostCause ?? "")
+  )
+    return Effect.succeed(error);
+  const workspaceRoot = settings.workspaceRoot;
+  return Effect.scoped(fs.openTree(workspaceRoot, settings.workspaceRootResolved)).pipe(
+    Effect.as(error),
+    Effect.catchAll((opening) =>
+      Effect.succeed(
+        opening.reason === "Moved" ||
+          opening.reason === "NotFound" ||
+          opening.reason === "NotADirectory"
+          ? domainError({
+              code: "ENGINE_FAILED",
+              reason: "ROOT_CHANGED",
+              message: `The workspace root ${pathForMessage(workspaceRoot)} was deleted, moved or replaced while this call worked in it, so the call could not finish; what it wrote there went with it. Put the directory back, or create it again and pull, or start quire on another --workspace-root.`,
+            })
+          : error,
+      ),
+    ),
+  );
+};
+
 /** The first component of `parts` (from the root's tree) that is not a real directory. */
 const firstStop = (
   root: RootedTree,
