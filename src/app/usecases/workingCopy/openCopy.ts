@@ -173,7 +173,8 @@ const rootGone = (workspaceRoot: string): DomainError =>
 /**
  * Whether the workspace root changed during a call that then failed with `error`: only
  * for a local failure of a missing file or directory (ENOENT, ENOTDIR: what operations
- * in a removed root fail with), the root is opened again, on this failure path only.
+ * in a removed root fail with; `Moved` where paths are checked step by step, without
+ * /proc/self/fd, as on macOS), the root is opened again, on this failure path only.
  * Gone or leading elsewhere now, the call answers ENGINE_FAILED/ROOT_CHANGED (not
  * retryable: every retry would fail the same way) instead of the retryable LOCAL_IO;
  * otherwise `error` as it is.
@@ -186,7 +187,7 @@ export const rootChangedDuring = (
   if (
     error.code !== "ENGINE_FAILED" ||
     error.reason !== "LOCAL_IO" ||
-    !/^(NotFound|NotADirectory):/.test(error.hostCause ?? "")
+    !/^(NotFound|NotADirectory|Moved):/.test(error.hostCause ?? "")
   )
     return Effect.succeed(error);
   const workspaceRoot = settings.workspaceRoot;
