@@ -296,7 +296,7 @@ export const errorTable = {
     BUSY: {
       action: "RETRY_LATER",
       retryable: true,
-      when: "Another process holds this working copy's lock, or is pulling the same directory for the first time from another store.",
+      when: "Another process holds this working copy's lock, or is pulling the same directory for the first time from another store, or (a first pull of a directory emptied from another store) a call with that store is at work there.",
       remedy: "Call again once the other process has finished.",
     },
     INTERNAL: {

@@ -12,6 +12,7 @@ import {
   forgetStoreOfCopy,
   recordStoreOfCopy,
 } from "../../src/app/usecases/workingCopy/storeOfCopy.js";
+import { copyDirectory, lockFile } from "../../src/app/usecases/workingCopy/privateState.js";
 import { openOn } from "./memNotebook.js";
 
 const privateRoot = "/private";
@@ -177,13 +178,28 @@ describe("an ordinary pull racing another store's first pull of the emptied dire
               ),
             ),
       };
+      // Signalled once B's pull waits for A's copy, or is done.
+      const reached = yield* Deferred.make<void>();
+      const copyLockOfA = lockFile(copyDirectory(privateRoot, "/ws/d", storeA.identity));
+      const fsB = {
+        ...base,
+        lock: (path: string, timeoutMs: number) =>
+          (path === copyLockOfA ? Deferred.succeed(reached, undefined) : Effect.void).pipe(
+            Effect.zipRight(base.lock(path, timeoutMs)),
+          ),
+      };
       const a = yield* Effect.fork(Effect.either(openOn(storeA, fsA).pull({ path: "/ws/d" })));
       yield* Deferred.await(paused);
-      // Meanwhile B's first pull takes the empty directory over.
-      const b = yield* Effect.either(openOn(storeB, base).pull({ path: "/ws/d" }));
-      expect(b._tag).toBe("Right");
+      // Meanwhile B's first pull takes the empty directory over (once A's pull is done).
+      const b = yield* Effect.fork(
+        Effect.either(openOn(storeB, fsB).pull({ path: "/ws/d" })).pipe(
+          Effect.ensuring(Deferred.succeed(reached, undefined)),
+        ),
+      );
+      yield* Deferred.await(reached);
       yield* Deferred.succeed(go, undefined);
-      yield* Fiber.join(a);
+      expect((yield* Fiber.join(a))._tag).toBe("Right");
+      expect((yield* Fiber.join(b))._tag).toBe("Right");
     });
     await Effect.runPromise(program);
     expect(String(vol.readFileSync("/ws/d/b.md"))).toBe("b\n");
@@ -202,5 +218,76 @@ describe("an ordinary pull racing another store's first pull of the emptied dire
     // Store A never got B's note.
     await Effect.runPromise(plainA.pull({ path: "/ws/fresh-a" }));
     expect(vol.readdirSync("/ws/fresh-a")).toEqual([]);
+  });
+});
+
+describe("an ordinary pull with notes to write racing another store's first pull of the emptied directory", () => {
+  it("the first pull waits for the ordinary pull, then is refused: the directory never holds both stores' notes", async () => {
+    const { service: base, vol } = memFs.make({ "/ws/.keep": "" });
+    const storeA = memoryStore.make();
+    const storeB = memoryStore.make();
+    const author = { name: "t", version: "1" };
+    const seedB = openOn(storeB, base);
+    await Effect.runPromise(seedB.pull({ path: "/ws/seed-b" }));
+    vol.writeFileSync("/ws/seed-b/b.md", "b\n");
+    await Effect.runPromise(seedB.commit({ path: "/ws/seed-b", message: "b", author }));
+    // Store A's copy of the directory; then a note published to A since its last pull,
+    // and the directory emptied.
+    const plainA = openOn(storeA, base);
+    await Effect.runPromise(plainA.pull({ path: "/ws/d" }));
+    await Effect.runPromise(plainA.pull({ path: "/ws/seed-a" }));
+    vol.writeFileSync("/ws/seed-a/y.md", "y\n");
+    await Effect.runPromise(plainA.commit({ path: "/ws/seed-a", message: "y", author }));
+    expect(vol.readdirSync("/ws/d")).toEqual([]);
+    const copyLockOfA = lockFile(copyDirectory(privateRoot, "/ws/d", storeA.identity));
+
+    const program = Effect.gen(function* () {
+      const paused = yield* Deferred.make<void>();
+      const go = yield* Deferred.make<void>();
+      let armed = true;
+      // A's pull stops right after its check read the record (naming A).
+      const fsA = {
+        ...base,
+        readFile: (path: string) =>
+          base
+            .readFile(path)
+            .pipe(
+              Effect.tap(() =>
+                armed && path.includes("/owners/")
+                  ? Effect.sync(() => (armed = false)).pipe(
+                      Effect.zipRight(Deferred.succeed(paused, undefined)),
+                      Effect.zipRight(Deferred.await(go)),
+                    )
+                  : Effect.void,
+              ),
+            ),
+      };
+      // Signalled once B's pull waits for A's copy, or is done.
+      const reached = yield* Deferred.make<void>();
+      const fsB = {
+        ...base,
+        lock: (path: string, timeoutMs: number) =>
+          (path === copyLockOfA ? Deferred.succeed(reached, undefined) : Effect.void).pipe(
+            Effect.zipRight(base.lock(path, timeoutMs)),
+          ),
+      };
+      const a = yield* Effect.fork(Effect.either(openOn(storeA, fsA).pull({ path: "/ws/d" })));
+      yield* Deferred.await(paused);
+      const b = yield* Effect.fork(
+        Effect.either(openOn(storeB, fsB).pull({ path: "/ws/d" })).pipe(
+          Effect.ensuring(Deferred.succeed(reached, undefined)),
+        ),
+      );
+      yield* Deferred.await(reached);
+      yield* Deferred.succeed(go, undefined);
+      return [yield* Fiber.join(a), yield* Fiber.join(b)] as const;
+    });
+    const [a, b] = await Effect.runPromise(program);
+    expect(a._tag).toBe("Right");
+    expect(b._tag === "Left" ? b.left.reason : "accepted").toBe("NESTED_WORKING_COPY");
+    expect(vol.readdirSync("/ws/d").map(String).sort()).toEqual(["y.md"]);
+    // Store B never got A's note.
+    await Effect.runPromise(seedB.pull({ path: "/ws/seed-b" }));
+    expect(vol.readdirSync("/ws/seed-b").map(String)).toEqual(["b.md"]);
   });
 });

@@ -13,7 +13,7 @@ import { encodeText } from "../../../domain/content.js";
 import type { FileSystemService, FsError, RootedTree } from "../../../ports/FileSystem.js";
 import { keyDigest } from "../../keyDigest.js";
 import { localFailure, privateRootNamed } from "../shared/failures.js";
-import { copyDirectory } from "./privateState.js";
+import { copyDirectory, lockFile } from "./privateState.js";
 
 const ownerFile = (privateRoot: string, canonicalPath: string): string =>
   join(privateRoot, "owners", keyDigest(["store of", canonicalPath]));
@@ -144,29 +144,58 @@ export const claimedFirstPull = <A>(
   store: string,
   tree: RootedTree,
   body: Effect.Effect<A, DomainError>,
-): Effect.Effect<A, DomainError> =>
-  underRecordLock(
+): Effect.Effect<A, DomainError> => {
+  const claimed = refuseCopyOfOtherStore(fs, privateRoot, canonicalPath, store, tree, false).pipe(
+    Effect.zipRight(
+      recordedStore(fs, privateRoot, canonicalPath).pipe(
+        Effect.flatMap((recorded) =>
+          Option.contains(recorded, store)
+            ? Effect.void
+            : writeOwnerFile(fs, privateRoot, canonicalPath, store).pipe(
+                Effect.mapError((error) =>
+                  localFailure(
+                    error,
+                    `recording the store of the working copy in the ${privateRootNamed}`,
+                  ),
+                ),
+              ),
+        ),
+      ),
+    ),
+    Effect.zipRight(body),
+  );
+  return underRecordLock(
     fs,
     privateRoot,
     canonicalPath,
-    refuseCopyOfOtherStore(fs, privateRoot, canonicalPath, store, tree, false).pipe(
-      Effect.zipRight(
-        recordedStore(fs, privateRoot, canonicalPath).pipe(
-          Effect.flatMap((recorded) =>
-            Option.contains(recorded, store)
-              ? Effect.void
-              : writeOwnerFile(fs, privateRoot, canonicalPath, store).pipe(
+    otherStoreWithCopy(fs, privateRoot, canonicalPath, store).pipe(
+      Effect.flatMap((other) =>
+        Option.match(other, {
+          onNone: () => claimed,
+          // Taken over from another store's copy (the directory emptied): under that
+          // copy's lock, so that no call of that store is between its own check and its
+          // writes (a pull writing a note published to it since, a commit scanning this
+          // pull's notes as its own) until this pull has written its record and its notes.
+          onSome: (owner) =>
+            Effect.acquireUseRelease(
+              fs
+                .lock(lockFile(copyDirectory(privateRoot, canonicalPath, owner)), recordLockWaitMs)
+                .pipe(
                   Effect.mapError((error) =>
-                    localFailure(
-                      error,
-                      `recording the store of the working copy in the ${privateRootNamed}`,
-                    ),
+                    error.reason === "Busy"
+                      ? domainError({
+                          code: "ENGINE_FAILED",
+                          reason: "BUSY",
+                          message: `A call with the store this directory was last pulled from (${storeNamed(owner)}) is working on it; call again when it has finished.`,
+                        })
+                      : localFailure(error, `locking the working copy in the ${privateRootNamed}`),
                   ),
                 ),
-          ),
-        ),
+              () => claimed,
+              (release) => release,
+            ),
+        }),
       ),
-      Effect.zipRight(body),
     ),
   ).pipe(
     Effect.catchTag("FsError", (error) =>
@@ -182,6 +211,7 @@ export const claimedFirstPull = <A>(
       ),
     ),
   );
+};
 
 /**
  * How a message names a store: a file store's directory is never shown outside a
@@ -260,6 +290,28 @@ const storeHavingCopy = (
       if (yield* hasCopy(fs, privateRoot, canonicalPath, named.value)) return named;
     }
     return Option.none<string>();
+  });
+
+/**
+ * The store other than `store` that has a copy at `canonicalPath`: the recorded one if it
+ * has, or with no record, one the records of this private root name (see
+ * {@link storeHavingCopy}) unless the copy is `store`'s own. Unreadable: none.
+ */
+const otherStoreWithCopy = (
+  fs: FileSystemService,
+  privateRoot: string,
+  canonicalPath: string,
+  store: string,
+): Effect.Effect<Option.Option<string>> =>
+  Effect.gen(function* () {
+    const recorded = yield* recordedStore(fs, privateRoot, canonicalPath);
+    if (Option.isSome(recorded))
+      return recorded.value !== store &&
+        (yield* hasCopy(fs, privateRoot, canonicalPath, recorded.value))
+        ? recorded
+        : Option.none<string>();
+    if (yield* hasCopy(fs, privateRoot, canonicalPath, store)) return Option.none<string>();
+    return yield* storeHavingCopy(fs, privateRoot, canonicalPath, store);
   });
 
 /**
