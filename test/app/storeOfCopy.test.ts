@@ -291,3 +291,56 @@ describe("an ordinary pull with notes to write racing another store's first pull
     expect(vol.readdirSync("/ws/seed-b").map(String)).toEqual(["b.md"]);
   });
 });
+
+describe("a copy with no record whose record step finds another store's first pull has claimed it", () => {
+  it("its status is refused: the other store's notes are never reported as its own", async () => {
+    const { service: base, vol } = memFs.make({ "/ws/.keep": "" });
+    const storeA = memoryStore.make();
+    const storeB = memoryStore.make();
+    const author = { name: "t", version: "1" };
+    const seedB = openOn(storeB, base);
+    await Effect.runPromise(seedB.pull({ path: "/ws/seed-b" }));
+    vol.writeFileSync("/ws/seed-b/b.md", "b\n");
+    await Effect.runPromise(seedB.commit({ path: "/ws/seed-b", message: "b", author }));
+    // Store A's copy of the directory (A's notebook is empty), pulled before records were
+    // kept: no record names A.
+    const plainA = openOn(storeA, base);
+    await Effect.runPromise(plainA.pull({ path: "/ws/d" }));
+    const owners = `${privateRoot}/owners`;
+    for (const name of vol.readdirSync(owners).map(String))
+      if (String(vol.readFileSync(`${owners}/${name}`)) === storeA.identity)
+        vol.unlinkSync(`${owners}/${name}`);
+
+    const program = Effect.gen(function* () {
+      const paused = yield* Deferred.make<void>();
+      const go = yield* Deferred.make<void>();
+      let armed = true;
+      // A's status stops right after its check read the record (there is none).
+      const fsA = {
+        ...base,
+        readFile: (path: string) =>
+          base
+            .readFile(path)
+            .pipe(
+              Effect.onExit(() =>
+                armed && path.includes("/owners/")
+                  ? Effect.sync(() => (armed = false)).pipe(
+                      Effect.zipRight(Deferred.succeed(paused, undefined)),
+                      Effect.zipRight(Deferred.await(go)),
+                    )
+                  : Effect.void,
+              ),
+            ),
+      };
+      const a = yield* Effect.fork(Effect.either(openOn(storeA, fsA).status({ path: "/ws/d" })));
+      yield* Deferred.await(paused);
+      // Meanwhile B's first pull of the (empty) directory, which knows no copy of A.
+      const b = yield* Effect.either(openOn(storeB, base).pull({ path: "/ws/d" }));
+      expect(b._tag).toBe("Right");
+      yield* Deferred.succeed(go, undefined);
+      return yield* Fiber.join(a);
+    });
+    const a = await Effect.runPromise(program);
+    expect(a._tag === "Left" ? a.left.reason : JSON.stringify(a.right)).toBe("NESTED_WORKING_COPY");
+  });
+});

@@ -79,14 +79,16 @@ const recordLockWaitMs = 5_000;
  * the usual case is one read), and never over a record naming another store that has a
  * copy there: only a first pull, under the lock and after its own check, takes a directory
  * over from another store (an ordinary pull checked before it ran, and another store's
- * first pull of the emptied directory may have claimed it since).
+ * first pull of the emptied directory may have claimed it since). `true` when the record
+ * names `store` afterwards, `false` when it was left naming another store that has a copy
+ * there; FsError (`Busy`: another store's first pull holds the record's lock).
  */
 const writeRecord = (
   fs: FileSystemService,
   privateRoot: string,
   canonicalPath: string,
   store: string,
-): Effect.Effect<void, FsError> => {
+): Effect.Effect<boolean, FsError> => {
   const writeUnlessClaimed = recordedStore(fs, privateRoot, canonicalPath).pipe(
     Effect.flatMap((recorded) =>
       Option.match(recorded, {
@@ -98,13 +100,17 @@ const writeRecord = (
       }),
     ),
     Effect.flatMap((write) =>
-      write ? writeOwnerFile(fs, privateRoot, canonicalPath, store) : Effect.void,
+      write
+        ? writeOwnerFile(fs, privateRoot, canonicalPath, store).pipe(Effect.as(true))
+        : recordedStore(fs, privateRoot, canonicalPath).pipe(
+            Effect.map((recorded) => Option.contains(recorded, store)),
+          ),
     ),
   );
   return recordedStore(fs, privateRoot, canonicalPath).pipe(
     Effect.flatMap((recorded) =>
       Option.contains(recorded, store)
-        ? Effect.void
+        ? Effect.succeed(true)
         : underRecordLock(fs, privateRoot, canonicalPath, writeUnlessClaimed),
     ),
   );
@@ -113,7 +119,7 @@ const writeRecord = (
 /**
  * Records `store` as the store the copy at `canonicalPath` belongs to, after a pull that
  * succeeded (a copy pulled before records were kept gets its record so). Best effort: a
- * failure is logged, never the pull's answer.
+ * failure, or a record left naming another store, is logged, never the pull's answer.
  */
 export const recordStoreOfCopy = (
   fs: FileSystemService,
@@ -122,10 +128,25 @@ export const recordStoreOfCopy = (
   store: string,
 ): Effect.Effect<void> =>
   writeRecord(fs, privateRoot, canonicalPath, store).pipe(
+    Effect.flatMap((named) =>
+      named
+        ? Effect.void
+        : Effect.logWarning(
+            "the record of a working copy's store names another store that has a copy there",
+          ),
+    ),
     Effect.catchAll((error) =>
       Effect.logWarning("recording the store of a working copy failed", error.message),
     ),
   );
+
+/** BUSY: another store's first pull of the directory holds the record's lock. */
+const firstPullBusy: DomainError = domainError({
+  code: "ENGINE_FAILED",
+  reason: "BUSY",
+  message:
+    "Another process is pulling this directory for the first time; call again when it has finished.",
+});
 
 /**
  * Runs a first pull (`body`) of the directory at `canonicalPath` holding the record's
@@ -201,12 +222,7 @@ export const claimedFirstPull = <A>(
     Effect.catchTag("FsError", (error) =>
       Effect.fail(
         error.reason === "Busy"
-          ? domainError({
-              code: "ENGINE_FAILED",
-              reason: "BUSY",
-              message:
-                "Another process is pulling this directory for the first time; call again when it has finished.",
-            })
+          ? firstPullBusy
           : localFailure(error, `locking the working copy in the ${privateRootNamed}`),
       ),
     ),
@@ -346,15 +362,36 @@ export const refuseCopyOfOtherStore = (
       // No record: a copy pulled before records were kept (or whose record was lost).
       // This store's own copy gets its record now; for any other, the stores this
       // private root has recorded for some path are the ones it may be a copy of.
-      if (yield* hasCopy(fs, privateRoot, canonicalPath, store)) {
-        if (recordOwn) yield* recordStoreOfCopy(fs, privateRoot, canonicalPath, store);
-        return false;
-      }
+      const own = yield* hasCopy(fs, privateRoot, canonicalPath, store);
       // An empty directory is pulled afresh whoever had it: no need to look for them.
-      if (emptyAllowed !== undefined && (yield* isEmpty(emptyAllowed))) return true;
-      const found = yield* storeHavingCopy(fs, privateRoot, canonicalPath, store);
-      if (Option.isNone(found)) return false;
-      other = found.value;
+      const found = own
+        ? Option.none<string>()
+        : emptyAllowed !== undefined && (yield* isEmpty(emptyAllowed))
+          ? undefined
+          : yield* storeHavingCopy(fs, privateRoot, canonicalPath, store);
+      if (found === undefined) return true;
+      if (own && recordOwn) {
+        // Recorded unless another store's first pull of the directory (one that knew no
+        // copy of this store there) claimed it since the read above: then the directory
+        // is that store's now (or is being pulled from it), and this call must not read
+        // or write it as this store's copy.
+        const named = yield* writeRecord(fs, privateRoot, canonicalPath, store).pipe(
+          Effect.catchAll((error) =>
+            error.reason === "Busy"
+              ? Effect.fail(firstPullBusy)
+              : Effect.logWarning(
+                  "recording the store of a working copy failed",
+                  error.message,
+                ).pipe(Effect.as(true)),
+          ),
+        );
+        if (named) return false;
+        const now = yield* recordedStore(fs, privateRoot, canonicalPath);
+        other = Option.getOrElse(now, () => "");
+      } else {
+        if (Option.isNone(found)) return false;
+        other = found.value;
+      }
     }
     if (emptyAllowed !== undefined && (yield* isEmpty(emptyAllowed))) return true;
     return yield* Effect.fail(
