@@ -13,6 +13,7 @@ import {
   recordStoreOfCopy,
 } from "../../src/app/usecases/workingCopy/storeOfCopy.js";
 import { copyDirectory, lockFile } from "../../src/app/usecases/workingCopy/privateState.js";
+import { keyDigest } from "../../src/app/keyDigest.js";
 import { openOn } from "./memNotebook.js";
 
 const privateRoot = "/private";
@@ -342,5 +343,39 @@ describe("a copy with no record whose record step finds another store's first pu
     });
     const a = await Effect.runPromise(program);
     expect(a._tag === "Left" ? a.left.reason : JSON.stringify(a.right)).toBe("NESTED_WORKING_COPY");
+  });
+});
+
+describe("the search for the store of a copy with no record", () => {
+  it("reads records only: never a lock file, one set aside by a steal, or a temp file", async () => {
+    const { service: base, vol } = memFs.make({ "/ws/.keep": "" });
+    const storeA = memoryStore.make();
+    const storeB = memoryStore.make();
+    const plainA = openOn(storeA, base);
+    await Effect.runPromise(plainA.pull({ path: "/ws/d" }));
+    await Effect.runPromise(plainA.pull({ path: "/ws/other" }));
+    // /ws/d's record is lost (a copy pulled before records were kept); the other names A.
+    const owners = `${privateRoot}/owners`;
+    vol.unlinkSync(`${owners}/${keyDigest(["store of", "/ws/d"])}`);
+    expect(vol.readdirSync(owners).map(String)).toHaveLength(1);
+    const digest = "0".repeat(64);
+    vol.writeFileSync(`${owners}/${digest}.lock`, "pid 1 on host");
+    vol.writeFileSync(`${owners}/${digest}.lock.stale-0123456789ab`, "pid 2 on host");
+    vol.writeFileSync(`${owners}/.${digest}.quire-0123456789ab0.tmp`, "half");
+    const read: string[] = [];
+    const fsB = {
+      ...base,
+      readFile: (path: string) =>
+        Effect.sync(() => read.push(path)).pipe(Effect.zipRight(base.readFile(path))),
+    };
+    const status = await Effect.runPromise(
+      Effect.either(openOn(storeB, fsB).status({ path: "/ws/d" })),
+    );
+    expect(status._tag === "Left" ? status.left.reason : "accepted").toBe("NESTED_WORKING_COPY");
+    const notRecords = read
+      .filter((path) => path.startsWith(`${owners}/`))
+      .map((path) => path.slice(owners.length + 1))
+      .filter((name) => !/^[0-9a-f]{64}$/.test(name));
+    expect(notRecords).toEqual([]);
   });
 });

@@ -276,6 +276,9 @@ const hasCopy = (
   );
 };
 
+/** The name of a record in `owners/` (a {@link keyDigest}). */
+const recordName = /^[0-9a-f]{64}$/;
+
 /** How many records {@link storeHavingCopy} reads at most (each a few bytes). */
 const recordsReadAtMost = 1000;
 
@@ -294,8 +297,12 @@ const storeHavingCopy = (
     const owners = join(privateRoot, "owners");
     const entries = yield* fs.walk(owners).pipe(Effect.orElseSucceed(() => []));
     const seen = new Set<string>([store]);
-    for (const entry of entries.slice(0, recordsReadAtMost)) {
-      if (entry.kind !== "file" || entry.relativePath.endsWith(".lock")) continue;
+    // Records only: not a record's lock, one a steal set aside, or a temp file (nor do
+    // they count against the bound).
+    const records = entries.filter(
+      (entry) => entry.kind === "file" && recordName.test(entry.relativePath),
+    );
+    for (const entry of records.slice(0, recordsReadAtMost)) {
       const named = yield* fs.readFile(join(owners, entry.relativePath)).pipe(
         Effect.map((bytes) => Option.some(decoder.decode(bytes))),
         Effect.catchAllDefect(() => Effect.succeed(Option.none<string>())),
