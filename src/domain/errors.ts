@@ -297,7 +297,8 @@ export const errorTable = {
       action: "RETRY_LATER",
       retryable: true,
       when: "Another process holds this working copy's lock, or is pulling the same directory for the first time from another store, or (a first pull of a directory emptied from another store) a call with that store is at work there.",
-      remedy: "Call again once the other process has finished.",
+      remedy:
+        "Call again once the other process has finished. Where the message names the holder and its lock file (another store's first pull), and no such process is running, remove that file.",
     },
     INTERNAL: {
       action: "CONTACT_OPERATOR",

@@ -15,6 +15,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { hostname } from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -31,6 +32,7 @@ import {
   type World,
 } from "../helpers/cli.js";
 import { makeDeepChain, removeDeep } from "../helpers/deepChain.js";
+import { keyDigest } from "../../src/app/keyDigest.js";
 
 beforeAll(assertBuilt);
 
@@ -351,6 +353,31 @@ describe("a working copy pulled before the record of its store was kept", () => 
     const fresh = w.copy("fresh");
     await ok(pull(w, fresh, env));
     expect(readdirSync(fresh)).toEqual([]);
+  });
+});
+
+describe("a first pull waiting for the record of a directory's store", () => {
+  it("whose lock a live-looking process holds answers BUSY naming that process and the lock file", async () => {
+    const w = world();
+    const copy = w.copy("notes");
+    mkdirSync(copy);
+    // The record's lock, as a process still running (this test's own) would have left it.
+    const owners = path.join(w.privateRoot, "owners");
+    mkdirSync(owners, { recursive: true });
+    const lock = `${keyDigest(["store of", copy])}.lock`;
+    writeFileSync(
+      path.join(owners, lock),
+      JSON.stringify({ pid: process.pid, host: hostname(), token: "held" }),
+    );
+    const result = await pull(w, copy);
+    expect(result.code, result.stderr).toBe(1);
+    expect(errorHead(result.stderr)).toBe("ENGINE_FAILED · BUSY");
+    expect(result.stderr).toContain(`pid ${process.pid} on ${hostname()}`);
+    // The file by its place and name (its digest is redacted from every answer).
+    expect(result.stderr).toContain(
+      "holds the lock file owners/<digest of this directory's path>.lock in the private root",
+    );
+    expect(readdirSync(copy)).toEqual([]);
   });
 });
 

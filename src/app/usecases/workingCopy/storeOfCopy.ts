@@ -140,13 +140,27 @@ export const recordStoreOfCopy = (
     ),
   );
 
+/**
+ * BUSY for a lock `error` says is held: `what` the holder is doing, then who it is (as
+ * the lock file names it) and which file that is, `lockFileNamed` (relative to the private
+ * root, whose path stays out of answers, and with its digest described: a digest is
+ * redacted from every answer), so that a person can tell a live process from a lock left
+ * by one whose pid was reused or that ran on another host, and remove it.
+ */
+const heldBusy = (error: FsError, lockFileNamed: string, what: string): DomainError =>
+  domainError({
+    code: "ENGINE_FAILED",
+    reason: "BUSY",
+    message: `${what}: ${error.holder ?? "a process the lock file does not name"} holds the lock file ${lockFileNamed} in the ${privateRootNamed}. Call again when it has finished; if no such process is running (its pid was reused, or it ran on another host), remove that file and call again.`,
+  });
+
 /** BUSY: another store's first pull of the directory holds the record's lock. */
-const firstPullBusy: DomainError = domainError({
-  code: "ENGINE_FAILED",
-  reason: "BUSY",
-  message:
-    "Another process is pulling this directory for the first time; call again when it has finished.",
-});
+const firstPullBusy = (error: FsError): DomainError =>
+  heldBusy(
+    error,
+    "owners/<digest of this directory's path>.lock",
+    "Another process is pulling this directory for the first time",
+  );
 
 /**
  * Runs a first pull (`body`) of the directory at `canonicalPath` holding the record's
@@ -204,11 +218,11 @@ export const claimedFirstPull = <A>(
                 .pipe(
                   Effect.mapError((error) =>
                     error.reason === "Busy"
-                      ? domainError({
-                          code: "ENGINE_FAILED",
-                          reason: "BUSY",
-                          message: `A call with the store this directory was last pulled from (${storeNamed(owner)}) is working on it; call again when it has finished.`,
-                        })
+                      ? heldBusy(
+                          error,
+                          "copies/<digest of this directory's path and that store>/lock",
+                          `A call with the store this directory was last pulled from (${storeNamed(owner)}) is working on it`,
+                        )
                       : localFailure(error, `locking the working copy in the ${privateRootNamed}`),
                   ),
                 ),
@@ -222,7 +236,7 @@ export const claimedFirstPull = <A>(
     Effect.catchTag("FsError", (error) =>
       Effect.fail(
         error.reason === "Busy"
-          ? firstPullBusy
+          ? firstPullBusy(error)
           : localFailure(error, `locking the working copy in the ${privateRootNamed}`),
       ),
     ),
@@ -385,7 +399,7 @@ export const refuseCopyOfOtherStore = (
         const named = yield* writeRecord(fs, privateRoot, canonicalPath, store).pipe(
           Effect.catchAll((error) =>
             error.reason === "Busy"
-              ? Effect.fail(firstPullBusy)
+              ? Effect.fail(firstPullBusy(error))
               : Effect.logWarning(
                   "recording the store of a working copy failed",
                   error.message,
