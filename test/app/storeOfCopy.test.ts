@@ -18,6 +18,67 @@ import { openOn } from "./memNotebook.js";
 
 const privateRoot = "/private";
 const copy = "/ws/notes";
+const author = { name: "t", version: "1" };
+
+type World = ReturnType<typeof memFs.make>;
+type FileSystem = World["service"];
+
+/** Publishes one note, `/ws/seed-<name>/<name>.md`, to `store` through a copy of its own. */
+const seedNote = async (
+  world: World,
+  store: ReturnType<typeof memoryStore.make>,
+  name: string,
+): Promise<void> => {
+  const seeding = openOn(store, world.service);
+  await Effect.runPromise(seeding.pull({ path: `/ws/seed-${name}` }));
+  world.vol.writeFileSync(`/ws/seed-${name}/${name}.md`, `${name}\n`);
+  await Effect.runPromise(seeding.commit({ path: `/ws/seed-${name}`, message: name, author }));
+};
+
+/**
+ * `base` with one pause: right after the first read of a store record under `owners/`
+ * (whether or not there is one) the call signals `paused` and waits for `go`.
+ */
+const pausedAfterRecordRead = (base: FileSystem) =>
+  Effect.gen(function* () {
+    const paused = yield* Deferred.make<void>();
+    const go = yield* Deferred.make<void>();
+    let armed = true;
+    const fs: FileSystem = {
+      ...base,
+      readFile: (path: string) =>
+        base
+          .readFile(path)
+          .pipe(
+            Effect.onExit(() =>
+              armed && path.includes("/owners/")
+                ? Effect.sync(() => (armed = false)).pipe(
+                    Effect.zipRight(Deferred.succeed(paused, undefined)),
+                    Effect.zipRight(Deferred.await(go)),
+                  )
+                : Effect.void,
+            ),
+          ),
+    };
+    return { fs, paused, go };
+  });
+
+/**
+ * `base` signalling `reached` when a call starts waiting for a lock `watched` names (the
+ * caller also signals it when the call ends, in case it never waits).
+ */
+const signallingAtLock = (base: FileSystem, watched: (path: string) => boolean) =>
+  Effect.gen(function* () {
+    const reached = yield* Deferred.make<void>();
+    const fs: FileSystem = {
+      ...base,
+      lock: (path: string, timeoutMs: number) =>
+        (watched(path) ? Deferred.succeed(reached, undefined) : Effect.void).pipe(
+          Effect.zipRight(base.lock(path, timeoutMs)),
+        ),
+    };
+    return { fs, reached };
+  });
 
 describe("the record of a copy's store", () => {
   it("a removal racing another store's record of the same path leaves that record", async () => {
@@ -72,24 +133,12 @@ describe("the record of a copy's store", () => {
 
 describe("first pulls of one directory from two stores at once", () => {
   it("the second waits for the first, then is refused: the directory never holds both stores' notes", async () => {
-    const { service: base, vol } = memFs.make({ "/ws/.keep": "" });
+    const world = memFs.make({ "/ws/.keep": "" });
+    const { service: base, vol } = world;
     const storeA = memoryStore.make();
     const storeB = memoryStore.make();
-    for (const [store, name] of [
-      [storeA, "a"],
-      [storeB, "b"],
-    ] as const) {
-      const seeding = openOn(store, base);
-      await Effect.runPromise(seeding.pull({ path: `/ws/seed-${name}` }));
-      vol.writeFileSync(`/ws/seed-${name}/${name}.md`, `${name}\n`);
-      await Effect.runPromise(
-        seeding.commit({
-          path: `/ws/seed-${name}`,
-          message: name,
-          author: { name: "test", version: "1" },
-        }),
-      );
-    }
+    await seedNote(world, storeA, "a");
+    await seedNote(world, storeB, "b");
     vol.mkdirSync("/ws/race");
     const program = Effect.gen(function* () {
       const paused = yield* Deferred.make<void>();
@@ -117,14 +166,9 @@ describe("first pulls of one directory from two stores at once", () => {
             ),
       };
       // Signalled once B's pull waits for the record's lock, or is done.
-      const reached = yield* Deferred.make<void>();
-      const fsB = {
-        ...base,
-        lock: (path: string, timeoutMs: number) =>
-          (path.includes("/owners/") ? Deferred.succeed(reached, undefined) : Effect.void).pipe(
-            Effect.zipRight(base.lock(path, timeoutMs)),
-          ),
-      };
+      const { fs: fsB, reached } = yield* signallingAtLock(base, (path) =>
+        path.includes("/owners/"),
+      );
       const a = yield* Effect.fork(Effect.either(openOn(storeA, fsA).pull({ path: "/ws/race" })));
       yield* Deferred.await(paused);
       const b = yield* Effect.fork(
@@ -146,49 +190,21 @@ describe("first pulls of one directory from two stores at once", () => {
 
 describe("an ordinary pull racing another store's first pull of the emptied directory", () => {
   it("does not record its store over the other's: the other's notes are never published into it", async () => {
-    const { service: base, vol } = memFs.make({ "/ws/.keep": "" });
+    const world = memFs.make({ "/ws/.keep": "" });
+    const { service: base, vol } = world;
     const storeA = memoryStore.make();
     const storeB = memoryStore.make();
-    const author = { name: "t", version: "1" };
-    const seedB = openOn(storeB, base);
-    await Effect.runPromise(seedB.pull({ path: "/ws/seed-b" }));
-    vol.writeFileSync("/ws/seed-b/b.md", "b\n");
-    await Effect.runPromise(seedB.commit({ path: "/ws/seed-b", message: "b", author }));
+    await seedNote(world, storeB, "b");
     // Store A's copy of the directory, empty (A's notebook is empty).
     const plainA = openOn(storeA, base);
     await Effect.runPromise(plainA.pull({ path: "/ws/d" }));
 
     const program = Effect.gen(function* () {
-      const paused = yield* Deferred.make<void>();
-      const go = yield* Deferred.make<void>();
-      let armed = true;
       // A's pull stops right after its check read the record (naming A).
-      const fsA = {
-        ...base,
-        readFile: (path: string) =>
-          base
-            .readFile(path)
-            .pipe(
-              Effect.tap(() =>
-                armed && path.includes("/owners/")
-                  ? Effect.sync(() => (armed = false)).pipe(
-                      Effect.zipRight(Deferred.succeed(paused, undefined)),
-                      Effect.zipRight(Deferred.await(go)),
-                    )
-                  : Effect.void,
-              ),
-            ),
-      };
+      const { fs: fsA, paused, go } = yield* pausedAfterRecordRead(base);
       // Signalled once B's pull waits for A's copy, or is done.
-      const reached = yield* Deferred.make<void>();
       const copyLockOfA = lockFile(copyDirectory(privateRoot, "/ws/d", storeA.identity));
-      const fsB = {
-        ...base,
-        lock: (path: string, timeoutMs: number) =>
-          (path === copyLockOfA ? Deferred.succeed(reached, undefined) : Effect.void).pipe(
-            Effect.zipRight(base.lock(path, timeoutMs)),
-          ),
-      };
+      const { fs: fsB, reached } = yield* signallingAtLock(base, (path) => path === copyLockOfA);
       const a = yield* Effect.fork(Effect.either(openOn(storeA, fsA).pull({ path: "/ws/d" })));
       yield* Deferred.await(paused);
       // Meanwhile B's first pull takes the empty directory over (once A's pull is done).
@@ -224,14 +240,11 @@ describe("an ordinary pull racing another store's first pull of the emptied dire
 
 describe("an ordinary pull with notes to write racing another store's first pull of the emptied directory", () => {
   it("the first pull waits for the ordinary pull, then is refused: the directory never holds both stores' notes", async () => {
-    const { service: base, vol } = memFs.make({ "/ws/.keep": "" });
+    const world = memFs.make({ "/ws/.keep": "" });
+    const { service: base, vol } = world;
     const storeA = memoryStore.make();
     const storeB = memoryStore.make();
-    const author = { name: "t", version: "1" };
-    const seedB = openOn(storeB, base);
-    await Effect.runPromise(seedB.pull({ path: "/ws/seed-b" }));
-    vol.writeFileSync("/ws/seed-b/b.md", "b\n");
-    await Effect.runPromise(seedB.commit({ path: "/ws/seed-b", message: "b", author }));
+    await seedNote(world, storeB, "b");
     // Store A's copy of the directory; then a note published to A since its last pull,
     // and the directory emptied.
     const plainA = openOn(storeA, base);
@@ -243,35 +256,10 @@ describe("an ordinary pull with notes to write racing another store's first pull
     const copyLockOfA = lockFile(copyDirectory(privateRoot, "/ws/d", storeA.identity));
 
     const program = Effect.gen(function* () {
-      const paused = yield* Deferred.make<void>();
-      const go = yield* Deferred.make<void>();
-      let armed = true;
       // A's pull stops right after its check read the record (naming A).
-      const fsA = {
-        ...base,
-        readFile: (path: string) =>
-          base
-            .readFile(path)
-            .pipe(
-              Effect.tap(() =>
-                armed && path.includes("/owners/")
-                  ? Effect.sync(() => (armed = false)).pipe(
-                      Effect.zipRight(Deferred.succeed(paused, undefined)),
-                      Effect.zipRight(Deferred.await(go)),
-                    )
-                  : Effect.void,
-              ),
-            ),
-      };
+      const { fs: fsA, paused, go } = yield* pausedAfterRecordRead(base);
       // Signalled once B's pull waits for A's copy, or is done.
-      const reached = yield* Deferred.make<void>();
-      const fsB = {
-        ...base,
-        lock: (path: string, timeoutMs: number) =>
-          (path === copyLockOfA ? Deferred.succeed(reached, undefined) : Effect.void).pipe(
-            Effect.zipRight(base.lock(path, timeoutMs)),
-          ),
-      };
+      const { fs: fsB, reached } = yield* signallingAtLock(base, (path) => path === copyLockOfA);
       const a = yield* Effect.fork(Effect.either(openOn(storeA, fsA).pull({ path: "/ws/d" })));
       yield* Deferred.await(paused);
       const b = yield* Effect.fork(
@@ -288,21 +276,18 @@ describe("an ordinary pull with notes to write racing another store's first pull
     expect(b._tag === "Left" ? b.left.reason : "accepted").toBe("NESTED_WORKING_COPY");
     expect(vol.readdirSync("/ws/d").map(String).sort()).toEqual(["y.md"]);
     // Store B never got A's note.
-    await Effect.runPromise(seedB.pull({ path: "/ws/seed-b" }));
+    await Effect.runPromise(openOn(storeB, base).pull({ path: "/ws/seed-b" }));
     expect(vol.readdirSync("/ws/seed-b").map(String)).toEqual(["b.md"]);
   });
 });
 
 describe("a copy with no record whose record step finds another store's first pull has claimed it", () => {
   it("its status is refused: the other store's notes are never reported as its own", async () => {
-    const { service: base, vol } = memFs.make({ "/ws/.keep": "" });
+    const world = memFs.make({ "/ws/.keep": "" });
+    const { service: base, vol } = world;
     const storeA = memoryStore.make();
     const storeB = memoryStore.make();
-    const author = { name: "t", version: "1" };
-    const seedB = openOn(storeB, base);
-    await Effect.runPromise(seedB.pull({ path: "/ws/seed-b" }));
-    vol.writeFileSync("/ws/seed-b/b.md", "b\n");
-    await Effect.runPromise(seedB.commit({ path: "/ws/seed-b", message: "b", author }));
+    await seedNote(world, storeB, "b");
     // Store A's copy of the directory (A's notebook is empty), pulled before records were
     // kept: no record names A.
     const plainA = openOn(storeA, base);
@@ -313,26 +298,8 @@ describe("a copy with no record whose record step finds another store's first pu
         vol.unlinkSync(`${owners}/${name}`);
 
     const program = Effect.gen(function* () {
-      const paused = yield* Deferred.make<void>();
-      const go = yield* Deferred.make<void>();
-      let armed = true;
       // A's status stops right after its check read the record (there is none).
-      const fsA = {
-        ...base,
-        readFile: (path: string) =>
-          base
-            .readFile(path)
-            .pipe(
-              Effect.onExit(() =>
-                armed && path.includes("/owners/")
-                  ? Effect.sync(() => (armed = false)).pipe(
-                      Effect.zipRight(Deferred.succeed(paused, undefined)),
-                      Effect.zipRight(Deferred.await(go)),
-                    )
-                  : Effect.void,
-              ),
-            ),
-      };
+      const { fs: fsA, paused, go } = yield* pausedAfterRecordRead(base);
       const a = yield* Effect.fork(Effect.either(openOn(storeA, fsA).status({ path: "/ws/d" })));
       yield* Deferred.await(paused);
       // Meanwhile B's first pull of the (empty) directory, which knows no copy of A.
