@@ -16,16 +16,20 @@ const served: Array<Served> = [];
 const answerBytes = 48 * 1_024;
 const fileCount = 1_200;
 
-const start = async (name: string): Promise<Served> => {
+/** A `serve` on the sandbox's store (or `store`), its answers bounded low unless `bounded` is false. */
+const start = async (
+  name: string,
+  { store = sandbox.store, bounded = true }: { store?: string; bounded?: boolean } = {},
+): Promise<Served> => {
   const server = await serve(
-    ["--store", `file:${sandbox.store}`, "--private-root", path.join(sandbox.root, `p-${name}`)],
+    ["--store", `file:${store}`, "--private-root", path.join(sandbox.root, `p-${name}`)],
     {
       env: {
         ...sandbox.env,
-        QUIRE_SHARE_ANSWER_BYTES: String(answerBytes),
+        ...(bounded ? { QUIRE_SHARE_ANSWER_BYTES: String(answerBytes) } : {}),
         LOG_LEVEL: "share=debug,mcp=info,warn",
       },
-      cwd: sandbox.workspace,
+      cwd: path.join(sandbox.root, `ws-${store === sandbox.store ? "main" : "other"}`),
     },
   );
   served.push(server);
@@ -42,7 +46,22 @@ const call = async (server: Served, tool: string, args: Record<string, unknown> 
 beforeAll(() => {
   assertBuilt();
   sandbox = makeSandbox();
+  mkdirSync(path.join(sandbox.root, "ws-main"));
+  mkdirSync(path.join(sandbox.root, "ws-other"));
 });
+
+/** Pulls a copy in `server` and publishes {@link fileCount} notes of two lines from it. */
+const publishMany = async (server: Served): Promise<void> => {
+  const first = await call(server, "notes_pull");
+  expect(first["code"]).toBe("OK");
+  const dir = String(first["path"]);
+  mkdirSync(path.join(dir, "notes"));
+  for (let i = 0; i < fileCount; i++)
+    writeFileSync(path.join(dir, "notes", `note-${String(i).padStart(5, "0")}.md`), "one\ntwo\n");
+  const committed = await call(server, "notes_commit", { message: "many" });
+  expect(committed["code"], JSON.stringify(committed).slice(0, 500)).toBe("OK");
+  expect(committed["filesChanged"]).toBe(fileCount);
+};
 afterAll(async () => {
   await Promise.all(served.map((server) => server.client.close().catch(() => undefined)));
   sandbox.cleanup();
@@ -51,15 +70,7 @@ afterAll(async () => {
 describe("an answer over the caller's bound", () => {
   it("a pull run by the sharing process reports every file it wrote, some unlisted", async () => {
     const sharer = await start("a");
-    const first = await call(sharer, "notes_pull");
-    expect(first["code"]).toBe("OK");
-    const dir = String(first["path"]);
-    mkdirSync(path.join(dir, "notes"));
-    for (let i = 0; i < fileCount; i++)
-      writeFileSync(path.join(dir, "notes", `note-${String(i).padStart(5, "0")}.md`), "one\ntwo\n");
-    const committed = await call(sharer, "notes_commit", { message: "many" });
-    expect(committed["code"], JSON.stringify(committed).slice(0, 500)).toBe("OK");
-    expect(committed["filesChanged"]).toBe(fileCount);
+    await publishMany(sharer);
 
     const caller = await start("b");
     const pulled = await call(caller, "notes_pull");
@@ -75,5 +86,19 @@ describe("an answer over the caller's bound", () => {
     expect(listed.length).toBeLessThan(fileCount);
     expect(pulled["filesNotListed"]).toBe(fileCount - listed.length);
     expect(caller.stderr()).not.toContain("running the call here");
+  });
+
+  it("a caller reading less than the sharing process sends never shares with it: its own run reports every file", async () => {
+    const other = path.join(sandbox.root, "other-store");
+    const sharer = await start("c", { store: other, bounded: false });
+    await publishMany(sharer);
+    const caller = await start("d", { store: other });
+    const pulled = await call(caller, "notes_pull");
+    // Before: the sharer ran the pull and sent more than this caller reads; the caller
+    // dropped it, ran the pull again, found the copy written and answered OK, no files.
+    expect(pulled["code"], JSON.stringify(pulled).slice(0, 500)).toBe("OK");
+    expect(pulled["filesChanged"]).toBe(fileCount);
+    expect((pulled["files"] as ReadonlyArray<unknown>).length).toBe(fileCount);
+    expect(sharer.stderr()).not.toContain('msg="running a call for another process"');
   });
 });

@@ -277,10 +277,17 @@ export const sharedNotebook = (
   Effect.gen(function* () {
     const scope = yield* Effect.scope;
     const { options, ...ports } = services;
-    const name = channelName(services.store.identity, settings.release);
-    const timing = settings.timing ?? defaultShareTiming;
     const answerBytes = settings.maxAnswerBytes ?? maxAnswerBytes;
-    const handler = handleCalls(ports, settings.release, local, optionsKey(options), answerBytes);
+    // Processes with different bounds never meet (as different builds do not): a sharer
+    // sending up to its bound to a caller reading less would have its answer dropped after
+    // the work was done, and the caller's own run would report only what was left.
+    const release =
+      answerBytes === maxAnswerBytes
+        ? settings.release
+        : `${settings.release}+answer-${answerBytes}`;
+    const name = channelName(services.store.identity, release);
+    const timing = settings.timing ?? defaultShareTiming;
+    const handler = handleCalls(ports, release, local, optionsKey(options), answerBytes);
     const lock = yield* Effect.makeSemaphore(1);
     // `listening`: this process runs others' calls; `off`: sharing is impossible here, or
     // this process is stopping.
@@ -432,12 +439,7 @@ export const sharedNotebook = (
         if (role !== "sending") return here;
         return Effect.gen(function* () {
           if ((yield* Clock.currentTimeMillis) < quietUntilMs) return yield* whileUnanswering(here);
-          const frame = encodeRequest(
-            operation,
-            settings.release,
-            options,
-            yield* currentDiagnosticId,
-          );
+          const frame = encodeRequest(operation, release, options, yield* currentDiagnosticId);
           // Larger than any sharing process reads (settings far beyond real ones).
           if (Buffer.byteLength(frame) > maxRequestBytes) {
             yield* Effect.logDebug("the call is too large to send; running it here");
