@@ -6,6 +6,7 @@
  */
 import { Deferred, Effect, Fiber } from "effect";
 import { describe, expect, it } from "vitest";
+import * as FaultyStore from "../../src/adapters/faultyObjectStore.js";
 import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import {
@@ -344,5 +345,69 @@ describe("the search for the store of a copy with no record", () => {
       .map((path) => path.slice(owners.length + 1))
       .filter((name) => !/^[0-9a-f]{64}$/.test(name));
     expect(notRecords).toEqual([]);
+  });
+});
+
+describe("a record naming a store whose first pull of the directory stopped before writing anything", () => {
+  it("counts as no record: the copy there gets its record back, and another store's first pull is refused", async () => {
+    const world = memFs.make({ "/ws/.keep": "" });
+    const { service: base, vol } = world;
+    const storeC = memoryStore.make();
+    const storeB = memoryStore.make();
+    const plainC = openOn(storeC, base);
+    await Effect.runPromise(plainC.pull({ path: "/ws/d" }));
+    vol.writeFileSync("/ws/d/c.md", "c\n");
+    await Effect.runPromise(plainC.commit({ path: "/ws/d", message: "c", author }));
+    // Store X's first pull of the directory recorded X, then stopped in its download (a
+    // store failure, a kill): X has no copy there; C's copy is untouched.
+    const record = `${privateRoot}/owners/${keyDigest(["store of", "/ws/d"])}`;
+    expect(String(vol.readFileSync(record))).toBe(storeC.identity);
+    vol.writeFileSync(record, "file:/elsewhere/store-x");
+
+    // C's calls go on as C's, and record C again.
+    const status = await Effect.runPromise(Effect.either(plainC.status({ path: "/ws/d" })));
+    expect(status._tag).toBe("Right");
+    expect(String(vol.readFileSync(record))).toBe(storeC.identity);
+    // So B's first pull of the directory, which holds C's notes, is refused.
+    const pulled = await Effect.runPromise(
+      Effect.either(openOn(storeB, base).pull({ path: "/ws/d" })),
+    );
+    expect(pulled._tag === "Left" ? pulled.left.reason : "accepted").toBe("NESTED_WORKING_COPY");
+    expect(vol.readdirSync("/ws/d").map(String)).toEqual(["c.md"]);
+  });
+
+  it("a first pull that fails before it has a copy puts the record it replaced back", async () => {
+    const world = memFs.make({ "/ws/.keep": "" });
+    const { service: base, vol } = world;
+    const storeC = memoryStore.make();
+    const faultyB = FaultyStore.make(memoryStore.make());
+    await seedNote(world, faultyB.store, "b");
+    const plainC = openOn(storeC, base);
+    await Effect.runPromise(plainC.pull({ path: "/ws/d" }));
+    vol.writeFileSync("/ws/d/c.md", "c\n");
+    await Effect.runPromise(plainC.commit({ path: "/ws/d", message: "c", author }));
+    const record = `${privateRoot}/owners/${keyDigest(["store of", "/ws/d"])}`;
+    // The directory emptied: B's first pull takes it over, and fails in its download.
+    vol.unlinkSync("/ws/d/c.md");
+    faultyB.inject({
+      fault: { _tag: "FailBefore" },
+      ops: ["get"],
+      key: (key) => key.startsWith("packs/"),
+      times: Infinity,
+    });
+    const failed = await Effect.runPromise(
+      Effect.either(openOn(faultyB.store, base).pull({ path: "/ws/d" })),
+    );
+    expect(failed._tag).toBe("Left");
+    expect(vol.readdirSync("/ws/d")).toEqual([]);
+    expect(String(vol.readFileSync(record))).toBe(storeC.identity);
+    // C's note back (a person undoing the deletion): B's next first pull is refused.
+    vol.writeFileSync("/ws/d/c.md", "c\n");
+    faultyB.clear();
+    const retried = await Effect.runPromise(
+      Effect.either(openOn(faultyB.store, base).pull({ path: "/ws/d" })),
+    );
+    expect(retried._tag === "Left" ? retried.left.reason : "accepted").toBe("NESTED_WORKING_COPY");
+    expect(vol.readdirSync("/ws/d").map(String)).toEqual(["c.md"]);
   });
 });

@@ -180,24 +180,42 @@ export const claimedFirstPull = <A>(
   tree: RootedTree,
   body: Effect.Effect<A, DomainError>,
 ): Effect.Effect<A, DomainError> => {
-  const claimed = refuseCopyOfOtherStore(fs, privateRoot, canonicalPath, store, tree, false).pipe(
-    Effect.zipRight(
-      recordedStore(fs, privateRoot, canonicalPath).pipe(
-        Effect.flatMap((recorded) =>
-          Option.contains(recorded, store)
-            ? Effect.void
-            : writeOwnerFile(fs, privateRoot, canonicalPath, store).pipe(
-                Effect.mapError((error) =>
-                  localFailure(
-                    error,
-                    `recording the store of the working copy in the ${privateRootNamed}`,
-                  ),
-                ),
-              ),
+  // A first pull that fails before it has a copy here (its download failed, say) wrote
+  // nothing into the directory: the record it replaced is put back, still under the
+  // lock, so that the copy it named stays known (a killed pull cannot do this; its record
+  // then counts as none, see recordedWithCopy).
+  const putBack = (previous: Option.Option<string>) =>
+    hasCopy(fs, privateRoot, canonicalPath, store).pipe(
+      Effect.flatMap((has) =>
+        has
+          ? Effect.void
+          : Option.match(previous, {
+              onNone: () => fs.removeFile(ownerFile(privateRoot, canonicalPath)),
+              onSome: (named) => writeOwnerFile(fs, privateRoot, canonicalPath, named),
+            }),
+      ),
+      Effect.catchAll((error) =>
+        Effect.logWarning(
+          "putting back the record of a working copy's store failed",
+          error.message,
         ),
       ),
+    );
+  const claimed = refuseCopyOfOtherStore(fs, privateRoot, canonicalPath, store, tree, false).pipe(
+    Effect.zipRight(recordedStore(fs, privateRoot, canonicalPath)),
+    Effect.flatMap((previous) =>
+      Option.contains(previous, store)
+        ? body
+        : writeOwnerFile(fs, privateRoot, canonicalPath, store).pipe(
+            Effect.mapError((error) =>
+              localFailure(
+                error,
+                `recording the store of the working copy in the ${privateRootNamed}`,
+              ),
+            ),
+            Effect.zipRight(body.pipe(Effect.onError(() => putBack(previous)))),
+          ),
     ),
-    Effect.zipRight(body),
   );
   return underRecordLock(
     fs,
@@ -290,6 +308,29 @@ const hasCopy = (
   );
 };
 
+/**
+ * The recorded store of the directory at `canonicalPath` if that store has a copy there.
+ * A record naming a store with none — its first pull stopped before it had written
+ * anything (a store failure or a kill during the download), or this store's own such
+ * pull — says nothing of whose the directory is, and counts as no record: otherwise the
+ * copy that was there (whose calls went on, unrecorded) would look like nobody's, and a
+ * first pull would take its notes as its own.
+ */
+const recordedWithCopy = (
+  fs: FileSystemService,
+  privateRoot: string,
+  canonicalPath: string,
+): Effect.Effect<Option.Option<string>> =>
+  recordedStore(fs, privateRoot, canonicalPath).pipe(
+    Effect.flatMap((recorded) =>
+      Option.isNone(recorded)
+        ? Effect.succeed(recorded)
+        : hasCopy(fs, privateRoot, canonicalPath, recorded.value).pipe(
+            Effect.map((has) => (has ? recorded : Option.none<string>())),
+          ),
+    ),
+  );
+
 /** The name of a record in `owners/` (a {@link keyDigest}). */
 const recordName = /^[0-9a-f]{64}$/;
 
@@ -341,12 +382,8 @@ const otherStoreWithCopy = (
   store: string,
 ): Effect.Effect<Option.Option<string>> =>
   Effect.gen(function* () {
-    const recorded = yield* recordedStore(fs, privateRoot, canonicalPath);
-    if (Option.isSome(recorded))
-      return recorded.value !== store &&
-        (yield* hasCopy(fs, privateRoot, canonicalPath, recorded.value))
-        ? recorded
-        : Option.none<string>();
+    const recorded = yield* recordedWithCopy(fs, privateRoot, canonicalPath);
+    if (Option.isSome(recorded)) return recorded.value !== store ? recorded : Option.none<string>();
     if (yield* hasCopy(fs, privateRoot, canonicalPath, store)) return Option.none<string>();
     return yield* storeHavingCopy(fs, privateRoot, canonicalPath, store);
   });
@@ -373,14 +410,14 @@ export const refuseCopyOfOtherStore = (
   recordOwn = true,
 ): Effect.Effect<boolean, DomainError> =>
   Effect.gen(function* () {
-    const recorded = yield* recordedStore(fs, privateRoot, canonicalPath);
+    const recorded = yield* recordedWithCopy(fs, privateRoot, canonicalPath);
     if (Option.isSome(recorded) && recorded.value === store) return false;
     let other: string;
     if (Option.isSome(recorded)) {
-      if (!(yield* hasCopy(fs, privateRoot, canonicalPath, recorded.value))) return false;
       other = recorded.value;
     } else {
-      // No record: a copy pulled before records were kept (or whose record was lost).
+      // No record (or one naming a store without a copy here, see recordedWithCopy): a
+      // copy pulled before records were kept, or whose record was lost or overwritten.
       // This store's own copy gets its record now; for any other, the stores this
       // private root has recorded for some path are the ones it may be a copy of.
       const own = yield* hasCopy(fs, privateRoot, canonicalPath, store);
