@@ -298,7 +298,7 @@ export const errorTable = {
       retryable: true,
       when: "Another process holds this working copy's lock, or is pulling the same directory for the first time from another store, or (a first pull of a directory emptied from another store) a call with that store is at work there.",
       remedy:
-        "Call again once the other process has finished. Where the message names the holder and its lock file (another store's first pull), and no such process is running, remove that file.",
+        "Call again once the other process has finished. Where the message names the holder and its lock file (a first pull, or a call of another store), and that is no quire process at work there, remove that file.",
     },
     INTERNAL: {
       action: "CONTACT_OPERATOR",

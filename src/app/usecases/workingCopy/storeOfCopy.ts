@@ -151,7 +151,10 @@ const heldBusy = (error: FsError, lockFileNamed: string, what: string): DomainEr
   domainError({
     code: "ENGINE_FAILED",
     reason: "BUSY",
-    message: `${what}: ${error.holder ?? "a process the lock file does not name"} holds the lock file ${lockFileNamed} in the ${privateRootNamed}. Call again when it has finished; if no such process is running (its pid was reused, or it ran on another host), remove that file and call again.`,
+    message:
+      error.holder === "another call of this process"
+        ? `${what}: another call of this process holds the lock file ${lockFileNamed} in the ${privateRootNamed}. Call again when it has finished.`
+        : `${what}: ${error.holder ?? "a process the lock file does not name"} holds the lock file ${lockFileNamed} in the ${privateRootNamed}. Call again when it has finished; if that is no quire process at work here (the pid now belongs to another program, or the process ran on another host and has stopped), remove that file and call again.`,
   });
 
 /** BUSY: another store's first pull of the directory holds the record's lock. */
@@ -371,9 +374,11 @@ const storeHavingCopy = (
   });
 
 /**
- * The store other than `store` that has a copy at `canonicalPath`: the recorded one if it
- * has, or with no record, one the records of this private root name (see
- * {@link storeHavingCopy}) unless the copy is `store`'s own. Unreadable: none.
+ * The store other than `store` that has a copy at `canonicalPath`, if the record names one
+ * (see {@link recordedWithCopy}): the copy whose calls a first pull taking the directory
+ * over must wait for. A copy with no record is not looked for: its calls record it, under
+ * the record's lock, before they read or write the directory (refuseCopyOfOtherStore), so
+ * none of them is at work there while a first pull holds that lock and finds no record.
  */
 const otherStoreWithCopy = (
   fs: FileSystemService,
@@ -381,12 +386,9 @@ const otherStoreWithCopy = (
   canonicalPath: string,
   store: string,
 ): Effect.Effect<Option.Option<string>> =>
-  Effect.gen(function* () {
-    const recorded = yield* recordedWithCopy(fs, privateRoot, canonicalPath);
-    if (Option.isSome(recorded)) return recorded.value !== store ? recorded : Option.none<string>();
-    if (yield* hasCopy(fs, privateRoot, canonicalPath, store)) return Option.none<string>();
-    return yield* storeHavingCopy(fs, privateRoot, canonicalPath, store);
-  });
+  recordedWithCopy(fs, privateRoot, canonicalPath).pipe(
+    Effect.map(Option.filter((named) => named !== store)),
+  );
 
 /**
  * Fails with INVALID_REQUEST/NESTED_WORKING_COPY, naming the other store, when the
