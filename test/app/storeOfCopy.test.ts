@@ -15,6 +15,7 @@ import {
 } from "../../src/app/usecases/workingCopy/storeOfCopy.js";
 import { copyDirectory, lockFile } from "../../src/app/usecases/workingCopy/privateState.js";
 import { keyDigest } from "../../src/app/keyDigest.js";
+import { FsError } from "../../src/ports/FileSystem.js";
 import { openOn } from "./memNotebook.js";
 
 const privateRoot = "/private";
@@ -409,5 +410,74 @@ describe("a record naming a store whose first pull of the directory stopped befo
     );
     expect(retried._tag === "Left" ? retried.left.reason : "accepted").toBe("NESTED_WORKING_COPY");
     expect(vol.readdirSync("/ws/d").map(String)).toEqual(["c.md"]);
+  });
+
+  it("a first pull that fails puts the record back even where its store has old state for the path", async () => {
+    const world = memFs.make({ "/ws/.keep": "" });
+    const { service: base, vol } = world;
+    const storeC = memoryStore.make();
+    const storeB = memoryStore.make();
+    await seedNote(world, storeB, "b");
+    // B's copy of the directory first; emptied, then pulled from C, which publishes a note.
+    const plainB = openOn(storeB, base);
+    await Effect.runPromise(plainB.pull({ path: "/ws/d" }));
+    vol.unlinkSync("/ws/d/b.md");
+    const plainC = openOn(storeC, base);
+    await Effect.runPromise(plainC.pull({ path: "/ws/d" }));
+    vol.writeFileSync("/ws/d/c.md", "c\n");
+    await Effect.runPromise(plainC.commit({ path: "/ws/d", message: "c", author }));
+    const record = `${privateRoot}/owners/${keyDigest(["store of", "/ws/d"])}`;
+    expect(String(vol.readFileSync(record))).toBe(storeC.identity);
+    // Emptied again: B's pull takes it back afresh, and fails before its first note (its
+    // record of what it is writing cannot be written). B's old state there does not make
+    // it B's copy: C's record comes back.
+    vol.unlinkSync("/ws/d/c.md");
+    const failing = {
+      ...base,
+      writeFileAtomic: (
+        path: string,
+        bytes: Uint8Array,
+        options: { mode: number; durable: boolean },
+      ) =>
+        path.endsWith("/first-pull.json")
+          ? Effect.fail(new FsError({ reason: "Other", path, message: "EIO: i/o error, open" }))
+          : base.writeFileAtomic(path, bytes, options),
+    };
+    const failed = await Effect.runPromise(
+      Effect.either(openOn(storeB, failing).pull({ path: "/ws/d" })),
+    );
+    expect(failed._tag).toBe("Left");
+    expect(vol.readdirSync("/ws/d")).toEqual([]);
+    expect(String(vol.readFileSync(record))).toBe(storeC.identity);
+  });
+});
+
+describe("a copy with no record whose record cannot be written", () => {
+  it("its calls fail (LOCAL_IO) instead of going on unrecorded", async () => {
+    const { service: base, vol } = memFs.make({ "/ws/.keep": "" });
+    const storeC = memoryStore.make();
+    const plainC = openOn(storeC, base);
+    await Effect.runPromise(plainC.pull({ path: "/ws/d" }));
+    vol.writeFileSync("/ws/d/c.md", "c\n");
+    await Effect.runPromise(plainC.commit({ path: "/ws/d", message: "c", author }));
+    vol.unlinkSync(`${privateRoot}/owners/${keyDigest(["store of", "/ws/d"])}`);
+    const failing = {
+      ...base,
+      writeFileAtomic: (
+        path: string,
+        bytes: Uint8Array,
+        options: { mode: number; durable: boolean },
+      ) =>
+        path.includes("/owners/")
+          ? Effect.fail(new FsError({ reason: "Other", path, message: "EIO: i/o error, open" }))
+          : base.writeFileAtomic(path, bytes, options),
+    };
+    const status = await Effect.runPromise(
+      Effect.either(openOn(storeC, failing).status({ path: "/ws/d" })),
+    );
+    expect(status._tag === "Left" ? status.left.reason : "accepted").toBe("LOCAL_IO");
+    // Once it can be written, the copy is recorded and its calls work.
+    const again = await Effect.runPromise(Effect.either(plainC.status({ path: "/ws/d" })));
+    expect(again._tag).toBe("Right");
   });
 });

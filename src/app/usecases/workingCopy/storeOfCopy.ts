@@ -10,7 +10,12 @@ import { join } from "node:path";
 import { Effect, Option } from "effect";
 import { domainError, type DomainError } from "../../../domain/errors.js";
 import { encodeText } from "../../../domain/content.js";
-import type { FileSystemService, FsError, RootedTree } from "../../../ports/FileSystem.js";
+import type {
+  FileSystemService,
+  FsError,
+  PathInfo,
+  RootedTree,
+} from "../../../ports/FileSystem.js";
 import { keyDigest } from "../../keyDigest.js";
 import { localFailure, privateRootNamed } from "../shared/failures.js";
 import { copyDirectory, lockFile } from "./privateState.js";
@@ -183,14 +188,34 @@ export const claimedFirstPull = <A>(
   tree: RootedTree,
   body: Effect.Effect<A, DomainError>,
 ): Effect.Effect<A, DomainError> => {
-  // A first pull that fails before it has a copy here (its download failed, say) wrote
-  // nothing into the directory: the record it replaced is put back, still under the
+  // A first pull that fails before it wrote anything here (its download failed, say)
+  // leaves the directory as it was: the record it replaced is put back, still under the
   // lock, so that the copy it named stays known (a killed pull cannot do this; its record
-  // then counts as none, see recordedWithCopy).
-  const putBack = (previous: Option.Option<string>) =>
-    hasCopy(fs, privateRoot, canonicalPath, store).pipe(
-      Effect.flatMap((has) =>
-        has
+  // then counts as none, see recordedWithCopy). What it wrote is told by its own files:
+  // `first-pull.json` (written before its first note), or a `state.json` other than the
+  // one found before it started (this store may have old state for the path, which does
+  // not make the directory its copy). Unreadable: kept, the safe side.
+  const copyDir = copyDirectory(privateRoot, canonicalPath, store);
+  const stateNow = fs.info(join(copyDir, "state.json"));
+  const wroteHere = (stateBefore: Option.Option<PathInfo>) =>
+    Effect.all([fs.info(join(copyDir, "first-pull.json")), stateNow]).pipe(
+      Effect.map(
+        ([record, state]) =>
+          Option.isSome(record) ||
+          (Option.isSome(state) &&
+            !Option.exists(
+              stateBefore,
+              (before) =>
+                before.ino === state.value.ino &&
+                before.mtimeMs === state.value.mtimeMs &&
+                before.size === state.value.size,
+            )),
+      ),
+    );
+  const putBack = (previous: Option.Option<string>, stateBefore: Option.Option<PathInfo>) =>
+    wroteHere(stateBefore).pipe(
+      Effect.flatMap((wrote) =>
+        wrote
           ? Effect.void
           : Option.match(previous, {
               onNone: () => fs.removeFile(ownerFile(privateRoot, canonicalPath)),
@@ -209,15 +234,21 @@ export const claimedFirstPull = <A>(
     Effect.flatMap((previous) =>
       Option.contains(previous, store)
         ? body
-        : writeOwnerFile(fs, privateRoot, canonicalPath, store).pipe(
-            Effect.mapError((error) =>
-              localFailure(
-                error,
-                `recording the store of the working copy in the ${privateRootNamed}`,
+        : Effect.gen(function* () {
+            // Unreadable: none, so that any state found after a failure counts as written.
+            const stateBefore = yield* stateNow.pipe(
+              Effect.orElseSucceed(() => Option.none<PathInfo>()),
+            );
+            yield* writeOwnerFile(fs, privateRoot, canonicalPath, store).pipe(
+              Effect.mapError((error) =>
+                localFailure(
+                  error,
+                  `recording the store of the working copy in the ${privateRootNamed}`,
+                ),
               ),
-            ),
-            Effect.zipRight(body.pipe(Effect.onError(() => putBack(previous)))),
-          ),
+            );
+            return yield* body.pipe(Effect.onError(() => putBack(previous, stateBefore)));
+          }),
     ),
   );
   return underRecordLock(
@@ -435,14 +466,18 @@ export const refuseCopyOfOtherStore = (
         // copy of this store there) claimed it since the read above: then the directory
         // is that store's now (or is being pulled from it), and this call must not read
         // or write it as this store's copy.
+        // Not best effort here: a first pull taking the directory over relies on every
+        // call of a copy with no record having recorded it first (otherStoreWithCopy).
         const named = yield* writeRecord(fs, privateRoot, canonicalPath, store).pipe(
           Effect.catchAll((error) =>
-            error.reason === "Busy"
-              ? Effect.fail(firstPullBusy(error))
-              : Effect.logWarning(
-                  "recording the store of a working copy failed",
-                  error.message,
-                ).pipe(Effect.as(true)),
+            Effect.fail(
+              error.reason === "Busy"
+                ? firstPullBusy(error)
+                : localFailure(
+                    error,
+                    `recording the store of the working copy in the ${privateRootNamed}`,
+                  ),
+            ),
           ),
         );
         if (named) return false;
