@@ -37,6 +37,49 @@ const seedNote = async (
   await Effect.runPromise(seeding.commit({ path: `/ws/seed-${name}`, message: name, author }));
 };
 
+/** `base` whose atomic writes of the paths `failing` picks fail with an I/O error. */
+const failingWrites = (base: FileSystem, failing: (path: string) => boolean): FileSystem => ({
+  ...base,
+  writeFileAtomic: (
+    path: string,
+    bytes: Uint8Array,
+    options: { mode: number; durable: boolean },
+  ) =>
+    failing(path)
+      ? Effect.fail(new FsError({ reason: "Other", path, message: "EIO: i/o error, open" }))
+      : base.writeFileAtomic(path, bytes, options),
+});
+
+/** Store `store`'s copy at /ws/d, with a note `c.md` published from it; its notebook. */
+const copyWithNote = async (world: World, store: ReturnType<typeof memoryStore.make>) => {
+  const notebook = openOn(store, world.service);
+  await Effect.runPromise(notebook.pull({ path: "/ws/d" }));
+  world.vol.writeFileSync("/ws/d/c.md", "c\n");
+  await Effect.runPromise(notebook.commit({ path: "/ws/d", message: "c", author }));
+  return notebook;
+};
+
+/**
+ * Runs `first` until it signals `paused`, then `second` until it signals `reached` (at
+ * its watched lock) or ends, then lets `first` go on (`go`): both outcomes.
+ */
+const interleaved = <A, E, B, F>(
+  first: Effect.Effect<A, E>,
+  pause: { readonly paused: Deferred.Deferred<void>; readonly go: Deferred.Deferred<void> },
+  second: Effect.Effect<B, F>,
+  reached: Deferred.Deferred<void>,
+) =>
+  Effect.gen(function* () {
+    const a = yield* Effect.fork(Effect.either(first));
+    yield* Deferred.await(pause.paused);
+    const b = yield* Effect.fork(
+      Effect.either(second).pipe(Effect.ensuring(Deferred.succeed(reached, undefined))),
+    );
+    yield* Deferred.await(reached);
+    yield* Deferred.succeed(pause.go, undefined);
+    return [yield* Fiber.join(a), yield* Fiber.join(b)] as const;
+  });
+
 /**
  * `base` with one pause: right after the first read of a store record under `owners/`
  * (whether or not there is one) the call signals `paused` and waits for `go`.
@@ -171,16 +214,13 @@ describe("first pulls of one directory from two stores at once", () => {
       const { fs: fsB, reached } = yield* signallingAtLock(base, (path) =>
         path.includes("/owners/"),
       );
-      const a = yield* Effect.fork(Effect.either(openOn(storeA, fsA).pull({ path: "/ws/race" })));
-      yield* Deferred.await(paused);
-      const b = yield* Effect.fork(
-        Effect.either(openOn(storeB, fsB).pull({ path: "/ws/race" })).pipe(
-          Effect.ensuring(Deferred.succeed(reached, undefined)),
-        ),
+      const [a, b] = yield* interleaved(
+        openOn(storeA, fsA).pull({ path: "/ws/race" }),
+        { paused, go },
+        openOn(storeB, fsB).pull({ path: "/ws/race" }),
+        reached,
       );
-      yield* Deferred.await(reached);
-      yield* Deferred.succeed(go, undefined);
-      return [yield* Fiber.join(a), yield* Fiber.join(b)] as const;
+      return [a, b] as const;
     });
     const [a, b] = await Effect.runPromise(program);
     expect(a._tag).toBe("Right");
@@ -207,18 +247,15 @@ describe("an ordinary pull racing another store's first pull of the emptied dire
       // Signalled once B's pull waits for A's copy, or is done.
       const copyLockOfA = lockFile(copyDirectory(privateRoot, "/ws/d", storeA.identity));
       const { fs: fsB, reached } = yield* signallingAtLock(base, (path) => path === copyLockOfA);
-      const a = yield* Effect.fork(Effect.either(openOn(storeA, fsA).pull({ path: "/ws/d" })));
-      yield* Deferred.await(paused);
       // Meanwhile B's first pull takes the empty directory over (once A's pull is done).
-      const b = yield* Effect.fork(
-        Effect.either(openOn(storeB, fsB).pull({ path: "/ws/d" })).pipe(
-          Effect.ensuring(Deferred.succeed(reached, undefined)),
-        ),
+      const [a, b] = yield* interleaved(
+        openOn(storeA, fsA).pull({ path: "/ws/d" }),
+        { paused, go },
+        openOn(storeB, fsB).pull({ path: "/ws/d" }),
+        reached,
       );
-      yield* Deferred.await(reached);
-      yield* Deferred.succeed(go, undefined);
-      expect((yield* Fiber.join(a))._tag).toBe("Right");
-      expect((yield* Fiber.join(b))._tag).toBe("Right");
+      expect(a._tag).toBe("Right");
+      expect(b._tag).toBe("Right");
     });
     await Effect.runPromise(program);
     expect(String(vol.readFileSync("/ws/d/b.md"))).toBe("b\n");
@@ -262,16 +299,13 @@ describe("an ordinary pull with notes to write racing another store's first pull
       const { fs: fsA, paused, go } = yield* pausedAfterRecordRead(base);
       // Signalled once B's pull waits for A's copy, or is done.
       const { fs: fsB, reached } = yield* signallingAtLock(base, (path) => path === copyLockOfA);
-      const a = yield* Effect.fork(Effect.either(openOn(storeA, fsA).pull({ path: "/ws/d" })));
-      yield* Deferred.await(paused);
-      const b = yield* Effect.fork(
-        Effect.either(openOn(storeB, fsB).pull({ path: "/ws/d" })).pipe(
-          Effect.ensuring(Deferred.succeed(reached, undefined)),
-        ),
+      const [a, b] = yield* interleaved(
+        openOn(storeA, fsA).pull({ path: "/ws/d" }),
+        { paused, go },
+        openOn(storeB, fsB).pull({ path: "/ws/d" }),
+        reached,
       );
-      yield* Deferred.await(reached);
-      yield* Deferred.succeed(go, undefined);
-      return [yield* Fiber.join(a), yield* Fiber.join(b)] as const;
+      return [a, b] as const;
     });
     const [a, b] = await Effect.runPromise(program);
     expect(a._tag).toBe("Right");
@@ -355,10 +389,7 @@ describe("a record naming a store whose first pull of the directory stopped befo
     const { service: base, vol } = world;
     const storeC = memoryStore.make();
     const storeB = memoryStore.make();
-    const plainC = openOn(storeC, base);
-    await Effect.runPromise(plainC.pull({ path: "/ws/d" }));
-    vol.writeFileSync("/ws/d/c.md", "c\n");
-    await Effect.runPromise(plainC.commit({ path: "/ws/d", message: "c", author }));
+    const plainC = await copyWithNote(world, storeC);
     // Store X's first pull of the directory recorded X, then stopped in its download (a
     // store failure, a kill): X has no copy there; C's copy is untouched.
     const record = `${privateRoot}/owners/${keyDigest(["store of", "/ws/d"])}`;
@@ -383,10 +414,7 @@ describe("a record naming a store whose first pull of the directory stopped befo
     const storeC = memoryStore.make();
     const faultyB = FaultyStore.make(memoryStore.make());
     await seedNote(world, faultyB.store, "b");
-    const plainC = openOn(storeC, base);
-    await Effect.runPromise(plainC.pull({ path: "/ws/d" }));
-    vol.writeFileSync("/ws/d/c.md", "c\n");
-    await Effect.runPromise(plainC.commit({ path: "/ws/d", message: "c", author }));
+    await copyWithNote(world, storeC);
     const record = `${privateRoot}/owners/${keyDigest(["store of", "/ws/d"])}`;
     // The directory emptied: B's first pull takes it over, and fails in its download.
     vol.unlinkSync("/ws/d/c.md");
@@ -422,27 +450,14 @@ describe("a record naming a store whose first pull of the directory stopped befo
     const plainB = openOn(storeB, base);
     await Effect.runPromise(plainB.pull({ path: "/ws/d" }));
     vol.unlinkSync("/ws/d/b.md");
-    const plainC = openOn(storeC, base);
-    await Effect.runPromise(plainC.pull({ path: "/ws/d" }));
-    vol.writeFileSync("/ws/d/c.md", "c\n");
-    await Effect.runPromise(plainC.commit({ path: "/ws/d", message: "c", author }));
+    await copyWithNote(world, storeC);
     const record = `${privateRoot}/owners/${keyDigest(["store of", "/ws/d"])}`;
     expect(String(vol.readFileSync(record))).toBe(storeC.identity);
     // Emptied again: B's pull takes it back afresh, and fails before its first note (its
     // record of what it is writing cannot be written). B's old state there does not make
     // it B's copy: C's record comes back.
     vol.unlinkSync("/ws/d/c.md");
-    const failing = {
-      ...base,
-      writeFileAtomic: (
-        path: string,
-        bytes: Uint8Array,
-        options: { mode: number; durable: boolean },
-      ) =>
-        path.endsWith("/first-pull.json")
-          ? Effect.fail(new FsError({ reason: "Other", path, message: "EIO: i/o error, open" }))
-          : base.writeFileAtomic(path, bytes, options),
-    };
+    const failing = failingWrites(base, (path) => path.endsWith("/first-pull.json"));
     const failed = await Effect.runPromise(
       Effect.either(openOn(storeB, failing).pull({ path: "/ws/d" })),
     );
@@ -454,24 +469,12 @@ describe("a record naming a store whose first pull of the directory stopped befo
 
 describe("a copy with no record whose record cannot be written", () => {
   it("its calls fail (LOCAL_IO) instead of going on unrecorded", async () => {
-    const { service: base, vol } = memFs.make({ "/ws/.keep": "" });
+    const world = memFs.make({ "/ws/.keep": "" });
+    const { service: base, vol } = world;
     const storeC = memoryStore.make();
-    const plainC = openOn(storeC, base);
-    await Effect.runPromise(plainC.pull({ path: "/ws/d" }));
-    vol.writeFileSync("/ws/d/c.md", "c\n");
-    await Effect.runPromise(plainC.commit({ path: "/ws/d", message: "c", author }));
+    const plainC = await copyWithNote(world, storeC);
     vol.unlinkSync(`${privateRoot}/owners/${keyDigest(["store of", "/ws/d"])}`);
-    const failing = {
-      ...base,
-      writeFileAtomic: (
-        path: string,
-        bytes: Uint8Array,
-        options: { mode: number; durable: boolean },
-      ) =>
-        path.includes("/owners/")
-          ? Effect.fail(new FsError({ reason: "Other", path, message: "EIO: i/o error, open" }))
-          : base.writeFileAtomic(path, bytes, options),
-    };
+    const failing = failingWrites(base, (path) => path.includes("/owners/"));
     const status = await Effect.runPromise(
       Effect.either(openOn(storeC, failing).status({ path: "/ws/d" })),
     );
