@@ -82,28 +82,26 @@ const interleaved = <A, E, B, F>(
 
 /**
  * `base` with one pause: right after the first read of a store record under `owners/`
- * (whether or not there is one) the call signals `paused` and waits for `go`.
+ * (whether or not there is one) the call signals `paused` and waits for `go`; with
+ * `beforeRead` set to n, right before the n-th read instead.
  */
-const pausedAfterRecordRead = (base: FileSystem) =>
+const pausedAfterRecordRead = (base: FileSystem, beforeRead?: number) =>
   Effect.gen(function* () {
     const paused = yield* Deferred.make<void>();
     const go = yield* Deferred.make<void>();
-    let armed = true;
+    let reads = 0;
+    const pause = Effect.zipRight(Deferred.succeed(paused, undefined), Deferred.await(go));
     const fs: FileSystem = {
       ...base,
-      readFile: (path: string) =>
-        base
-          .readFile(path)
-          .pipe(
-            Effect.onExit(() =>
-              armed && path.includes("/owners/")
-                ? Effect.sync(() => (armed = false)).pipe(
-                    Effect.zipRight(Deferred.succeed(paused, undefined)),
-                    Effect.zipRight(Deferred.await(go)),
-                  )
-                : Effect.void,
-            ),
-          ),
+      readFile: (path: string) => {
+        if (!path.includes("/owners/")) return base.readFile(path);
+        reads += 1;
+        if (beforeRead !== undefined)
+          return reads === beforeRead
+            ? Effect.zipRight(pause, base.readFile(path))
+            : base.readFile(path);
+        return base.readFile(path).pipe(Effect.onExit(() => (reads === 1 ? pause : Effect.void)));
+      },
     };
     return { fs, paused, go };
   });
@@ -242,17 +240,18 @@ describe("an ordinary pull racing another store's first pull of the emptied dire
     await Effect.runPromise(plainA.pull({ path: "/ws/d" }));
 
     const program = Effect.gen(function* () {
-      // A's pull stops right after its check read the record (naming A).
-      const { fs: fsA, paused, go } = yield* pausedAfterRecordRead(base);
-      // Signalled once B's pull waits for A's copy, or is done.
-      const copyLockOfA = lockFile(copyDirectory(privateRoot, "/ws/d", storeA.identity));
-      const { fs: fsB, reached } = yield* signallingAtLock(base, (path) => path === copyLockOfA);
-      // Meanwhile B's first pull takes the empty directory over (once A's pull is done).
+      // A's pull stops at its record step, after its answer (the third read of the
+      // record: its checks read it twice): its copy's lock is released after the answer,
+      // so another store's first pull can take the directory over before A records its
+      // store. The record step must then leave B's record (it fails without that guard).
+      const { fs: fsA, paused, go } = yield* pausedAfterRecordRead(base, 3);
+      // B's first pull takes the empty directory over, all of it, while A waits.
+      const done = yield* Deferred.make<void>();
       const [a, b] = yield* interleaved(
         openOn(storeA, fsA).pull({ path: "/ws/d" }),
         { paused, go },
-        openOn(storeB, fsB).pull({ path: "/ws/d" }),
-        reached,
+        openOn(storeB, base).pull({ path: "/ws/d" }),
+        done,
       );
       expect(a._tag).toBe("Right");
       expect(b._tag).toBe("Right");
