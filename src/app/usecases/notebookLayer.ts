@@ -318,7 +318,6 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         return yield* withCopy(resolved, body);
       });
 
-    /** A read of an existing copy (`NOT_PULLED` when there is none), with its path. */
     /**
      * A call that failed because files or directories it worked on vanished says
      * ROOT_CHANGED when the workspace root itself is gone or replaced since it was opened
@@ -329,10 +328,16 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         Effect.flatMap(rootChangedDuring(fs, options, error), Effect.fail),
       );
 
+    /**
+     * A call on an existing copy (`NOT_PULLED` when there is none), with its path. One that
+     * `changesCopy` (restore, revert) is not answered ROOT_CHANGED after a failure: having
+     * changed part of the copy, it says what it changed in its own error.
+     */
     const onPulledCopy = <A extends object>(
       path: string | undefined,
       span: string,
       body: (call: CopyCall) => Effect.Effect<A, DomainError>,
+      changesCopy = false,
     ): Effect.Effect<A & { readonly path: string }, DomainError> =>
       openCopy(path, false).pipe(
         Effect.flatMap(
@@ -345,9 +350,7 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
         Effect.map(({ path: resolved, value }) => ({ ...value, path: resolved })),
         Effect.withLogSpan(span),
         logHostCause,
-        // Read-only spans only: a restore or revert that changed part of the copy says
-        // what it changed in its own error.
-        span === "restore" || span === "revert" ? (call) => call : rootChecked,
+        changesCopy ? (call) => call : rootChecked,
         Effect.annotateLogs("module", "notebook"),
       );
 
@@ -497,15 +500,23 @@ export const makeNotebook = (services: Services): Effect.Effect<NotebookService>
       restore: (request) =>
         Effect.all([checkedGeneration(request.generation), checkedRestored(request.files)]).pipe(
           Effect.flatMap(([generation, files]) =>
-            onPulledCopy(request.path, "restore", (call) =>
-              restoreFiles(call, generation, files, request.force),
+            onPulledCopy(
+              request.path,
+              "restore",
+              (call) => restoreFiles(call, generation, files, request.force),
+              true,
             ),
           ),
         ),
       revert: (request) =>
         checkedGeneration(request.generation).pipe(
           Effect.flatMap((generation) =>
-            onPulledCopy(request.path, "revert", (call) => revertPublication(call, generation)),
+            onPulledCopy(
+              request.path,
+              "revert",
+              (call) => revertPublication(call, generation),
+              true,
+            ),
           ),
         ),
       discardIfPublished: (path) =>

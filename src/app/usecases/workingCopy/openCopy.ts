@@ -190,24 +190,41 @@ export const rootChangedDuring = (
     !/^(NotFound|NotADirectory|Moved):/.test(error.hostCause ?? "")
   )
     return Effect.succeed(error);
-  const workspaceRoot = settings.workspaceRoot;
-  return Effect.scoped(fs.openTree(workspaceRoot, settings.workspaceRootResolved)).pipe(
+  return Effect.scoped(openRoot(fs, settings)).pipe(
     Effect.as(error),
     Effect.catchAll((opening) =>
       Effect.succeed(
-        opening.reason === "Moved" ||
-          opening.reason === "NotFound" ||
-          opening.reason === "NotADirectory"
+        opening.reason === "ROOT_CHANGED"
           ? domainError({
               code: "ENGINE_FAILED",
               reason: "ROOT_CHANGED",
-              message: `The workspace root ${pathForMessage(workspaceRoot)} was deleted, moved or replaced while this call worked in it, so the call could not finish; what it wrote there went with it. Put the directory back, or create it again and pull, or start quire on another --workspace-root.`,
+              message: `The workspace root ${pathForMessage(settings.workspaceRoot)} was deleted, moved or replaced while this call worked in it, so the call could not finish; what it wrote there went with it. Put the directory back, or create it again and pull, or start quire on another --workspace-root.`,
             })
           : error,
       ),
     ),
   );
 };
+
+/**
+ * Opens the workspace root's tree: ROOT_CHANGED when the root is gone (deleted, or not a
+ * directory) or its path leads elsewhere than when it was resolved, LOCAL_IO otherwise.
+ */
+const openRoot = (
+  fs: FileSystemService,
+  settings: PathSettings,
+): Effect.Effect<RootedTree, DomainError, Scope.Scope> =>
+  fs
+    .openTree(settings.workspaceRoot, settings.workspaceRootResolved)
+    .pipe(
+      Effect.mapError((error) =>
+        error.reason === "Moved"
+          ? rootReplaced(settings.workspaceRoot)
+          : error.reason === "NotFound" || error.reason === "NotADirectory"
+            ? rootGone(settings.workspaceRoot)
+            : io("opening the workspace root")(error),
+      ),
+    );
 
 /** The first component of `parts` (from the root's tree) that is not a real directory. */
 const firstStop = (
@@ -248,17 +265,7 @@ export const openWorkingCopy = (
     if (lexical !== resolve(expanded)) yield* spellingStillLeadsToRoot(fs, settings);
     if (!isAtOrBelow(lexical, workspaceRoot))
       return yield* Effect.fail(outsideRoot(workspaceRoot, "is outside"));
-    const root = yield* fs
-      .openTree(workspaceRoot, settings.workspaceRootResolved)
-      .pipe(
-        Effect.mapError((error) =>
-          error.reason === "Moved"
-            ? rootReplaced(workspaceRoot)
-            : error.reason === "NotFound" || error.reason === "NotADirectory"
-              ? rootGone(workspaceRoot)
-              : io("opening the workspace root")(error),
-        ),
-      );
+    const root = yield* openRoot(fs, settings);
     let parts = relative(workspaceRoot, lexical)
       .split(sep)
       .filter((part) => part !== "");
