@@ -162,6 +162,10 @@ const heldBusy = (error: FsError, lockFileNamed: string, what: string): DomainEr
         : `${what}: ${error.holder ?? "a process the lock file does not name"} holds the lock file ${lockFileNamed} in the ${privateRootNamed}. Call again when it has finished; if that is no quire process at work here (the pid now belongs to another program, or the process ran on another host and has stopped), remove that file and call again.`,
   });
 
+/** A record that could not be written (LOCAL_IO or LOCAL_ACCESS, naming the private root). */
+const recordFailure = (error: FsError): DomainError =>
+  localFailure(error, `recording the store of the working copy in the ${privateRootNamed}`);
+
 /** BUSY: another store's first pull of the directory holds the record's lock. */
 const firstPullBusy = (error: FsError): DomainError =>
   heldBusy(
@@ -240,12 +244,7 @@ export const claimedFirstPull = <A>(
               Effect.orElseSucceed(() => Option.none<PathInfo>()),
             );
             yield* writeOwnerFile(fs, privateRoot, canonicalPath, store).pipe(
-              Effect.mapError((error) =>
-                localFailure(
-                  error,
-                  `recording the store of the working copy in the ${privateRootNamed}`,
-                ),
-              ),
+              Effect.mapError(recordFailure),
             );
             return yield* body.pipe(Effect.onError(() => putBack(previous, stateBefore)));
           }),
@@ -453,15 +452,8 @@ export const refuseCopyOfOtherStore = (
       // copy pulled before records were kept, or whose record was lost or overwritten.
       // This store's own copy gets its record now; for any other, the stores this
       // private root has recorded for some path are the ones it may be a copy of.
-      const own = yield* hasCopy(fs, privateRoot, canonicalPath, store);
-      // An empty directory is pulled afresh whoever had it: no need to look for them.
-      const found = own
-        ? Option.none<string>()
-        : emptyAllowed !== undefined && (yield* isEmpty(emptyAllowed))
-          ? undefined
-          : yield* storeHavingCopy(fs, privateRoot, canonicalPath, store);
-      if (found === undefined) return true;
-      if (own && recordOwn) {
+      if (yield* hasCopy(fs, privateRoot, canonicalPath, store)) {
+        if (!recordOwn) return false;
         // Recorded unless another store's first pull of the directory (one that knew no
         // copy of this store there) claimed it since the read above: then the directory
         // is that store's now (or is being pulled from it), and this call must not read
@@ -469,21 +461,17 @@ export const refuseCopyOfOtherStore = (
         // Not best effort here: a first pull taking the directory over relies on every
         // call of a copy with no record having recorded it first (otherStoreWithCopy).
         const named = yield* writeRecord(fs, privateRoot, canonicalPath, store).pipe(
-          Effect.catchAll((error) =>
-            Effect.fail(
-              error.reason === "Busy"
-                ? firstPullBusy(error)
-                : localFailure(
-                    error,
-                    `recording the store of the working copy in the ${privateRootNamed}`,
-                  ),
-            ),
+          Effect.mapError((error) =>
+            error.reason === "Busy" ? firstPullBusy(error) : recordFailure(error),
           ),
         );
         if (named) return false;
         const now = yield* recordedStore(fs, privateRoot, canonicalPath);
         other = Option.getOrElse(now, () => "");
       } else {
+        // An empty directory is pulled afresh whoever had it: no need to look for them.
+        if (emptyAllowed !== undefined && (yield* isEmpty(emptyAllowed))) return true;
+        const found = yield* storeHavingCopy(fs, privateRoot, canonicalPath, store);
         if (Option.isNone(found)) return false;
         other = found.value;
       }
