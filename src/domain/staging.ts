@@ -25,7 +25,7 @@ import {
   type DecodedPack,
   type PackHeader,
 } from "./pack.js";
-import { caseFoldKey } from "./paths.js";
+import { caseFoldKey, forEachDirectory } from "./paths.js";
 import { describeIssue } from "./schemaProblem.js";
 import { parseStrictJson } from "./strictJson.js";
 
@@ -202,28 +202,33 @@ export interface Claims {
 /** An empty set of {@link Claims}. */
 export const makeClaims = (): Claims => {
   const files = new Set<string>();
-  const directories = new Set<string>();
-  const directoriesOf = (folded: string): ReadonlyArray<string> => {
-    const out: string[] = [];
-    for (let at = folded.indexOf("/"); at >= 0; at = folded.indexOf("/", at + 1))
-      out.push(folded.slice(0, at));
-    return out;
-  };
+  // Each claimed directory, folded, with the spellings it was claimed with: a path under
+  // the same directory spelled otherwise (`Notes/a.md` against `notes/b.md`) lands in
+  // one directory on a case-insensitive file system — a case collision that a merge
+  // would have split (treeMerge.ts), and that every later scan would refuse.
+  const directories = new Map<string, Set<string>>();
   return {
     clear: (paths) =>
       paths.every((path) => {
         const folded = caseFoldKey(path);
-        return (
-          !files.has(folded) &&
-          !directories.has(folded) &&
-          directoriesOf(folded).every((directory) => !files.has(directory))
-        );
+        if (files.has(folded) || directories.has(folded)) return false;
+        let clear = true;
+        forEachDirectory(path, folded, (spelling, foldedDirectory) => {
+          if (files.has(foldedDirectory)) clear = false;
+          const claimed = directories.get(foldedDirectory);
+          if (claimed !== undefined && (claimed.size > 1 || !claimed.has(spelling))) clear = false;
+        });
+        return clear;
       }),
     claim: (paths) => {
       for (const path of paths) {
         const folded = caseFoldKey(path);
         files.add(folded);
-        for (const directory of directoriesOf(folded)) directories.add(directory);
+        forEachDirectory(path, folded, (spelling, foldedDirectory) => {
+          const claimed = directories.get(foldedDirectory);
+          if (claimed === undefined) directories.set(foldedDirectory, new Set([spelling]));
+          else claimed.add(spelling);
+        });
       }
     },
   };

@@ -176,13 +176,32 @@ describe("claims: which changes apply after others exactly as on their base", ()
     expect(other.clear(["xy.md"])).toBe(true);
   });
 
+  it("refuses a path under a claimed directory spelled in another case", () => {
+    // On a case-insensitive file system both land in one directory: a case collision.
+    const claims = makeClaims();
+    claims.claim(["Notes/a.md"]);
+    expect(claims.clear(["notes/b.md"])).toBe(false);
+    expect(claims.clear(["NOTES/deeper/b.md"])).toBe(false);
+    expect(claims.clear(["Notes/b.md"])).toBe(true);
+    claims.claim(["notes/c.md"]);
+    // Once claimed both ways, no spelling is clear.
+    expect(claims.clear(["Notes/d.md"])).toBe(false);
+  });
+
   it("agrees with a direct definition on random path sets", () => {
     const segment = fc.constantFrom("a", "A", "b", "c.md");
     const path = fc.array(segment, { minLength: 1, maxLength: 3 }).map((s) => s.join("/"));
     const fold = (p: string) => p.toLowerCase();
+    // The same path, one a directory of the other, or a directory spelled two ways.
     const related = (p: string, q: string) => {
       const [x, y] = [fold(p), fold(q)];
-      return x === y || x.startsWith(`${y}/`) || y.startsWith(`${x}/`);
+      if (x === y || x.startsWith(`${y}/`) || y.startsWith(`${x}/`)) return true;
+      const [ps, qs] = [p.split("/"), q.split("/")];
+      for (let depth = 1; depth < Math.min(ps.length, qs.length); depth++) {
+        const [dp, dq] = [ps.slice(0, depth).join("/"), qs.slice(0, depth).join("/")];
+        if (fold(dp) === fold(dq) && dp !== dq) return true;
+      }
+      return false;
     };
     fc.assert(
       fc.property(fc.array(path, { maxLength: 5 }), fc.array(path, { maxLength: 5 }), (a, b) => {
