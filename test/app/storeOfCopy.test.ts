@@ -483,3 +483,52 @@ describe("a copy with no record whose record cannot be written", () => {
     expect(again._tag).toBe("Right");
   });
 });
+
+/** `base` whose `info` and `readFile` of the paths `failing` picks fail with an I/O error. */
+const failingReads = (base: FileSystem, failing: (path: string) => boolean): FileSystem => ({
+  ...base,
+  info: (path: string) =>
+    failing(path)
+      ? Effect.fail(new FsError({ reason: "Other", path, message: "EIO: i/o error, lstat" }))
+      : base.info(path),
+  readFile: (path: string) =>
+    failing(path)
+      ? Effect.fail(new FsError({ reason: "Other", path, message: "EIO: i/o error, open" }))
+      : base.readFile(path),
+});
+
+describe("another store's copy whose private state cannot be read", () => {
+  // A read that fails says nothing of whose the directory is: taken as "no copy there",
+  // another store's pull took store C's notes as its own and its next commit published
+  // them into that store.
+  const refusedWhenUnreadable = async (
+    failing: (copyDir: string, record: string) => (path: string) => boolean,
+  ) => {
+    const world = memFs.make({ "/ws/.keep": "" });
+    const { service: base, vol } = world;
+    const storeC = memoryStore.make();
+    const storeD = memoryStore.make();
+    await copyWithNote(world, storeC);
+    const copyDir = copyDirectory(privateRoot, "/ws/d", storeC.identity);
+    const record = `${privateRoot}/owners/${keyDigest(["store of", "/ws/d"])}`;
+    const fs = failingReads(base, failing(copyDir, record));
+    const pulled = await Effect.runPromise(
+      Effect.either(openOn(storeD, fs).pull({ path: "/ws/d" })),
+    );
+    expect(pulled._tag === "Left" ? pulled.left.reason : "accepted").toBe("LOCAL_IO");
+    // Nothing was taken: the directory and its record are store C's as before.
+    expect(vol.readdirSync("/ws/d").map(String).sort()).toEqual(["c.md"]);
+    expect(String(vol.readFileSync(record))).toBe(storeC.identity);
+    // Once it can be read, the pull is refused as ever.
+    const again = await Effect.runPromise(
+      Effect.either(openOn(storeD, base).pull({ path: "/ws/d" })),
+    );
+    expect(again._tag === "Left" ? again.left.reason : "accepted").toBe("NESTED_WORKING_COPY");
+  };
+
+  it("its state: a pull with another store fails (LOCAL_IO) instead of taking its notes", () =>
+    refusedWhenUnreadable((copyDir) => (path) => path.startsWith(`${copyDir}/`)));
+
+  it("its record: a pull with another store fails (LOCAL_IO) instead of taking its notes", () =>
+    refusedWhenUnreadable((_, record) => (path) => path === record));
+});

@@ -37,17 +37,41 @@ const writeOwnerFile = (
     durable: false,
   });
 
-/** The store recorded for `canonicalPath`, if any (unreadable: none). */
+/**
+ * The store a record file names: `None` when there is none, or when what is there is no
+ * record (not UTF-8, not a regular file: it says nothing of whose the directory is).
+ * FsError when it could not be read: a failed read (EIO, too many open files, a denied
+ * permission) says nothing either, and taken as "no record" it let another store's pull
+ * take the copy's notes as its own, so the caller fails instead.
+ */
+const readRecord = (
+  fs: FileSystemService,
+  file: string,
+): Effect.Effect<Option.Option<string>, FsError> =>
+  fs.readFile(file).pipe(
+    Effect.map((bytes) => Option.some(decoder.decode(bytes))),
+    Effect.catchAllDefect(() => Effect.succeed(Option.none<string>())),
+    Effect.catchIf(isAbsent, () => Effect.succeed(Option.none<string>())),
+  );
+
+/** A failure that means the file is not there (or is no file): nothing to read. */
+const isAbsent = (error: FsError): boolean =>
+  error.reason === "NotFound" ||
+  error.reason === "NotADirectory" ||
+  error.reason === "IsADirectory" ||
+  error.reason === "NotRegularFile";
+
+/** The store recorded for `canonicalPath`, if any; FsError as {@link readRecord}. */
 const recordedStore = (
   fs: FileSystemService,
   privateRoot: string,
   canonicalPath: string,
-): Effect.Effect<Option.Option<string>> =>
-  fs.readFile(ownerFile(privateRoot, canonicalPath)).pipe(
-    Effect.map((bytes) => Option.some(decoder.decode(bytes))),
-    Effect.catchAllDefect(() => Effect.succeed(Option.none<string>())),
-    Effect.orElseSucceed(() => Option.none<string>()),
-  );
+): Effect.Effect<Option.Option<string>, FsError> =>
+  readRecord(fs, ownerFile(privateRoot, canonicalPath));
+
+/** Why a call failed that could not read whose the directory is (LOCAL_IO or the like). */
+const recordReadFailure = (error: FsError): DomainError =>
+  localFailure(error, `reading which store the working copy belongs to in the ${privateRootNamed}`);
 
 /**
  * Runs `body` holding the record's own lock (`<digest>.lock` beside it, removed on
@@ -234,7 +258,9 @@ export const claimedFirstPull = <A>(
       ),
     );
   const claimed = refuseCopyOfOtherStore(fs, privateRoot, canonicalPath, store, tree, false).pipe(
-    Effect.zipRight(recordedStore(fs, privateRoot, canonicalPath)),
+    Effect.zipRight(
+      recordedStore(fs, privateRoot, canonicalPath).pipe(Effect.mapError(recordReadFailure)),
+    ),
     Effect.flatMap((previous) =>
       Option.contains(previous, store)
         ? body
@@ -255,6 +281,7 @@ export const claimedFirstPull = <A>(
     privateRoot,
     canonicalPath,
     otherStoreWithCopy(fs, privateRoot, canonicalPath, store).pipe(
+      Effect.mapError(recordReadFailure),
       Effect.flatMap((other) =>
         Option.match(other, {
           onNone: () => claimed,
@@ -323,18 +350,24 @@ const isEmpty = (tree: RootedTree): Effect.Effect<boolean> =>
 /**
  * Whether `store` has a copy at `canonicalPath`: its state, or the record of a first pull
  * of it stopped part way (firstPull.ts); either way the directory may hold its notes.
+ * FsError when that cannot be told (a look other than "not there" failed).
  */
 const hasCopy = (
   fs: FileSystemService,
   privateRoot: string,
   canonicalPath: string,
   store: string,
-): Effect.Effect<boolean> => {
+): Effect.Effect<boolean, FsError> => {
   const dir = copyDirectory(privateRoot, canonicalPath, store);
+  // A failed look (other than "not there") fails: taken as "no copy", another store's
+  // pull took the copy's notes as its own.
   const has = (name: string) =>
     fs.info(join(dir, name)).pipe(
       Effect.map(Option.isSome),
-      Effect.orElseSucceed(() => false),
+      Effect.catchIf(
+        (error) => error.reason === "NotFound" || error.reason === "NotADirectory",
+        () => Effect.succeed(false),
+      ),
     );
   return has("state.json").pipe(
     Effect.flatMap((state) => (state ? Effect.succeed(true) : has("first-pull.json"))),
@@ -347,13 +380,13 @@ const hasCopy = (
  * anything (a store failure or a kill during the download), or this store's own such
  * pull — says nothing of whose the directory is, and counts as no record: otherwise the
  * copy that was there (whose calls went on, unrecorded) would look like nobody's, and a
- * first pull would take its notes as its own.
+ * first pull would take its notes as its own. FsError when either cannot be read.
  */
 const recordedWithCopy = (
   fs: FileSystemService,
   privateRoot: string,
   canonicalPath: string,
-): Effect.Effect<Option.Option<string>> =>
+): Effect.Effect<Option.Option<string>, FsError> =>
   recordedStore(fs, privateRoot, canonicalPath).pipe(
     Effect.flatMap((recorded) =>
       Option.isNone(recorded)
@@ -373,17 +406,23 @@ const recordsReadAtMost = 1000;
 /**
  * A store other than `store` that has a copy at `canonicalPath`, among the stores named by
  * the records of this private root (private state is keyed by a digest of path and store,
- * so only a store whose identity is known can be looked up). Unreadable: none.
+ * so only a store whose identity is known can be looked up). No records: none; FsError
+ * when they, or a copy's state, cannot be read.
  */
 const storeHavingCopy = (
   fs: FileSystemService,
   privateRoot: string,
   canonicalPath: string,
   store: string,
-): Effect.Effect<Option.Option<string>> =>
+): Effect.Effect<Option.Option<string>, FsError> =>
   Effect.gen(function* () {
     const owners = join(privateRoot, "owners");
-    const entries = yield* fs.walk(owners).pipe(Effect.orElseSucceed(() => []));
+    const entries = yield* fs.walk(owners).pipe(
+      Effect.catchIf(
+        (error) => error.reason === "NotFound",
+        () => Effect.succeed([]),
+      ),
+    );
     const seen = new Set<string>([store]);
     // Records only: not a record's lock, one a steal set aside, or a temp file (nor do
     // they count against the bound).
@@ -391,11 +430,7 @@ const storeHavingCopy = (
       (entry) => entry.kind === "file" && recordName.test(entry.relativePath),
     );
     for (const entry of records.slice(0, recordsReadAtMost)) {
-      const named = yield* fs.readFile(join(owners, entry.relativePath)).pipe(
-        Effect.map((bytes) => Option.some(decoder.decode(bytes))),
-        Effect.catchAllDefect(() => Effect.succeed(Option.none<string>())),
-        Effect.orElseSucceed(() => Option.none<string>()),
-      );
+      const named = yield* readRecord(fs, join(owners, entry.relativePath));
       if (Option.isNone(named) || seen.has(named.value)) continue;
       seen.add(named.value);
       if (yield* hasCopy(fs, privateRoot, canonicalPath, named.value)) return named;
@@ -415,7 +450,7 @@ const otherStoreWithCopy = (
   privateRoot: string,
   canonicalPath: string,
   store: string,
-): Effect.Effect<Option.Option<string>> =>
+): Effect.Effect<Option.Option<string>, FsError> =>
   recordedWithCopy(fs, privateRoot, canonicalPath).pipe(
     Effect.map(Option.filter((named) => named !== store)),
   );
@@ -431,7 +466,8 @@ const otherStoreWithCopy = (
  * always works: a pull into a path that does not exist yet. With `emptyAllowed` (a pull),
  * a directory holding nothing at all is not refused: there is nothing to take, and the
  * answer is `true` (pull it afresh: this store's own state for it, if any, is older than
- * the other store's pull). Otherwise `false`: nothing to refuse.
+ * the other store's pull). Otherwise `false`: nothing to refuse. LOCAL_IO (or the like)
+ * when the records or a copy's state cannot be read: whose the directory is is not known.
  */
 export const refuseCopyOfOtherStore = (
   fs: FileSystemService,
@@ -484,7 +520,7 @@ export const refuseCopyOfOtherStore = (
         message: `This directory was last pulled from another store (${storeNamed(other)}), not the one this call uses, so its notes may be that store's; a copy of one store is never merged into another. To work with this store here, move the directory aside (or remove or empty it) and pull again into the path, then copy in the notes you want to add; or, only if it holds that store's notes, call it with that store.`,
       }),
     );
-  });
+  }).pipe(Effect.catchTag("FsError", (error) => Effect.fail(recordReadFailure(error))));
 
 /**
  * Removes the record of which store the directory at `canonicalPath` was pulled from,
