@@ -158,11 +158,17 @@ export const acceptedTreeOf = (
   baseline: ReadonlyMap<string, BlobRef>,
 ): ReadonlyMap<string, BlobRef> => apply(baseline, intent.accepted);
 
-/** The intent on disk if it belongs to `state`'s baseline; `None` otherwise (never fails). */
+/**
+ * The intent on disk if it belongs to `state`'s baseline; `None` when there is none, or
+ * what is there is no intent of this baseline (malformed, another baseline's). Fails
+ * (LOCAL_IO or LOCAL_ACCESS) when it cannot be read: a transient failure taken as "no
+ * intent" would recover an interrupted rewrite or commit without it, raising conflicts
+ * with the copy's own published text, or leave a staged record of it alive.
+ */
 export const loadIntent = (
   call: CopyCall,
   state: CopyState,
-): Effect.Effect<Option.Option<Intent>> =>
+): Effect.Effect<Option.Option<Intent>, DomainError> =>
   call.fs.readFile(intentFile(call.copyDir)).pipe(
     Effect.map((bytes) => {
       const parsed = parseStrictJson(new TextDecoder().decode(bytes));
@@ -171,8 +177,22 @@ export const loadIntent = (
         ? Option.some(intent)
         : Option.none();
     }),
-    Effect.orElseSucceed(() => Option.none<Intent>()),
+    Effect.catchIf(
+      (error) => error.reason === "NotFound" || error.reason === "NotRegularFile",
+      () => Effect.succeed(Option.none<Intent>()),
+    ),
+    Effect.mapError((error) =>
+      localFailure(error, `reading private state in the ${privateRootNamed}`),
+    ),
   );
+
+/**
+ * {@link loadIntent} for the readers whose "no intent" is the safe side (what is kept of
+ * the copy's versions: fewer, so nothing more is removed; the bases a settling keeps
+ * for held files, read just after this call wrote the intent): unreadable is none.
+ */
+const intentOrNone = (call: CopyCall, state: CopyState): Effect.Effect<Option.Option<Intent>> =>
+  loadIntent(call, state).pipe(Effect.orElseSucceed(() => Option.none<Intent>()));
 
 /**
  * Where the content each of `paths` had when the rewrite of the intent on disk began (O,
@@ -186,7 +206,7 @@ export const scannedContents = (
   state: CopyState,
   paths: ReadonlyArray<string>,
 ): Effect.Effect<ReadonlyMap<string, BlobRef | null>> =>
-  loadIntent(call, state).pipe(
+  intentOrNone(call, state).pipe(
     Effect.map((intent) => {
       const wanted = new Set(paths);
       const found = new Map<string, BlobRef | null>();
@@ -208,7 +228,7 @@ export const ownVersionsOf = (call: CopyCall): OwnVersions =>
   Option.match(call.state, {
     onNone: () => noOwnVersions,
     onSome: (state) =>
-      loadIntent(call, state).pipe(
+      intentOrNone(call, state).pipe(
         Effect.map((loaded): KeptVersions => {
           const inFlight = Option.filter(
             loaded,

@@ -5,7 +5,7 @@
  * temp directory; deleting one that holds the agent's unpublished notes would lose
  * them. A session copy is therefore removed only when everything in it is published.
  */
-import { Effect, Option } from "effect";
+import { Effect, Either, Option } from "effect";
 import type { DomainError } from "../../../domain/errors.js";
 import type { CopyCall } from "../shared/context.js";
 import { localFailure } from "../shared/failures.js";
@@ -46,7 +46,7 @@ const settledOn = (baseline: ReadonlyMap<string, BlobRef>): Published => ({
 /**
  * What the copy's files may hold, from its private state: `None` when that cannot be
  * known (a file held back from a rewrite; a commit not settled whose fate the store
- * cannot tell) or when an interrupted rewrite was moving content of the copy's own.
+ * cannot tell; a rewrite intent that cannot be read) or when an interrupted rewrite was moving content of the copy's own.
  * - A commit stopped after its intent (commitFate.ts), before its settling began (an
  *   interrupted settling is its next call's): not landed, exactly the baseline; landed,
  *   exactly what its scan read (its accepted state but at the files it would rewrite).
@@ -71,7 +71,10 @@ const publishedContents = (call: CopyCall): Effect.Effect<Option.Option<Publishe
     const state = call.state.value;
     // A file held back from a rewrite holds an edit the next call still has to merge.
     if (state.held.size > 0) return Option.none();
-    const intent = yield* loadIntent(call, state);
+    // Unreadable: what the copy may hold cannot be known, so it is kept.
+    const read = yield* Effect.either(loadIntent(call, state));
+    if (Either.isLeft(read)) return Option.none();
+    const intent = read.right;
     if (Option.isNone(intent)) {
       return state.recoveryRequired ? Option.none() : Option.some(settledOn(state.baseline));
     }
