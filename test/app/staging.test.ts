@@ -654,6 +654,11 @@ const interruptedSwapper = async (deleteHangs: boolean) => {
   let swapping: () => void = () => {};
   let reading: () => void = () => {};
   const firstReads = new Promise<void>((resolve) => (reading = resolve));
+  // The first swap's read of `current` is held until the second copy has had time to
+  // scan and join the batch (on a loaded machine 10 ms was not always enough: the second
+  // commit then ran a batch of its own, and succeeded).
+  let joinTime: () => void = () => {};
+  const joined = new Promise<void>((resolve) => (joinTime = resolve));
   // Once: the swap that follows (the second copy's, say) goes through.
   const swapStarted = new Promise<void>((resolve) => (swapping = resolve));
   const store: ObjectStoreService = {
@@ -661,9 +666,11 @@ const interruptedSwapper = async (deleteHangs: boolean) => {
     identity: `${inner.identity}#run${run}-interrupted`,
     // Reads take a while: the second copy's commit joins the first one's batch.
     get: (key) =>
-      Effect.sync(() => {
-        if (hang && key === "current") reading();
-      }).pipe(Effect.zipRight(Effect.delay(inner.get(key), "10 millis"))),
+      Effect.suspend(() => {
+        if (!(hang && key === "current")) return Effect.delay(inner.get(key), "10 millis");
+        reading();
+        return Effect.promise(() => joined).pipe(Effect.zipRight(inner.get(key)));
+      }),
     // The swap's request hangs (a store that does not answer) until interrupted.
     put: (key, body, condition) =>
       hang && key === "current"
@@ -701,6 +708,8 @@ const interruptedSwapper = async (deleteHangs: boolean) => {
       const second = yield* Effect.fork(
         Effect.exit(a.notebook.commit({ path: "/ws/c", message: "c 1", author })),
       );
+      yield* Effect.sleep("300 millis");
+      joinTime();
       yield* Effect.promise(() => swapStarted);
       expect(yield* store.list(stagingPrefix)).toHaveLength(1);
       const interruptedMs = Date.now();
