@@ -178,7 +178,10 @@ export const loadIntent = (
         : Option.none();
     }),
     Effect.catchIf(
-      (error) => error.reason === "NotFound" || error.reason === "NotRegularFile",
+      (error) =>
+        error.reason === "NotFound" ||
+        error.reason === "NotRegularFile" ||
+        error.reason === "IsADirectory",
       () => Effect.succeed(Option.none<Intent>()),
     ),
     Effect.mapError((error) =>

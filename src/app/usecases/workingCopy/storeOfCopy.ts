@@ -417,9 +417,19 @@ const storeHavingCopy = (
 ): Effect.Effect<Option.Option<string>, FsError> =>
   Effect.gen(function* () {
     const owners = join(privateRoot, "owners");
-    const entries = yield* fs.walk(owners).pipe(
+    // Through a tree, whose walk reports a name that is not UTF-8 apart: such a name is
+    // no record (records are hex digests), and a plain walk fails on it, which would fail
+    // every call on a directory with no record until someone removed it. (Opened as the
+    // path it resolves to: the private root may lie below a symlink.)
+    const entries = yield* Effect.scoped(
+      fs.realPath(owners).pipe(
+        Effect.flatMap((resolved) => fs.openTree(owners, resolved)),
+        Effect.flatMap((tree) => tree.walk()),
+        Effect.map((walked) => walked.entries),
+      ),
+    ).pipe(
       Effect.catchIf(
-        (error) => error.reason === "NotFound",
+        (error) => error.reason === "NotFound" || error.reason === "NotADirectory",
         () => Effect.succeed([]),
       ),
     );

@@ -1,0 +1,85 @@
+/**
+ * The records of which store a directory was pulled from (workingCopy/storeOfCopy.ts), on
+ * the real file system: a call that looks through every record for a copy with none
+ * (one whose record was lost) reads them through a tree, so a stray name that is not
+ * UTF-8 in `owners/` (no record: records are hex digests) neither fails the call nor
+ * hides a record, and a private root reached through a symlink is read as ever.
+ */
+import * as nodeFs from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Effect } from "effect";
+import { afterEach, describe, expect, it } from "vitest";
+import * as ids from "../../src/adapters/idGenerator.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import * as nodeFileSystem from "../../src/adapters/nodeFileSystem.js";
+import { keyDigest } from "../../src/app/keyDigest.js";
+import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
+import { baseOptions } from "./memNotebook.js";
+
+const author = { name: "t", version: "1" };
+const made: string[] = [];
+afterEach(() => {
+  for (const dir of made.splice(0)) nodeFs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A workspace and a private root, the latter reached through a symlink when `linked`. */
+const place = (linked: boolean) => {
+  const base = nodeFs.realpathSync(nodeFs.mkdtempSync(join(tmpdir(), "quire-owners-")));
+  made.push(base);
+  const ws = join(base, "ws");
+  nodeFs.mkdirSync(ws);
+  nodeFs.mkdirSync(join(base, "real-private"));
+  if (linked) nodeFs.symlinkSync(join(base, "real-private"), join(base, "private"));
+  const privateRoot = join(base, linked ? "private" : "real-private");
+  const fs = nodeFileSystem.make();
+  const open = (store: ReturnType<typeof memoryStore.make>) =>
+    Effect.runSync(
+      makeNotebook({
+        store,
+        fs,
+        ids: ids.make(),
+        options: {
+          ...baseOptions,
+          workspaceRoot: ws,
+          notebookDirectory: join(ws, "a"),
+          privateRoot,
+          homeDirectory: join(base, "home"),
+        },
+      }),
+    );
+  const record = (path: string) => join(privateRoot, "owners", keyDigest(["store of", path]));
+  return { ws, privateRoot, open, record };
+};
+
+const reasonOf = async (effect: Effect.Effect<unknown, { readonly reason: string }>) => {
+  const result = await Effect.runPromise(Effect.either(effect));
+  return result._tag === "Left" ? result.left.reason : "OK";
+};
+
+describe("a copy whose record was lost, found through the other records", () => {
+  for (const linked of [false, true])
+    it(`is refused to another store despite a stray name in owners/${linked ? " (private root below a symlink)" : ""}`, async () => {
+      const { ws, privateRoot, open, record } = place(linked);
+      const storeC = memoryStore.make();
+      const c = open(storeC);
+      // Store C has two copies; the record of /e is lost, /z's still names C.
+      await Effect.runPromise(c.pull({ path: join(ws, "z") }));
+      await Effect.runPromise(c.pull({ path: join(ws, "e") }));
+      nodeFs.writeFileSync(join(ws, "e", "c.md"), "c\n");
+      await Effect.runPromise(c.commit({ path: join(ws, "e"), message: "c", author }));
+      nodeFs.rmSync(record(join(ws, "e")));
+      nodeFs.writeFileSync(Buffer.from(`${privateRoot}/owners/stray-\xff`, "latin1"), "x");
+
+      const d = open(memoryStore.make());
+      expect(await reasonOf(d.pull({ path: join(ws, "e") }))).toBe("NESTED_WORKING_COPY");
+      expect(nodeFs.readdirSync(join(ws, "e"))).toEqual(["c.md"]);
+      // A directory nobody pulled, holding a person's file, is pulled with the stray name there.
+      nodeFs.mkdirSync(join(ws, "n"));
+      nodeFs.writeFileSync(join(ws, "n", "x.md"), "x\n");
+      expect(await reasonOf(d.pull({ path: join(ws, "n") }))).toBe("OK");
+      // C's own calls on its copy work, and record it again.
+      expect(await reasonOf(c.status({ path: join(ws, "e") }))).toBe("OK");
+      expect(nodeFs.readFileSync(record(join(ws, "e")), "utf8")).toBe(storeC.identity);
+    });
+});
