@@ -83,3 +83,36 @@ describe("a copy whose record was lost, found through the other records", () => 
       expect(nodeFs.readFileSync(record(join(ws, "e")), "utf8")).toBe(storeC.identity);
     });
 });
+
+describe("a record that is no record", () => {
+  for (const kind of ["not UTF-8", "a symlink", "a directory"] as const)
+    it(`(${kind}) counts as none: another store is refused, the copy found through the other records`, async () => {
+      const { ws, privateRoot, open, record } = place(false);
+      const storeC = memoryStore.make();
+      const c = open(storeC);
+      await Effect.runPromise(c.pull({ path: join(ws, "z") }));
+      await Effect.runPromise(c.pull({ path: join(ws, "e") }));
+      nodeFs.writeFileSync(join(ws, "e", "c.md"), "c\n");
+      await Effect.runPromise(c.commit({ path: join(ws, "e"), message: "c", author }));
+      const file = record(join(ws, "e"));
+      nodeFs.rmSync(file);
+      if (kind === "not UTF-8") nodeFs.writeFileSync(file, Buffer.from([0xff, 0xfe]));
+      if (kind === "a symlink") {
+        nodeFs.writeFileSync(join(privateRoot, "elsewhere"), storeC.identity);
+        nodeFs.symlinkSync(join(privateRoot, "elsewhere"), file);
+      }
+      if (kind === "a directory") nodeFs.mkdirSync(file);
+
+      const d = open(memoryStore.make());
+      expect(await reasonOf(d.pull({ path: join(ws, "e") }))).toBe("NESTED_WORKING_COPY");
+      expect(nodeFs.readdirSync(join(ws, "e"))).toEqual(["c.md"]);
+      if (kind === "a directory") {
+        // In the way of the record: its own calls fail (as before the record was read
+        // fail-closed) until a person removes it.
+        expect(await reasonOf(c.status({ path: join(ws, "e") }))).toBe("LOCAL_IO");
+        return;
+      }
+      expect(await reasonOf(c.status({ path: join(ws, "e") }))).toBe("OK");
+      expect(nodeFs.readFileSync(file, "utf8")).toBe(storeC.identity);
+    });
+});
