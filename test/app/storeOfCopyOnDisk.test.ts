@@ -57,18 +57,28 @@ const reasonOf = async (effect: Effect.Effect<unknown, { readonly reason: string
   return result._tag === "Left" ? result.left.reason : "OK";
 };
 
+/**
+ * Store C's two copies in `at`, /z and /e (a note published from /e), with the record of
+ * /e removed (/z's still names C): C, its notebook, and the removed record's path.
+ */
+const twoCopiesOfC = async (at: ReturnType<typeof place>) => {
+  const storeC = memoryStore.make();
+  const c = at.open(storeC);
+  await Effect.runPromise(c.pull({ path: join(at.ws, "z") }));
+  await Effect.runPromise(c.pull({ path: join(at.ws, "e") }));
+  nodeFs.writeFileSync(join(at.ws, "e", "c.md"), "c\n");
+  await Effect.runPromise(c.commit({ path: join(at.ws, "e"), message: "c", author }));
+  const file = at.record(join(at.ws, "e"));
+  nodeFs.rmSync(file);
+  return { storeC, c, file };
+};
+
 describe("a copy whose record was lost, found through the other records", () => {
   for (const linked of [false, true])
     it(`is refused to another store despite a stray name in owners/${linked ? " (private root below a symlink)" : ""}`, async () => {
-      const { ws, privateRoot, open, record } = place(linked);
-      const storeC = memoryStore.make();
-      const c = open(storeC);
-      // Store C has two copies; the record of /e is lost, /z's still names C.
-      await Effect.runPromise(c.pull({ path: join(ws, "z") }));
-      await Effect.runPromise(c.pull({ path: join(ws, "e") }));
-      nodeFs.writeFileSync(join(ws, "e", "c.md"), "c\n");
-      await Effect.runPromise(c.commit({ path: join(ws, "e"), message: "c", author }));
-      nodeFs.rmSync(record(join(ws, "e")));
+      const at = place(linked);
+      const { ws, privateRoot, open } = at;
+      const { storeC, c, file } = await twoCopiesOfC(at);
       nodeFs.writeFileSync(Buffer.from(`${privateRoot}/owners/stray-\xff`, "latin1"), "x");
 
       const d = open(memoryStore.make());
@@ -80,22 +90,16 @@ describe("a copy whose record was lost, found through the other records", () => 
       expect(await reasonOf(d.pull({ path: join(ws, "n") }))).toBe("OK");
       // C's own calls on its copy work, and record it again.
       expect(await reasonOf(c.status({ path: join(ws, "e") }))).toBe("OK");
-      expect(nodeFs.readFileSync(record(join(ws, "e")), "utf8")).toBe(storeC.identity);
+      expect(nodeFs.readFileSync(file, "utf8")).toBe(storeC.identity);
     });
 });
 
 describe("a record that is no record", () => {
   for (const kind of ["not UTF-8", "a symlink", "a directory"] as const)
     it(`(${kind}) counts as none: another store is refused, the copy found through the other records`, async () => {
-      const { ws, privateRoot, open, record } = place(false);
-      const storeC = memoryStore.make();
-      const c = open(storeC);
-      await Effect.runPromise(c.pull({ path: join(ws, "z") }));
-      await Effect.runPromise(c.pull({ path: join(ws, "e") }));
-      nodeFs.writeFileSync(join(ws, "e", "c.md"), "c\n");
-      await Effect.runPromise(c.commit({ path: join(ws, "e"), message: "c", author }));
-      const file = record(join(ws, "e"));
-      nodeFs.rmSync(file);
+      const at = place(false);
+      const { ws, privateRoot, open } = at;
+      const { storeC, c, file } = await twoCopiesOfC(at);
       if (kind === "not UTF-8") nodeFs.writeFileSync(file, Buffer.from([0xff, 0xfe]));
       if (kind === "a symlink") {
         nodeFs.writeFileSync(join(privateRoot, "elsewhere"), storeC.identity);
