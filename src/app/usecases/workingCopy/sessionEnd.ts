@@ -46,7 +46,8 @@ const settledOn = (baseline: ReadonlyMap<string, BlobRef>): Published => ({
 /**
  * What the copy's files may hold, from its private state: `None` when that cannot be
  * known (a file held back from a rewrite; a commit not settled whose fate the store
- * cannot tell; a rewrite intent that cannot be read) or when an interrupted rewrite was moving content of the copy's own.
+ * cannot tell; a rewrite intent that cannot be read) or when an interrupted rewrite was
+ * moving content of the copy's own.
  * - A commit stopped after its intent (commitFate.ts), before its settling began (an
  *   interrupted settling is its next call's): not landed, exactly the baseline; landed,
  *   exactly what its scan read (its accepted state but at the files it would rewrite).

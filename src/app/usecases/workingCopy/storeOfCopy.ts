@@ -54,12 +54,13 @@ const readRecord = (
     Effect.catchIf(isAbsent, () => Effect.succeed(Option.none<string>())),
   );
 
+/** A failure that means the path is not there (it, or a directory on its way, is missing). */
+const isMissing = (error: FsError): boolean =>
+  error.reason === "NotFound" || error.reason === "NotADirectory";
+
 /** A failure that means the file is not there (or is no file): nothing to read. */
 const isAbsent = (error: FsError): boolean =>
-  error.reason === "NotFound" ||
-  error.reason === "NotADirectory" ||
-  error.reason === "IsADirectory" ||
-  error.reason === "NotRegularFile";
+  isMissing(error) || error.reason === "IsADirectory" || error.reason === "NotRegularFile";
 
 /** The store recorded for `canonicalPath`, if any; FsError as {@link readRecord}. */
 const recordedStore = (
@@ -364,10 +365,7 @@ const hasCopy = (
   const has = (name: string) =>
     fs.info(join(dir, name)).pipe(
       Effect.map(Option.isSome),
-      Effect.catchIf(
-        (error) => error.reason === "NotFound" || error.reason === "NotADirectory",
-        () => Effect.succeed(false),
-      ),
+      Effect.catchIf(isMissing, () => Effect.succeed(false)),
     );
   return has("state.json").pipe(
     Effect.flatMap((state) => (state ? Effect.succeed(true) : has("first-pull.json"))),
@@ -427,12 +425,7 @@ const storeHavingCopy = (
         Effect.flatMap((tree) => tree.walk()),
         Effect.map((walked) => walked.entries),
       ),
-    ).pipe(
-      Effect.catchIf(
-        (error) => error.reason === "NotFound" || error.reason === "NotADirectory",
-        () => Effect.succeed([]),
-      ),
-    );
+    ).pipe(Effect.catchIf(isMissing, () => Effect.succeed([])));
     const seen = new Set<string>([store]);
     // Records only: not a record's lock, one a steal set aside, or a temp file (nor do
     // they count against the bound).
