@@ -30,12 +30,20 @@ import type { BlobSource } from "./blobs.js";
 import { workingCopyFailure } from "../shared/failures.js";
 import { forEachPooled } from "../shared/pooled.js";
 import type { StatStamp } from "./privateState.js";
-import { noteIo, type Scan, type ScannedFile } from "./workingCopy.js";
+import { noteIo, trustedStamps, type Scan, type ScannedFile } from "./workingCopy.js";
 import { putBeside } from "./putBeside.js";
 
 /** What rewriting the working copy changed. */
 export interface Materialised {
-  /** Stamps of every file now in the working copy as this call wrote or scanned it. */
+  /**
+   * Stamps a later scan may trust: of the files this call scanned and left as they were,
+   * but for those modified so recently when scanned that a later save could leave size,
+   * times and inode unchanged (racy). A file the call wrote or read again has no stamp:
+   * taken just after its write, it is racy by definition. (Recorded with the time the
+   * cache is written, such a stamp would look settled to every later scan, and a save
+   * that landed in its clock tick would never be read: published by no commit, and
+   * overwritten by the next pull that changes the note.)
+   */
   readonly stamps: ReadonlyMap<string, StatStamp>;
   /** Paths whose content changed (written or removed), sorted. */
   readonly changed: ReadonlyArray<string>;
@@ -54,14 +62,6 @@ const parentOf = (path: string): string | undefined => {
   const at = path.lastIndexOf("/");
   return at < 0 ? undefined : path.slice(0, at);
 };
-
-const stampOf = (info: PathInfo, id: string): StatStamp => ({
-  size: info.size,
-  mtimeMs: info.mtimeMs,
-  ctimeMs: info.ctimeMs,
-  ino: info.ino,
-  id,
-});
 
 /** What the scan saw at a path, as a guard; content is compared only where times cannot tell. */
 const expectationOf = (file: ScannedFile | undefined): Expectation =>
@@ -84,10 +84,14 @@ const expectationOfBytes = (info: PathInfo, id: string): Expectation => ({
   sameContent: (bytes: Uint8Array) => contentId(bytes) === id,
 });
 
-/** Where one path's rewrite stands: done with a stamp, or held. */
-type Settled =
-  { readonly _tag: "Done"; readonly stamp: Option.Option<StatStamp> } | { readonly _tag: "Held" };
+/**
+ * Where one path's rewrite stands: done, or held. A done path carries no stamp for the
+ * stat cache: one taken as the file was written or re-read is racy (see
+ * {@link Materialised.stamps}).
+ */
+type Settled = { readonly _tag: "Done" } | { readonly _tag: "Held" };
 
+const done: Settled = { _tag: "Done" };
 const held: Settled = { _tag: "Held" };
 
 /** Directories ordered so that every one comes before its parent (for removing them). */
@@ -367,11 +371,7 @@ export const materialise = (
               ? tree.removeFile(path, expected)
               : tree.replaceFile(path, goal.bytes, expected, 0o644)
           ).pipe(io(goal === undefined ? "removing a file" : "writing a file"));
-          if (outcome._tag === "Done")
-            return {
-              _tag: "Done",
-              stamp: Option.map(outcome.info, (info) => stampOf(info, goal?.id ?? "")),
-            };
+          if (outcome._tag === "Done") return done;
           // Displaced again (a later round's expected file is the newcomer): both are kept.
           if (outcome._tag === "Displaced") displaced = withDisplaced(outcome.bytes);
           if (round === maxRemerges) break;
@@ -418,19 +418,18 @@ export const materialise = (
               const merged = mergeNewer(scanned, displaced, wanted?.bytes, yield* policyOf(path));
               const bytes = merged === undefined ? displaced : merged.bytes;
               goal = bytes === undefined ? undefined : { bytes, id: contentId(bytes) };
-              if (goal === undefined) return { _tag: "Done", stamp: Option.none() };
+              if (goal === undefined) return done;
               continue;
             }
             // Deleted during the call: a removal is done; anything else waits for a merge.
-            if (wanted === undefined) return { _tag: "Done", stamp: Option.none() };
+            if (wanted === undefined) return done;
             return held;
           }
           const newer = withDisplaced(found.bytes);
           const merged = mergeNewer(scanned, newer, wanted?.bytes, yield* policyOf(path));
           if (merged === undefined) return yield* keepDisplaced;
           const foundId = contentId(found.bytes);
-          if (merged.bytes !== undefined && contentId(merged.bytes) === foundId)
-            return { _tag: "Done", stamp: Option.some(stampOf(found.info, foundId)) };
+          if (merged.bytes !== undefined && contentId(merged.bytes) === foundId) return done;
           expected = expectationOfBytes(found.info, foundId);
           goal =
             merged.bytes === undefined
@@ -447,14 +446,11 @@ export const materialise = (
     // first, so that a process killed in between leaves the note under both names rather
     // than under none: a first pull has no intent to bring it back from.
     const { early, late: rest } = writesAroundRemovals(writes, removals, before, target);
-    const stamps = new Map<string, StatStamp>();
-    for (const [path, file] of before)
-      if (target.get(path) === file.id) stamps.set(path, file.stamp);
+    const stamps = trustedStamps(before, target);
     const heldPaths: string[] = [];
     const record = (path: string, settled: Settled): void => {
       if (settled._tag === "Held") return void heldPaths.push(path);
       wrote(path);
-      if (Option.isSome(settled.stamp)) stamps.set(path, settled.stamp.value);
     };
 
     // A directory that cannot be made (a file or symlink saved where it must go, or a

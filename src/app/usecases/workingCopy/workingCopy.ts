@@ -124,6 +124,26 @@ const stampMatches = (
   return !isRacy(entry.mtimeMs, recordedAtMs);
 };
 
+/**
+ * The stamps of `scan` a later scan may trust (for the stat cache), of the files whose
+ * content is still `target`'s when one is given: every file but those modified so close
+ * to the scan that a later save could leave size, times and inode unchanged (racy). The
+ * racy check of a later scan compares with the time the cache was written, after the
+ * stamps were taken: a racy stamp kept would look settled then, and a save that landed
+ * in its clock tick would never be read (git's racy-clean entries, handled here by not
+ * keeping them).
+ */
+export const trustedStamps = (
+  scan: Scan,
+  target?: ReadonlyMap<string, string>,
+): Map<string, StatStamp> => {
+  const stamps = new Map<string, StatStamp>();
+  for (const [path, file] of scan)
+    if (!file.racy && (target === undefined || target.get(path) === file.id))
+      stamps.set(path, file.stamp);
+  return stamps;
+};
+
 const issue = (path: string, reason: FileReason): FileIssue => ({ path, reason, ranges: [] });
 
 /**
