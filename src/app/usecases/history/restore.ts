@@ -24,6 +24,7 @@ import { runMerge } from "../pull/mergeRun.js";
 import { filesWithBlocks } from "../shared/markerBlocks.js";
 import { withoutHeld } from "../../../domain/treeDiff.js";
 import { materialise } from "../workingCopy/rewrite.js";
+import type { CopyState } from "../workingCopy/privateState.js";
 import { notebookStateAt, publicationStates } from "./generations.js";
 import { unpublished } from "./status.js";
 
@@ -322,6 +323,7 @@ export const restoreFiles = (
       .map((change) => change.path)
       .filter(named);
     yield* refuseUnknownFiles(files, [...paths, ...refusedHere, ...deletedHere], generation);
+    yield* refusePendingMerge(state, [...state.held.keys()].filter(named), "restore");
     const target = restoredTree(local, after, paths);
     yield* refuseReplacingEdits(changes, local, target, force);
     const changed = paths.filter((path) => local.get(path) !== target.get(path));
@@ -356,6 +358,11 @@ export const revertPublication = (
     yield* refuseNotPulledYet(state.generation, generation);
     const touched = [...new Set([...before.keys(), ...after.keys()])].filter(
       (path) => before.get(path) !== after.get(path),
+    );
+    yield* refusePendingMerge(
+      state,
+      touched.filter((path) => state.held.has(path)),
+      "revert",
     );
     yield* refuseUnresolvedMarkers(call, local, touched, generation);
     // Only the paths the publication changed differ between base and theirs.
@@ -415,6 +422,40 @@ const refuseUnresolvedMarkers = (
  * files do not hold that publication's changes, so undoing them would find nothing to
  * undo and answer "undone already" while the notebook still has them.
  */
+/**
+ * INVALID_REQUEST/INVALID_ARGUMENT (as {@link refuseNotPulledYet}: pull first) when the
+ * copy still has a merge to make that would undo what the call writes, and nothing is
+ * written: `held` files (saved during an earlier call, left as saved: the next pull or
+ * commit merges them against their older base, which brings the notebook's change back
+ * over a restored text, and a revert merged against them finds nothing of the change to
+ * undo), or a stopped pull or commit whose recovery rolls its rewrite forward (a file
+ * restored to the old text reads as untouched, and gets the new one again).
+ */
+const refusePendingMerge = (
+  state: CopyState,
+  held: ReadonlyArray<string>,
+  call: "restore" | "revert",
+): Effect.Effect<void, DomainError> => {
+  const pending = state.recoveryRequired
+    ? "an earlier pull or commit of this working copy stopped part way and is not recovered yet"
+    : held.length > 0
+      ? `${held.length === 1 ? "a file" : `${held.length} files`} it would change (${held
+          .slice(0, 5)
+          .join(
+            ", ",
+          )}${held.length > 5 ? ", …" : ""}) ${held.length === 1 ? "was" : "were"} saved during an earlier call and ${held.length === 1 ? "is" : "are"} not merged with the notebook yet (held)`
+      : undefined;
+  return pending === undefined
+    ? Effect.void
+    : Effect.fail(
+        domainError({
+          code: "INVALID_REQUEST",
+          reason: "INVALID_ARGUMENT",
+          message: `Nothing was written: ${pending}, and that merge would undo the ${call}. Call quire pull first (it merges them; resolve any conflict it reports), then ${call} again.`,
+        }),
+      );
+};
+
 const refuseNotPulledYet = (
   copyGeneration: number,
   generation: number,

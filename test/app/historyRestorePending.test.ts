@@ -1,0 +1,124 @@
+/**
+ * restore and revert on a copy that still has a merge to make (history/restore.ts
+ * `refusePendingMerge`): a file an earlier pull held (saved during it), or a stopped pull
+ * whose recovery rolls its rewrite forward. That merge would undo what they write — the
+ * next commit or pull brings the notebook's change back — so they refuse, write nothing,
+ * and say to pull first; after the pull they do what they say.
+ */
+import { Effect, Exit } from "effect";
+import { describe, expect, it } from "vitest";
+import * as memFs from "../../src/adapters/memFileSystem.js";
+import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
+import { failure, openOn, personAtWork } from "./memNotebook.js";
+
+const author = { name: "test", version: "1" };
+
+/** b's note held by a pull of generation 2 (`BAD` on its first line) while a person appends. */
+const heldNote = async () => {
+  let armed = false;
+  let count = 0;
+  const world = personAtWork((path) => {
+    if (!armed || path !== "/ws/b/note.md") return;
+    count += 1;
+    world.vol.appendFileSync(path, `appended ${count}\n`);
+  }, true);
+  const { notebook, write } = world;
+  await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+  write("/ws/a/note.md", "one\ntwo\nthree\n");
+  await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "seed", author }));
+  await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+  write("/ws/a/note.md", "BAD\ntwo\nthree\n");
+  await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "bad change", author }));
+  armed = true;
+  await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+  armed = false;
+  const status = await Effect.runPromise(notebook.status({ path: "/ws/b" }));
+  expect(status.held).toEqual(["note.md"]);
+  const read = (path: string) => String(world.vol.readFileSync(path, "utf8"));
+  return { notebook, read, saved: read("/ws/b/note.md") };
+};
+
+describe("restore and revert with a merge still to make", () => {
+  it("revert of the change a held file has not taken in yet is refused until a pull merges it", async () => {
+    const { notebook, read, saved } = await heldNote();
+    const refused = await failure(notebook.revert({ path: "/ws/b", generation: 2 }));
+    expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
+    expect(refused.message).toContain("note.md");
+    expect(refused.message).toContain("quire pull first");
+    expect(read("/ws/b/note.md")).toBe(saved);
+
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    expect(read("/ws/b/note.md")).toContain("BAD");
+    const reverted = await Effect.runPromise(notebook.revert({ path: "/ws/b", generation: 2 }));
+    expect(reverted.files).toEqual([{ path: "note.md", change: "modified" }]);
+    await Effect.runPromise(notebook.commit({ path: "/ws/b", message: "undo", author }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    const published = read("/ws/a/note.md");
+    expect(published).not.toContain("BAD");
+    expect(published).toContain("appended 1");
+  });
+
+  it("restore of a held file is refused, even with force, until a pull merges it", async () => {
+    const { notebook, read, saved } = await heldNote();
+    for (const force of [false, true]) {
+      const refused = await failure(
+        notebook.restore({ path: "/ws/b", generation: 1, files: ["note.md"], force }),
+      );
+      expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
+      expect(read("/ws/b/note.md")).toBe(saved);
+    }
+    // A restore that names other files only goes ahead.
+    const other = await failure(
+      notebook.restore({ path: "/ws/b", generation: 1, files: ["missing.md"], force: true }),
+    );
+    expect(other.reason).toBe("INVALID_ARGUMENT");
+    expect(other.message).not.toContain("held");
+
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    await Effect.runPromise(
+      notebook.restore({ path: "/ws/b", generation: 1, files: ["note.md"], force: true }),
+    );
+    await Effect.runPromise(notebook.commit({ path: "/ws/b", message: "back to 1", author }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    expect(read("/ws/a/note.md")).toBe("one\ntwo\nthree\n");
+  });
+
+  it("restore on a copy whose pull stopped part way is refused until a pull recovers it", async () => {
+    const store = memoryStore.make();
+    const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
+    const notebook = openOn(store, fs);
+    const stopping = openOn(store, fs, {
+      failpoint: (stage) => (stage === "mid-materialisation" ? Effect.interrupt : Effect.void),
+    });
+    const read = (path: string) => String(vol.readFileSync(path, "utf8"));
+    const write = (path: string, text: string) => {
+      vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+      vol.writeFileSync(path, text);
+    };
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    write("/ws/a/note.md", "one\ntwo\nthree\n");
+    write("/ws/a/z.md", "z\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "seed", author }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    write("/ws/a/note.md", "BAD\ntwo\nthree\n");
+    write("/ws/a/z.md", "z2\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "bad", author }));
+    const stopped = await Effect.runPromiseExit(stopping.pull({ path: "/ws/b" }));
+    expect(Exit.isFailure(stopped)).toBe(true);
+    const before = read("/ws/b/note.md");
+
+    const refused = await failure(
+      notebook.restore({ path: "/ws/b", generation: 1, files: ["note.md"], force: true }),
+    );
+    expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
+    expect(refused.message).toContain("stopped part way");
+    expect(read("/ws/b/note.md")).toBe(before);
+
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    await Effect.runPromise(
+      notebook.restore({ path: "/ws/b", generation: 1, files: ["note.md"], force: true }),
+    );
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    expect(read("/ws/b/note.md")).toBe("one\ntwo\nthree\n");
+  });
+});
