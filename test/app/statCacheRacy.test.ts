@@ -58,47 +58,18 @@ const unchecked = `- [ ] milk\n- [ ] eggs\n${rest}`;
 const first = `- [x] milk\n- [ ] eggs\n${rest}`;
 const second = `- [x] milk\n- [x] eggs\n${rest}`;
 
+type Interpose = NonNullable<nodeFileSystem.NodeFileSystemOptions["interpose"]>;
+
 /**
- * Alice's copy, whose note gets two saves of one size in one tick around the scan of the
- * call `during` runs: the first as the scan lists the note, the second right after the
- * scan has read the first. Bob's copy of the same store changes another line after.
+ * Alice's and Bob's copies of one store, Alice's through `interpose(note)` (her note's
+ * path), both at the generation where her note is `unchecked` (saved a minute ago).
  */
-const twoSavesInOneTick = async () => {
+const twoCopies = async (interpose: (note: string) => Interpose) => {
   const base = nodeFs.realpathSync(nodeFs.mkdtempSync(join(tmpdir(), "quire-racy-")));
   made.push(base);
   const ws = join(base, "ws");
   nodeFs.mkdirSync(ws);
   const note = join(ws, "alice", "note.md");
-  let armed = false;
-  let tick: Tick | undefined;
-  let readingNote: number | undefined;
-  const interposed = nodeFileSystem.make({
-    interpose: (calls) => ({
-      ...calls,
-      lstat: (path) => {
-        if (armed && tick === undefined && path.endsWith("/note.md")) {
-          nodeFs.writeFileSync(note, first);
-          const saved = nodeFs.statSync(note);
-          tick = { ino: saved.ino, mtimeMs: saved.mtimeMs, ctimeMs: saved.ctimeMs };
-        }
-        return inTick(calls.lstat(path), tick);
-      },
-      fstat: (descriptor) => inTick(calls.fstat(descriptor), tick),
-      open: (path, flags, mode) => {
-        const descriptor = calls.open(path, flags, mode);
-        if (armed && tick !== undefined && path.endsWith("/note.md")) readingNote = descriptor;
-        return descriptor;
-      },
-      close: (descriptor) => {
-        calls.close(descriptor);
-        if (armed && descriptor === readingNote) {
-          armed = false;
-          // In place, the same size, in the same tick: nothing a stat shows changes.
-          nodeFs.writeFileSync(note, second);
-        }
-      },
-    }),
-  });
   const store = memoryStore.make();
   const open = (fs: FileSystemService, name: string) =>
     Effect.runSync(
@@ -115,17 +86,57 @@ const twoSavesInOneTick = async () => {
         },
       }),
     );
-  const alice = open(interposed, "alice");
+  const alice = open(nodeFileSystem.make({ interpose: interpose(note) }), "alice");
   const bob = open(nodeFileSystem.make(), "bob");
-  const aliceDir = join(ws, "alice");
+  const [aliceDir, bobDir] = [join(ws, "alice"), join(ws, "bob")];
   await Effect.runPromise(alice.pull({ path: aliceDir }));
   nodeFs.writeFileSync(note, unchecked);
   const old = new Date(Date.now() - 60_000);
   nodeFs.utimesSync(note, old, old);
   await Effect.runPromise(alice.commit({ path: aliceDir, message: "list", author }));
-  await Effect.runPromise(bob.pull({ path: join(ws, "bob") }));
-  armed = true;
-  return { alice, bob, aliceDir, bobDir: join(ws, "bob"), note, tickUsed: () => tick };
+  await Effect.runPromise(bob.pull({ path: bobDir }));
+  return { alice, bob, aliceDir, bobDir, note };
+};
+
+/** The times of `note` as it is now, for the tick every later stat of it answers. */
+const tickOf = (note: string): Tick => {
+  const saved = nodeFs.statSync(note);
+  return { ino: saved.ino, mtimeMs: saved.mtimeMs, ctimeMs: saved.ctimeMs };
+};
+
+/**
+ * Alice's copy, whose note gets two saves of one size in one tick around the scan of her
+ * next call: the first as the scan lists the note, the second right after the scan has
+ * read the first.
+ */
+const twoSavesInOneTick = async () => {
+  const at: { armed: boolean; tick?: Tick; reading?: number } = { armed: false };
+  const copies = await twoCopies((note) => (calls) => ({
+    ...calls,
+    lstat: (path) => {
+      if (at.armed && at.tick === undefined && path.endsWith("/note.md")) {
+        nodeFs.writeFileSync(note, first);
+        at.tick = tickOf(note);
+      }
+      return inTick(calls.lstat(path), at.tick);
+    },
+    fstat: (descriptor) => inTick(calls.fstat(descriptor), at.tick),
+    open: (path, flags, mode) => {
+      const descriptor = calls.open(path, flags, mode);
+      if (at.armed && at.tick !== undefined && path.endsWith("/note.md")) at.reading = descriptor;
+      return descriptor;
+    },
+    close: (descriptor) => {
+      calls.close(descriptor);
+      if (at.armed && descriptor === at.reading) {
+        at.armed = false;
+        // In place, the same size, in the same tick: nothing a stat shows changes.
+        nodeFs.writeFileSync(note, second);
+      }
+    },
+  }));
+  at.armed = true;
+  return { ...copies, tickUsed: () => at.tick };
 };
 
 /**
@@ -134,57 +145,24 @@ const twoSavesInOneTick = async () => {
  * store), so that its end is well past the tick.
  */
 const saveAfterPullWrite = async () => {
-  const base = nodeFs.realpathSync(nodeFs.mkdtempSync(join(tmpdir(), "quire-racy-")));
-  made.push(base);
-  const ws = join(base, "ws");
-  nodeFs.mkdirSync(ws);
-  const note = join(ws, "alice", "note.md");
-  let armed = false;
-  let tick: Tick | undefined;
-  const interposed = nodeFileSystem.make({
-    interpose: (calls) => ({
-      ...calls,
-      lstat: (path) => inTick(calls.lstat(path), tick),
-      fstat: (descriptor) => inTick(calls.fstat(descriptor), tick),
-      // A replaced note is linked into place from its temp file (rootedTree.ts swapIn).
-      link: (existing, path) => {
-        calls.link(existing, path);
-        if (!armed || !path.endsWith("/note.md")) return;
-        armed = false;
-        const written = nodeFs.readFileSync(note, "utf8");
-        const saved = nodeFs.statSync(note);
-        tick = { ino: saved.ino, mtimeMs: saved.mtimeMs, ctimeMs: saved.ctimeMs };
-        nodeFs.writeFileSync(note, written.replace("- [ ] milk", "- [x] milk"));
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
-      },
-    }),
-  });
-  const store = memoryStore.make();
-  const open = (fs: FileSystemService, name: string) =>
-    Effect.runSync(
-      makeNotebook({
-        store,
-        fs,
-        ids: ids.make(),
-        options: {
-          ...baseOptions,
-          workspaceRoot: ws,
-          notebookDirectory: join(ws, name),
-          privateRoot: join(base, `private-${name}`),
-          homeDirectory: join(base, "home"),
-        },
-      }),
-    );
-  const alice = open(interposed, "alice");
-  const bob = open(nodeFileSystem.make(), "bob");
-  const aliceDir = join(ws, "alice");
-  await Effect.runPromise(alice.pull({ path: aliceDir }));
-  nodeFs.writeFileSync(note, unchecked);
-  const old = new Date(Date.now() - 60_000);
-  nodeFs.utimesSync(note, old, old);
-  await Effect.runPromise(alice.commit({ path: aliceDir, message: "list", author }));
-  armed = true;
-  return { alice, bob, aliceDir, bobDir: join(ws, "bob"), note, settle: () => tick !== undefined };
+  const at: { armed: boolean; tick?: Tick } = { armed: false };
+  const copies = await twoCopies((note) => (calls) => ({
+    ...calls,
+    lstat: (path) => inTick(calls.lstat(path), at.tick),
+    fstat: (descriptor) => inTick(calls.fstat(descriptor), at.tick),
+    // A replaced note is linked into place from its temp file (rootedTree.ts swapIn).
+    link: (existing, path) => {
+      calls.link(existing, path);
+      if (!at.armed || !path.endsWith("/note.md")) return;
+      at.armed = false;
+      const written = nodeFs.readFileSync(note, "utf8");
+      at.tick = tickOf(note);
+      nodeFs.writeFileSync(note, written.replace("- [ ] milk", "- [x] milk"));
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    },
+  }));
+  at.armed = true;
+  return { ...copies, settle: () => at.tick !== undefined };
 };
 
 describe("the stat cache and two saves in one clock tick", () => {
