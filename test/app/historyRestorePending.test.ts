@@ -121,4 +121,85 @@ describe("restore and revert with a merge still to make", () => {
     await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
     expect(read("/ws/b/note.md")).toBe("one\ntwo\nthree\n");
   });
+
+  it("restore after a commit that stopped past its swap is refused until a pull settles it", async () => {
+    const store = memoryStore.make();
+    const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
+    const notebook = openOn(store, fs);
+    const stopping = openOn(store, fs, {
+      failpoint: (stage) => (stage === "after-cas" ? Effect.interrupt : Effect.void),
+    });
+    const read = (path: string) => String(vol.readFileSync(path, "utf8"));
+    const write = (path: string, text: string) => {
+      vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+      vol.writeFileSync(path, text);
+    };
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    write("/ws/a/note.md", "one\ntwo\nthree\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "g1", author }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    write("/ws/a/note.md", "one\ntwo\nthree\nALICE\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "g2", author }));
+    write("/ws/b/note.md", "ONE\ntwo\nthree\n");
+    const stopped = await Effect.runPromiseExit(
+      stopping.commit({ path: "/ws/b", message: "g3", author }),
+    );
+    expect(Exit.isFailure(stopped)).toBe(true);
+    const status = await Effect.runPromise(notebook.status({ path: "/ws/b" }));
+    expect(status.recoveryPending).toBe(true);
+
+    const refused = await failure(
+      notebook.restore({ path: "/ws/b", generation: 1, files: ["note.md"], force: true }),
+    );
+    expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
+    expect(read("/ws/b/note.md")).toBe("ONE\ntwo\nthree\n");
+
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    await Effect.runPromise(
+      notebook.restore({ path: "/ws/b", generation: 1, files: ["note.md"], force: true }),
+    );
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    expect(read("/ws/b/note.md")).toBe("one\ntwo\nthree\n");
+  });
+
+  it("a file held for conflict blocks the notebook changed again: restored to the notebook's version, not an older one", async () => {
+    const store = memoryStore.make();
+    const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
+    const notebook = openOn(store, fs);
+    const read = (path: string) => String(vol.readFileSync(path, "utf8"));
+    const write = (path: string, text: string) => {
+      vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+      vol.writeFileSync(path, text);
+    };
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    write("/ws/a/note.md", "one\ntwo\nthree\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "g1", author }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    write("/ws/a/note.md", "A1\ntwo\nthree\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "g2", author }));
+    write("/ws/b/note.md", "B1\ntwo\nthree\n");
+    expect((await failure(notebook.pull({ path: "/ws/b" }))).reason).toBe("MERGE_CONFLICT");
+    write("/ws/a/note.md", "A2\ntwo\nthree\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "g3", author }));
+    expect((await failure(notebook.pull({ path: "/ws/b" }))).reason).toBe("MERGE_CONFLICT");
+    expect((await Effect.runPromise(notebook.status({ path: "/ws/b" }))).held).toEqual(["note.md"]);
+    const blocks = read("/ws/b/note.md");
+
+    const older = await failure(
+      notebook.restore({ path: "/ws/b", generation: 1, files: ["note.md"], force: true }),
+    );
+    expect([older.code, older.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
+    expect(older.message).toContain("notebook's current version");
+    // The revert names the blocks, as it does for any file holding them.
+    expect((await failure(notebook.revert({ path: "/ws/b", generation: 3 }))).reason).toBe(
+      "UNRESOLVED_MARKERS",
+    );
+    expect(read("/ws/b/note.md")).toBe(blocks);
+
+    await Effect.runPromise(
+      notebook.restore({ path: "/ws/b", generation: 3, files: ["note.md"], force: true }),
+    );
+    await Effect.runPromise(notebook.commit({ path: "/ws/b", message: "theirs", author }));
+    expect(read("/ws/b/note.md")).toBe("A2\ntwo\nthree\n");
+  });
 });

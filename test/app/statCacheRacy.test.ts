@@ -22,7 +22,7 @@ import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import * as nodeFileSystem from "../../src/adapters/nodeFileSystem.js";
 import type { FileSystemService } from "../../src/ports/FileSystem.js";
 import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
-import { baseOptions } from "./memNotebook.js";
+import { baseOptions, hookedNotebook } from "./memNotebook.js";
 
 const author = { name: "t", version: "1" };
 const made: string[] = [];
@@ -165,7 +165,7 @@ const saveAfterPullWrite = async () => {
   return { ...copies, settle: () => at.tick !== undefined };
 };
 
-describe("the stat cache and two saves in one clock tick", () => {
+describe("the stat cache and saves it must not miss", () => {
   it("reads the second save again: a later commit publishes it, a pull keeps it", async () => {
     const { alice, bob, aliceDir, bobDir, note, tickUsed } = await twoSavesInOneTick();
     // The scan of this commit reads the first save; the second lands just after.
@@ -224,5 +224,42 @@ describe("the stat cache and two saves in one clock tick", () => {
       alice.commit({ path: aliceDir, message: "milk", author }),
     );
     expect(published.files.map((file) => file.path)).toEqual(["note.md"]);
+  });
+
+  it("keeps the path of a file it does not trust: a save caught between its delete and its write is no deletion", async () => {
+    let deleteNow: (() => void) | undefined;
+    let writeNow: (() => void) | undefined;
+    const { notebook, vol, read } = hookedNotebook((tree) => ({
+      // The save's delete as the scan walks; its write at the next look after that.
+      walk: (skip) =>
+        Effect.suspend(() => {
+          if (deleteNow !== undefined) {
+            deleteNow();
+            deleteNow = undefined;
+            writeNow = () => vol.writeFileSync("/ws/b/n.md", "one\ntwo\nthree\n");
+          }
+          return tree.walk(skip);
+        }),
+      info: (path) =>
+        Effect.suspend(() => {
+          writeNow?.();
+          writeNow = undefined;
+          return tree.info(path);
+        }),
+    }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    vol.writeFileSync("/ws/a/n.md", "one\ntwo\n");
+    vol.writeFileSync("/ws/a/other.md", "other\n");
+    await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "seed", author }));
+    // b's pull writes n.md: its stamp is not trusted, its path stays in the cache.
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    deleteNow = () => vol.unlinkSync("/ws/b/n.md");
+    const committed = await Effect.runPromise(
+      notebook.commit({ path: "/ws/b", message: "three", author }),
+    );
+    expect(committed.files).toMatchObject([{ path: "n.md", insertions: 1, deletions: 0 }]);
+    await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
+    expect(read("/ws/a/n.md")).toBe("one\ntwo\nthree\n");
   });
 });

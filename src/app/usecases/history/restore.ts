@@ -5,7 +5,7 @@
  * the rewrite's guard (workingCopy/rewrite.ts), so a file saved meanwhile is merged or
  * held, never overwritten.
  */
-import { Effect } from "effect";
+import { Effect, Option } from "effect";
 import { conflictMessage } from "../../../domain/conflictMessage.js";
 import type { LocalChange } from "../../../domain/copyStatus.js";
 import {
@@ -18,13 +18,15 @@ import {
 } from "../../../domain/errors.js";
 import { atOrBelowOneOf, type RestoredFiles } from "../../../domain/history.js";
 import { compareCodeUnits, findCaseCollisions } from "../../../domain/paths.js";
-import { fileDirectoryClashes, type Tree } from "../../../domain/tree.js";
+import { fileDirectoryClashes, idsOf, type Tree } from "../../../domain/tree.js";
 import type { CopyCall } from "../shared/context.js";
 import { runMerge } from "../pull/mergeRun.js";
 import { filesWithBlocks } from "../shared/markerBlocks.js";
 import { withoutHeld } from "../../../domain/treeDiff.js";
 import { materialise } from "../workingCopy/rewrite.js";
+import { readManifest } from "../commit/remote.js";
 import type { CopyState } from "../workingCopy/privateState.js";
+import { loadIntent, publicationLanded } from "../workingCopy/rewriteIntent.js";
 import { notebookStateAt, publicationStates } from "./generations.js";
 import { unpublished } from "./status.js";
 
@@ -323,8 +325,17 @@ export const restoreFiles = (
       .map((change) => change.path)
       .filter(named);
     yield* refuseUnknownFiles(files, [...paths, ...refusedHere, ...deletedHere], generation);
-    yield* refusePendingMerge(state, [...state.held.keys()].filter(named), "restore");
     const target = restoredTree(local, after, paths);
+    // A held file restored to the notebook's own version merges to it: nothing undone.
+    const baseline = idsOf(state.baseline);
+    yield* refusePendingMerge(
+      call,
+      state,
+      [...state.held.keys()].filter(
+        (path) => named(path) && target.get(path) !== baseline.get(path),
+      ),
+      "restore",
+    );
     yield* refuseReplacingEdits(changes, local, target, force);
     const changed = paths.filter((path) => local.get(path) !== target.get(path));
     // A refused file in a named directory stops the restore (a commit would refuse it
@@ -359,12 +370,13 @@ export const revertPublication = (
     const touched = [...new Set([...before.keys(), ...after.keys()])].filter(
       (path) => before.get(path) !== after.get(path),
     );
+    yield* refuseUnresolvedMarkers(call, local, touched, generation);
     yield* refusePendingMerge(
+      call,
       state,
       touched.filter((path) => state.held.has(path)),
       "revert",
     );
-    yield* refuseUnresolvedMarkers(call, local, touched, generation);
     // Only the paths the publication changed differ between base and theirs.
     const base = new Map(local);
     const theirs = new Map(local);
@@ -425,36 +437,42 @@ const refuseUnresolvedMarkers = (
 /**
  * INVALID_REQUEST/INVALID_ARGUMENT (as {@link refuseNotPulledYet}: pull first) when the
  * copy still has a merge to make that would undo what the call writes, and nothing is
- * written: `held` files (saved during an earlier call, left as saved: the next pull or
- * commit merges them against their older base, which brings the notebook's change back
- * over a restored text, and a revert merged against them finds nothing of the change to
- * undo), or a stopped pull or commit whose recovery rolls its rewrite forward (a file
- * restored to the old text reads as untouched, and gets the new one again).
+ * written: `held` files it would change (left as they were by an earlier call — saved
+ * during it, or still holding conflict blocks the notebook changed again: the next pull
+ * or commit merges them against their older base, which brings the notebook's change
+ * back over a restored text, and a revert merged against them finds nothing of the
+ * change to undo), or a stopped pull or commit that the next call recovers (`status`'s
+ * `recoveryPending`: the rewrite rolled forward, or the landed publication settled, over
+ * a file restored to the old text). Reads `current` only when a commit's intent is there.
  */
 const refusePendingMerge = (
+  call: CopyCall,
   state: CopyState,
   held: ReadonlyArray<string>,
-  call: "restore" | "revert",
-): Effect.Effect<void, DomainError> => {
-  const pending = state.recoveryRequired
-    ? "an earlier pull or commit of this working copy stopped part way and is not recovered yet"
-    : held.length > 0
-      ? `${held.length === 1 ? "a file" : `${held.length} files`} it would change (${held
-          .slice(0, 5)
-          .join(
-            ", ",
-          )}${held.length > 5 ? ", …" : ""}) ${held.length === 1 ? "was" : "were"} saved during an earlier call and ${held.length === 1 ? "is" : "are"} not merged with the notebook yet (held)`
-      : undefined;
-  return pending === undefined
-    ? Effect.void
-    : Effect.fail(
-        domainError({
-          code: "INVALID_REQUEST",
-          reason: "INVALID_ARGUMENT",
-          message: `Nothing was written: ${pending}, and that merge would undo the ${call}. Call quire pull first (it merges them; resolve any conflict it reports), then ${call} again.`,
-        }),
-      );
-};
+  what: "restore" | "revert",
+): Effect.Effect<void, DomainError> =>
+  Effect.gen(function* () {
+    const intent = yield* loadIntent(call, state);
+    const landed =
+      Option.isSome(intent) &&
+      intent.value.publication !== null &&
+      publicationLanded(intent, (yield* readManifest(call.store)).manifest);
+    const some = held.slice(0, 5).join(", ") + (held.length > 5 ? ", …" : "");
+    const pending =
+      state.recoveryRequired || landed
+        ? "an earlier pull or commit of this working copy stopped part way and is not settled yet"
+        : held.length > 0
+          ? `${held.length === 1 ? "a file" : `${held.length} files`} it would change (${some}) ${held.length === 1 ? "is" : "are"} held: left as ${held.length === 1 ? "it was" : "they were"} by an earlier call (saved during it, or holding conflict blocks the notebook changed again) and not merged with the notebook yet`
+          : undefined;
+    if (pending === undefined) return;
+    return yield* Effect.fail(
+      domainError({
+        code: "INVALID_REQUEST",
+        reason: "INVALID_ARGUMENT",
+        message: `Nothing was written: ${pending}, and that merge would undo the ${what}. Call quire pull first (it merges a file saved during a call; conflict blocks must be resolved by hand), then ${what} again${what === "restore" ? " — or restore such a file to the notebook's current version, which nothing undoes" : ""}.`,
+      }),
+    );
+  });
 
 const refuseNotPulledYet = (
   copyGeneration: number,

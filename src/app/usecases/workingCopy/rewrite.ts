@@ -30,19 +30,25 @@ import type { BlobSource } from "./blobs.js";
 import { workingCopyFailure } from "../shared/failures.js";
 import { forEachPooled } from "../shared/pooled.js";
 import type { StatStamp } from "./privateState.js";
-import { noteIo, trustedStamps, type Scan, type ScannedFile } from "./workingCopy.js";
+import {
+  noteIo,
+  stampsToCache,
+  unsettledStamp,
+  type Scan,
+  type ScannedFile,
+} from "./workingCopy.js";
 import { putBeside } from "./putBeside.js";
 
 /** What rewriting the working copy changed. */
 export interface Materialised {
   /**
-   * Stamps a later scan may trust: of the files this call scanned and left as they were,
-   * but for those modified so recently when scanned that a later save could leave size,
-   * times and inode unchanged (racy). A file the call wrote or read again has no stamp:
-   * taken just after its write, it is racy by definition. (Recorded with the time the
-   * cache is written, such a stamp would look settled to every later scan, and a save
-   * that landed in its clock tick would never be read: published by no commit, and
-   * overwritten by the next pull that changes the note.)
+   * The stat cache's entries for every file now in the working copy: the scan's stamps
+   * of the files this call left as they were (workingCopy.ts `stampsToCache`), and an
+   * entry that never matches for a file it wrote or read again (a stamp taken just after
+   * a write is racy by definition; recorded with the time the cache is written, it would
+   * look settled to every later scan, and a save that landed in its clock tick would
+   * never be read: published by no commit, and overwritten by the next pull that
+   * changes the note).
    */
   readonly stamps: ReadonlyMap<string, StatStamp>;
   /** Paths whose content changed (written or removed), sorted. */
@@ -86,7 +92,7 @@ const expectationOfBytes = (info: PathInfo, id: string): Expectation => ({
 
 /**
  * Where one path's rewrite stands: done, or held. A done path carries no stamp for the
- * stat cache: one taken as the file was written or re-read is racy (see
+ * stat cache: one taken as the file was written or read again is racy (see
  * {@link Materialised.stamps}).
  */
 type Settled = { readonly _tag: "Done" } | { readonly _tag: "Held" };
@@ -446,11 +452,14 @@ export const materialise = (
     // first, so that a process killed in between leaves the note under both names rather
     // than under none: a first pull has no intent to bring it back from.
     const { early, late: rest } = writesAroundRemovals(writes, removals, before, target);
-    const stamps = trustedStamps(before, target);
+    const stamps = stampsToCache(before, target);
     const heldPaths: string[] = [];
     const record = (path: string, settled: Settled): void => {
       if (settled._tag === "Held") return void heldPaths.push(path);
       wrote(path);
+      // Written (or read again) just now: its path is kept, its stamp is not trusted.
+      const id = target.get(path);
+      if (id !== undefined) stamps.set(path, unsettledStamp(id));
     };
 
     // A directory that cannot be made (a file or symlink saved where it must go, or a

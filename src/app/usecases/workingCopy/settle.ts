@@ -36,7 +36,7 @@ import {
 } from "./firstPull.js";
 import { fixableCause, stoppedFirstPull, stoppedRewrite } from "./stoppedRewrite.js";
 import { materialise } from "./rewrite.js";
-import { changedPaths, trustedStamps, type Scan } from "./workingCopy.js";
+import { changedPaths, stampsToCache, type Scan } from "./workingCopy.js";
 
 /**
  * The line counts of one path from its old to its new bytes (`undefined` = absent), or
@@ -244,7 +244,7 @@ const settleNow = (
       // thing worth writing is a stat cache that learnt something.
       if (statsChanged) {
         const now = yield* Clock.currentTimeMillis;
-        const stamps = trustedStamps(scan);
+        const stamps = stampsToCache(scan);
         yield* afterAnswer(
           call,
           "stats",

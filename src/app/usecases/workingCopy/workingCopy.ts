@@ -125,22 +125,42 @@ const stampMatches = (
 };
 
 /**
- * The stamps of `scan` a later scan may trust (for the stat cache), of the files whose
- * content is still `target`'s when one is given: every file but those modified so close
+ * A file's change time no file has (the kernel sets it to the current time): a stamp
+ * holding it never matches, so the file is read again by the next scan, while its path
+ * stays in the cache (the next scan tells a note deleted since from one never seen by
+ * the paths the cache holds: `goneSince`, a save caught between its delete and write).
+ */
+const unsettledCtimeMs = -1;
+
+/**
+ * A stat-cache entry for a file whose stamp may not be trusted (see {@link stampsToCache}):
+ * it keeps the path and never matches.
+ */
+export const unsettledStamp = (id: string): StatStamp => ({
+  size: 0,
+  mtimeMs: 0,
+  ctimeMs: unsettledCtimeMs,
+  ino: 0,
+  id,
+});
+
+/**
+ * The stat cache's entries for `scan` (of the files whose content is still `target`'s,
+ * when given): each file's stamp, but {@link unsettledStamp} for a file modified so close
  * to the scan that a later save could leave size, times and inode unchanged (racy). The
  * racy check of a later scan compares with the time the cache was written, after the
  * stamps were taken: a racy stamp kept would look settled then, and a save that landed
- * in its clock tick would never be read (git's racy-clean entries, handled here by not
- * keeping them).
+ * in its clock tick would never be read (git's racy-clean entries, kept here as entries
+ * that never match).
  */
-export const trustedStamps = (
+export const stampsToCache = (
   scan: Scan,
   target?: ReadonlyMap<string, string>,
 ): Map<string, StatStamp> => {
   const stamps = new Map<string, StatStamp>();
   for (const [path, file] of scan)
-    if (!file.racy && (target === undefined || target.get(path) === file.id))
-      stamps.set(path, file.stamp);
+    if (target === undefined || target.get(path) === file.id)
+      stamps.set(path, file.racy ? unsettledStamp(file.id) : file.stamp);
   return stamps;
 };
 
