@@ -25,9 +25,11 @@ const heldNote = async () => {
   const { notebook, write } = world;
   await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
   write("/ws/a/note.md", "one\ntwo\nthree\n");
+  write("/ws/a/other.md", "x\n");
   await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "seed", author }));
   await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
   write("/ws/a/note.md", "BAD\ntwo\nthree\n");
+  write("/ws/a/other.md", "y\n");
   await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "bad change", author }));
   armed = true;
   await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
@@ -50,7 +52,10 @@ describe("restore and revert with a merge still to make", () => {
     await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
     expect(read("/ws/b/note.md")).toContain("BAD");
     const reverted = await Effect.runPromise(notebook.revert({ path: "/ws/b", generation: 2 }));
-    expect(reverted.files).toEqual([{ path: "note.md", change: "modified" }]);
+    expect(reverted.files).toEqual([
+      { path: "note.md", change: "modified" },
+      { path: "other.md", change: "modified" },
+    ]);
     await Effect.runPromise(notebook.commit({ path: "/ws/b", message: "undo", author }));
     await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
     const published = read("/ws/a/note.md");
@@ -67,12 +72,13 @@ describe("restore and revert with a merge still to make", () => {
       expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
       expect(read("/ws/b/note.md")).toBe(saved);
     }
-    // A restore that names other files only goes ahead.
-    const other = await failure(
-      notebook.restore({ path: "/ws/b", generation: 1, files: ["missing.md"], force: true }),
+    // A restore of a file that is not held goes ahead.
+    const other = await Effect.runPromise(
+      notebook.restore({ path: "/ws/b", generation: 1, files: ["other.md"], force: false }),
     );
-    expect(other.reason).toBe("INVALID_ARGUMENT");
-    expect(other.message).not.toContain("held");
+    expect(other.files).toEqual([{ path: "other.md", change: "modified" }]);
+    expect(read("/ws/b/other.md")).toBe("x\n");
+    expect(read("/ws/b/note.md")).toBe(saved);
 
     await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
     await Effect.runPromise(

@@ -430,11 +430,6 @@ const refuseUnresolvedMarkers = (
   });
 
 /**
- * INVALID_REQUEST/INVALID_ARGUMENT when the copy has not pulled `generation` yet: its
- * files do not hold that publication's changes, so undoing them would find nothing to
- * undo and answer "undone already" while the notebook still has them.
- */
-/**
  * INVALID_REQUEST/INVALID_ARGUMENT (as {@link refuseNotPulledYet}: pull first) when the
  * copy still has a merge to make that would undo what the call writes, and nothing is
  * written: `held` files it would change (left as they were by an earlier call — saved
@@ -474,6 +469,11 @@ const refusePendingMerge = (
     );
   });
 
+/**
+ * INVALID_REQUEST/INVALID_ARGUMENT when the copy has not pulled `generation` yet: its
+ * files do not hold that publication's changes, so undoing them would find nothing to
+ * undo and answer "undone already" while the notebook still has them.
+ */
 const refuseNotPulledYet = (
   copyGeneration: number,
   generation: number,
