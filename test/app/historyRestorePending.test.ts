@@ -40,6 +40,24 @@ const heldNote = async () => {
   return { notebook, read, saved: read("/ws/b/note.md") };
 };
 
+/**
+ * Copies of one memory store on one memory file system: `notebook`, and `stopping`, the
+ * same but interrupted at failpoint `stage`.
+ */
+const copies = (stage?: string) => {
+  const store = memoryStore.make();
+  const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
+  const stopping = openOn(store, fs, {
+    failpoint: (at) => (at === stage ? Effect.interrupt : Effect.void),
+  });
+  const read = (path: string) => String(vol.readFileSync(path, "utf8"));
+  const write = (path: string, text: string) => {
+    vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    vol.writeFileSync(path, text);
+  };
+  return { notebook: openOn(store, fs), stopping, read, write };
+};
+
 describe("restore and revert with a merge still to make", () => {
   it("revert of the change a held file has not taken in yet is refused until a pull merges it", async () => {
     const { notebook, read, saved } = await heldNote();
@@ -90,17 +108,7 @@ describe("restore and revert with a merge still to make", () => {
   });
 
   it("restore on a copy whose pull stopped part way is refused until a pull recovers it", async () => {
-    const store = memoryStore.make();
-    const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
-    const notebook = openOn(store, fs);
-    const stopping = openOn(store, fs, {
-      failpoint: (stage) => (stage === "mid-materialisation" ? Effect.interrupt : Effect.void),
-    });
-    const read = (path: string) => String(vol.readFileSync(path, "utf8"));
-    const write = (path: string, text: string) => {
-      vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-      vol.writeFileSync(path, text);
-    };
+    const { notebook, stopping, read, write } = copies("mid-materialisation");
     await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
     write("/ws/a/note.md", "one\ntwo\nthree\n");
     write("/ws/a/z.md", "z\n");
@@ -129,17 +137,7 @@ describe("restore and revert with a merge still to make", () => {
   });
 
   it("restore after a commit that stopped past its swap is refused until a pull settles it", async () => {
-    const store = memoryStore.make();
-    const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
-    const notebook = openOn(store, fs);
-    const stopping = openOn(store, fs, {
-      failpoint: (stage) => (stage === "after-cas" ? Effect.interrupt : Effect.void),
-    });
-    const read = (path: string) => String(vol.readFileSync(path, "utf8"));
-    const write = (path: string, text: string) => {
-      vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-      vol.writeFileSync(path, text);
-    };
+    const { notebook, stopping, read, write } = copies("after-cas");
     await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
     write("/ws/a/note.md", "one\ntwo\nthree\n");
     await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "g1", author }));
@@ -169,14 +167,7 @@ describe("restore and revert with a merge still to make", () => {
   });
 
   it("a file held for conflict blocks the notebook changed again: restored to the notebook's version, not an older one", async () => {
-    const store = memoryStore.make();
-    const { service: fs, vol } = memFs.make({ "/ws/.keep": "" });
-    const notebook = openOn(store, fs);
-    const read = (path: string) => String(vol.readFileSync(path, "utf8"));
-    const write = (path: string, text: string) => {
-      vol.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-      vol.writeFileSync(path, text);
-    };
+    const { notebook, read, write } = copies();
     await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
     write("/ws/a/note.md", "one\ntwo\nthree\n");
     await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "g1", author }));
