@@ -10,24 +10,9 @@
  */
 import { Effect, Exit } from "effect";
 import { describe, expect, it } from "vitest";
-import { personAtWork } from "./memNotebook.js";
+import { appendingNote } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
-
-/** An appender at work in b's note while the call rewrites it: a line per write attempt. */
-const appendingNote = () => {
-  let armed = false;
-  let count = 0;
-  const world = personAtWork((path) => {
-    if (!armed || path !== "/ws/b/note.md") return;
-    count += 1;
-    world.vol.appendFileSync(path, `appended ${count}\n`);
-  }, true);
-  const arm = (on: boolean) => {
-    armed = on;
-  };
-  return { ...world, arm, appended: () => count };
-};
 
 describe("a file kept changing while a call rewrites it", () => {
   it("after a commit published it, the next commit merges the later lines cleanly", async () => {

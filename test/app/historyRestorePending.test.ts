@@ -9,20 +9,13 @@ import { Effect, Exit } from "effect";
 import { describe, expect, it } from "vitest";
 import * as memFs from "../../src/adapters/memFileSystem.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
-import { failure, openOn, personAtWork } from "./memNotebook.js";
+import { appendingNote, failure, openOn } from "./memNotebook.js";
 
 const author = { name: "test", version: "1" };
 
 /** b's note held by a pull of generation 2 (`BAD` on its first line) while a person appends. */
 const heldNote = async () => {
-  let armed = false;
-  let count = 0;
-  const world = personAtWork((path) => {
-    if (!armed || path !== "/ws/b/note.md") return;
-    count += 1;
-    world.vol.appendFileSync(path, `appended ${count}\n`);
-  }, true);
-  const { notebook, write } = world;
+  const { notebook, write, read, arm } = appendingNote();
   await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
   write("/ws/a/note.md", "one\ntwo\nthree\n");
   write("/ws/a/other.md", "x\n");
@@ -31,12 +24,11 @@ const heldNote = async () => {
   write("/ws/a/note.md", "BAD\ntwo\nthree\n");
   write("/ws/a/other.md", "y\n");
   await Effect.runPromise(notebook.commit({ path: "/ws/a", message: "bad change", author }));
-  armed = true;
+  arm(true);
   await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
-  armed = false;
+  arm(false);
   const status = await Effect.runPromise(notebook.status({ path: "/ws/b" }));
   expect(status.held).toEqual(["note.md"]);
-  const read = (path: string) => String(world.vol.readFileSync(path, "utf8"));
   return { notebook, read, saved: read("/ws/b/note.md") };
 };
 

@@ -24,10 +24,10 @@ export const baseOptions: NotebookOptions = {
   retainedCheckpoints: 1,
 };
 
-/** A notebook service on `store` and the memfs file system `fs` ({@link baseOptions} over `overrides`). */
+/** A notebook service on `store` and the file system `fs` ({@link baseOptions} over `overrides`). */
 export const openOn = (
   store: ObjectStoreService,
-  fs: ReturnType<typeof memFs.make>["service"],
+  fs: FileSystemService,
   overrides: Partial<NotebookOptions> = {},
 ) =>
   Effect.runSync(
@@ -106,6 +106,25 @@ export const personAtWork = (beforeWrite: (path: string) => void = () => {}, eve
         }
       }).pipe(Effect.zipRight(tree.replaceFile(path, bytes, expected, mode))),
   }));
+};
+
+/**
+ * {@link personAtWork} appending a line (`appended N`) to b's note at every write attempt
+ * of a rewrite while `arm(true)`: a person who keeps saving the file as quire rewrites
+ * it, so the call holds it.
+ */
+export const appendingNote = () => {
+  let armed = false;
+  let count = 0;
+  const world = personAtWork((path) => {
+    if (!armed || path !== "/ws/b/note.md") return;
+    count += 1;
+    world.vol.appendFileSync(path, `appended ${count}\n`);
+  }, true);
+  const arm = (on: boolean) => {
+    armed = on;
+  };
+  return { ...world, arm, appended: () => count };
 };
 
 /** The domain error `effect` fails with; throws when it succeeds or dies. */

@@ -16,13 +16,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Effect } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
-import * as ids from "../../src/adapters/idGenerator.js";
 import type { StatsLike } from "../../src/adapters/fsStats.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import * as nodeFileSystem from "../../src/adapters/nodeFileSystem.js";
 import type { FileSystemService } from "../../src/ports/FileSystem.js";
-import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
-import { baseOptions, hookedNotebook } from "./memNotebook.js";
+import { hookedNotebook, openOn } from "./memNotebook.js";
 
 const author = { name: "t", version: "1" };
 const made: string[] = [];
@@ -72,20 +70,12 @@ const twoCopies = async (interpose: (note: string) => Interpose) => {
   const note = join(ws, "alice", "note.md");
   const store = memoryStore.make();
   const open = (fs: FileSystemService, name: string) =>
-    Effect.runSync(
-      makeNotebook({
-        store,
-        fs,
-        ids: ids.make(),
-        options: {
-          ...baseOptions,
-          workspaceRoot: ws,
-          notebookDirectory: join(ws, name),
-          privateRoot: join(base, `private-${name}`),
-          homeDirectory: join(base, "home"),
-        },
-      }),
-    );
+    openOn(store, fs, {
+      workspaceRoot: ws,
+      notebookDirectory: join(ws, name),
+      privateRoot: join(base, `private-${name}`),
+      homeDirectory: join(base, "home"),
+    });
   const alice = open(nodeFileSystem.make({ interpose: interpose(note) }), "alice");
   const bob = open(nodeFileSystem.make(), "bob");
   const [aliceDir, bobDir] = [join(ws, "alice"), join(ws, "bob")];

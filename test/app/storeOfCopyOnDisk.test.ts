@@ -10,12 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Effect } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
-import * as ids from "../../src/adapters/idGenerator.js";
 import * as memoryStore from "../../src/adapters/memoryObjectStore.js";
 import * as nodeFileSystem from "../../src/adapters/nodeFileSystem.js";
 import { keyDigest } from "../../src/app/keyDigest.js";
-import { makeNotebook } from "../../src/app/usecases/notebookLayer.js";
-import { baseOptions } from "./memNotebook.js";
+import { openOn } from "./memNotebook.js";
 
 const author = { name: "t", version: "1" };
 const made: string[] = [];
@@ -34,20 +32,12 @@ const place = (linked: boolean) => {
   const privateRoot = join(base, linked ? "private" : "real-private");
   const fs = nodeFileSystem.make();
   const open = (store: ReturnType<typeof memoryStore.make>) =>
-    Effect.runSync(
-      makeNotebook({
-        store,
-        fs,
-        ids: ids.make(),
-        options: {
-          ...baseOptions,
-          workspaceRoot: ws,
-          notebookDirectory: join(ws, "a"),
-          privateRoot,
-          homeDirectory: join(base, "home"),
-        },
-      }),
-    );
+    openOn(store, fs, {
+      workspaceRoot: ws,
+      notebookDirectory: join(ws, "a"),
+      privateRoot,
+      homeDirectory: join(base, "home"),
+    });
   const record = (path: string) => join(privateRoot, "owners", keyDigest(["store of", path]));
   return { ws, privateRoot, open, record };
 };
