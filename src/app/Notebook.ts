@@ -115,7 +115,8 @@ export interface NotebookService {
    * SPEC §11: writes `files` as they were at `generation` into the working copy
    * (usecases/history/restore.ts); published by the next commit.
    * INVALID_REQUEST/UNPUBLISHED_CHANGES when that would replace unpublished changes
-   * without `force`; GENERATION_PRUNED when the content is gone.
+   * without `force`; PULL_NEEDED when a merge the copy must still make would undo it;
+   * GENERATION_PRUNED when the content is gone.
    */
   readonly restore: (request: {
     readonly path?: string;
@@ -127,7 +128,9 @@ export interface NotebookService {
    * SPEC §11: applies the inverse of the publication at `generation` to the working copy
    * as a three-way merge (usecases/history/restore.ts); conflicts are written as a pull
    * writes them and answered CONTENT_CONFLICT/MERGE_CONFLICT, whose `changed` lists
-   * every file written (the clean ones too) and `held` those saved during the call.
+   * every file written (the clean ones too) and `held` those saved during the call;
+   * PULL_NEEDED when the copy has not pulled `generation` yet or a merge it must still
+   * make would undo the revert.
    */
   readonly revert: (request: {
     readonly path?: string;

@@ -110,6 +110,13 @@ export const errorTable = {
       when: "notes_commit on a working copy that was never pulled from this store.",
       remedy: "Call notes_pull on the working copy, then notes_commit.",
     },
+    PULL_NEEDED: {
+      action: "PULL_FIRST",
+      retryable: false,
+      when: "quire restore or revert on a working copy that must merge with the notebook first: a revert of a generation it has not pulled yet, or a restore or revert that a merge still to come would undo (an earlier pull or commit of the copy stopped part way, or a file the call would change is held: saved during an earlier call, or holding conflict blocks the notebook changed again). Nothing was written.",
+      remedy:
+        "Call quire pull (resolve by hand any conflict blocks it reports), then the restore or revert again; a held file may also be restored to the notebook's current version.",
+    },
     GENERATION_PRUNED: {
       action: "FIX_REQUEST",
       retryable: false,

@@ -54,7 +54,11 @@ describe("restore and revert with a merge still to make", () => {
   it("revert of the change a held file has not taken in yet is refused until a pull merges it", async () => {
     const { notebook, read, saved } = await heldNote();
     const refused = await failure(notebook.revert({ path: "/ws/b", generation: 2 }));
-    expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
+    expect([refused.code, refused.reason, refused.action]).toEqual([
+      "INVALID_REQUEST",
+      "PULL_NEEDED",
+      "PULL_FIRST",
+    ]);
     expect(refused.message).toContain("note.md");
     expect(refused.message).toContain("quire pull first");
     expect(read("/ws/b/note.md")).toBe(saved);
@@ -79,7 +83,7 @@ describe("restore and revert with a merge still to make", () => {
       const refused = await failure(
         notebook.restore({ path: "/ws/b", generation: 1, files: ["note.md"], force }),
       );
-      expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
+      expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "PULL_NEEDED"]);
       expect(read("/ws/b/note.md")).toBe(saved);
     }
     // A restore of a file that is not held goes ahead.
@@ -116,7 +120,7 @@ describe("restore and revert with a merge still to make", () => {
     const refused = await failure(
       notebook.restore({ path: "/ws/b", generation: 1, files: ["note.md"], force: true }),
     );
-    expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
+    expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "PULL_NEEDED"]);
     expect(refused.message).toContain("stopped part way");
     expect(read("/ws/b/note.md")).toBe(before);
 
@@ -147,7 +151,7 @@ describe("restore and revert with a merge still to make", () => {
     const refused = await failure(
       notebook.restore({ path: "/ws/b", generation: 1, files: ["note.md"], force: true }),
     );
-    expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
+    expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "PULL_NEEDED"]);
     expect(read("/ws/b/note.md")).toBe("ONE\ntwo\nthree\n");
 
     await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
@@ -177,7 +181,7 @@ describe("restore and revert with a merge still to make", () => {
     const older = await failure(
       notebook.restore({ path: "/ws/b", generation: 1, files: ["note.md"], force: true }),
     );
-    expect([older.code, older.reason]).toEqual(["INVALID_REQUEST", "INVALID_ARGUMENT"]);
+    expect([older.code, older.reason]).toEqual(["INVALID_REQUEST", "PULL_NEEDED"]);
     expect(older.message).toContain("notebook's current version");
     // The revert names the blocks, as it does for any file holding them.
     expect((await failure(notebook.revert({ path: "/ws/b", generation: 3 }))).reason).toBe(

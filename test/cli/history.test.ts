@@ -983,7 +983,7 @@ describe("history: restore and revert never answer OK for what they did not do",
       // Two is at generation 1: generation 2 is not in its files, nothing there to undo.
       const early = await runCli(world, ["revert", two, "2"]);
       expect(early.code, early.stdout).toBe(1);
-      expect(early.stderr).toContain("INVALID_REQUEST · INVALID_ARGUMENT");
+      expect(early.stderr).toContain("INVALID_REQUEST · PULL_NEEDED");
       expect(early.stderr).toContain("has not pulled generation 2 yet");
       expect(read(two, "f.md")).toBe("l1\nl2\n");
       await ok(pull(world, two));

@@ -25,6 +25,7 @@ import { probeStore } from "../../src/app/usecases/commit/probe.js";
 import { encodeText } from "../../src/domain/content.js";
 import { errorEnvelope } from "../../src/domain/envelope.js";
 import {
+  type DomainError,
   type EngineDetail,
   type ErrorCode,
   type ReasonOf,
@@ -105,6 +106,18 @@ const ok = async (nb: NotebookService, name: Tool, args: Record<string, unknown>
 const pullA = (nb: NotebookService) => viaMcp(nb, "notes_pull", { path: "/ws/a" });
 const commitA = (nb: NotebookService, message = "m") =>
   viaMcp(nb, "notes_commit", { path: "/ws/a", message });
+
+/**
+ * A library call that must fail (the history commands are CLI-only, no MCP tool): the
+ * envelope its error makes, as the CLI prints it.
+ */
+const viaLibrary = async <A>(call: Effect.Effect<A, DomainError>): Promise<Observed> => {
+  const exit = await Effect.runPromiseExit(call.pipe(Logger.withMinimumLogLevel(LogLevel.None)));
+  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail")
+    throw new Error(`expected the call to fail, got ${String(exit)}`);
+  const envelope = errorEnvelope(exit.cause.error, "0000000000000000", noPathSets);
+  return { structured: envelope.structured, text: envelope.text };
+};
 
 /** A world where copy /ws/a published x.md and y.md (generation 1), and edited x.md again. */
 const published = async (options: Partial<NotebookOptions> = {}) => {
@@ -211,28 +224,23 @@ const scenarios: {
         w.write("/ws/a/x.md", `edit ${i}\n`);
         await ok(nb, "notes_commit");
       }
-      const exit = await Effect.runPromiseExit(
-        nb
-          .show({ path: "/ws/a", generation: 1, files: [] })
-          .pipe(Logger.withMinimumLogLevel(LogLevel.None)),
-      );
-      if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail")
-        throw new Error(`expected show to fail, got ${String(exit)}`);
-      const envelope = errorEnvelope(exit.cause.error, "0000000000000000", noPathSets);
-      return { structured: envelope.structured, text: envelope.text };
+      return viaLibrary(nb.show({ path: "/ws/a", generation: 1, files: [] }));
     },
     UNPUBLISHED_CHANGES: async () => {
       // x.md is edited since generation 1: restoring it without --force is refused.
       const { nb } = await published();
-      const exit = await Effect.runPromiseExit(
-        nb
-          .restore({ path: "/ws/a", generation: 1, files: ["x.md"], force: false })
-          .pipe(Logger.withMinimumLogLevel(LogLevel.None)),
+      return viaLibrary(
+        nb.restore({ path: "/ws/a", generation: 1, files: ["x.md"], force: false }),
       );
-      if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail")
-        throw new Error(`expected restore to fail, got ${String(exit)}`);
-      const envelope = errorEnvelope(exit.cause.error, "0000000000000000", noPathSets);
-      return { structured: envelope.structured, text: envelope.text };
+    },
+    PULL_NEEDED: async () => {
+      // Another copy publishes generation 2; /ws/a, still at 1, has nothing of it to undo.
+      const { w, nb } = await published();
+      const other = w.open();
+      await ok(other, "notes_pull", { path: "/ws/b" });
+      w.write("/ws/b/y.md", "why not\n");
+      await ok(other, "notes_commit", { path: "/ws/b" });
+      return viaLibrary(nb.revert({ path: "/ws/a", generation: 2 }));
     },
     NESTED_WORKING_COPY: async () => {
       const { nb } = await published();

@@ -295,7 +295,8 @@ const restoredTree = (local: Tree, after: Tree, paths: ReadonlyArray<string>): T
  * into the copy: recreated if deleted since, removed if they did not exist then.
  * INVALID_REQUEST/UNPUBLISHED_CHANGES when that would replace unpublished changes
  * (refuseReplacingEdits) and `force` is not set (nothing is written then); INVALID_ARGUMENT when none of them
- * exists at `generation` or in the copy; GENERATION_PRUNED when its content is gone;
+ * exists at `generation` or in the copy; PULL_NEEDED when a merge still to come would undo
+ * it (refusePendingMerge); GENERATION_PRUNED when its content is gone;
  * INVALID_CONTENT when one of them is held by something the scan refuses (refuseRefused),
  * would collide under case folding with a file the copy keeps (refuseCaseCollisions), or
  * clashes with a kept file as file and directory (refuseFileDirectoryClashes).
@@ -356,7 +357,8 @@ export const restoreFiles = (
  * that later changes to the same files are kept. Conflicts are written as a pull writes
  * them (marker blocks, files moved aside) and answered CONTENT_CONFLICT/MERGE_CONFLICT
  * with the conflicts as `files` and every file written as `changed` (the clean changes
- * are written too); GENERATION_PRUNED when its content is gone; INVALID_CONTENT as for restoreFiles
+ * are written too); PULL_NEEDED when the copy has not pulled `generation` yet or a merge
+ * still to come would undo it; GENERATION_PRUNED when its content is gone; INVALID_CONTENT as for restoreFiles
  * (a file it brings back clashing by case with a kept one included).
  */
 export const revertPublication = (
@@ -430,7 +432,7 @@ const refuseUnresolvedMarkers = (
   });
 
 /**
- * INVALID_REQUEST/INVALID_ARGUMENT (as {@link refuseNotPulledYet}: pull first) when the
+ * INVALID_REQUEST/PULL_NEEDED (as {@link refuseNotPulledYet}) when the
  * copy still has a merge to make that would undo what the call writes, and nothing is
  * written: `held` files it would change (left as they were by an earlier call — saved
  * during it, or still holding conflict blocks the notebook changed again: the next pull
@@ -463,14 +465,14 @@ const refusePendingMerge = (
     return yield* Effect.fail(
       domainError({
         code: "INVALID_REQUEST",
-        reason: "INVALID_ARGUMENT",
+        reason: "PULL_NEEDED",
         message: `Nothing was written: ${pending}, and that merge would undo the ${what}. Call quire pull first (it merges a file saved during a call; conflict blocks must be resolved by hand), then ${what} again${what === "restore" ? " — or restore such a file to the notebook's current version, which nothing undoes" : ""}.`,
       }),
     );
   });
 
 /**
- * INVALID_REQUEST/INVALID_ARGUMENT when the copy has not pulled `generation` yet: its
+ * INVALID_REQUEST/PULL_NEEDED when the copy has not pulled `generation` yet: its
  * files do not hold that publication's changes, so undoing them would find nothing to
  * undo and answer "undone already" while the notebook still has them.
  */
@@ -483,7 +485,7 @@ const refuseNotPulledYet = (
     : Effect.fail(
         domainError({
           code: "INVALID_REQUEST",
-          reason: "INVALID_ARGUMENT",
+          reason: "PULL_NEEDED",
           message: `This working copy is at generation ${copyGeneration} and has not pulled generation ${generation} yet, so there is nothing of it here to undo; call quire pull first, then revert it.`,
         }),
       );
