@@ -1,7 +1,8 @@
 /**
  * `quire diff` (SPEC §11): the unified diff of a working copy's unpublished changes
  * against what its next commit merges against (domain/unifiedDiff.ts), per file with its
- * line counts. One scan, as `quire status`; no read of the store; nothing written.
+ * line counts. One scan, as `quire status`; no read of the store; nothing written to the
+ * copy (the stat cache, after the answer, as status saves it).
  */
 import { Effect } from "effect";
 import type { CopyDiff, FileDiff } from "../../../domain/copyStatus.js";
@@ -12,6 +13,7 @@ import { atOrBelowAny } from "../../../domain/history.js";
 import type { CopyCall } from "../shared/context.js";
 import { loadText } from "../pull/mergeRun.js";
 import { unpublished } from "./status.js";
+import { rememberSurvey } from "../workingCopy/settle.js";
 
 /**
  * The diff of the copy `call` holds, only of `files` (notebook paths, or directories of
@@ -23,7 +25,8 @@ export const copyDiff = (
   files: ReadonlyArray<string>,
 ): Effect.Effect<CopyDiff, DomainError> =>
   Effect.gen(function* () {
-    const { state, base, local, changes } = yield* unpublished(call);
+    const { state, base, scan, cached, local, changes } = yield* unpublished(call);
+    yield* rememberSurvey(call, scan, cached);
     const text = (id: string | undefined) =>
       id === undefined ? Effect.succeed(undefined) : loadText(call.blobs, id);
     const diffs = yield* Effect.forEach(

@@ -19,7 +19,13 @@ import { pulledState } from "../shared/pulled.js";
 import { loadIntent, ownVersionsOf, publicationLanded } from "../workingCopy/rewriteIntent.js";
 import { invalidAttributesIssue } from "../commit/attributesGuard.js";
 import { notContinuing, readManifest } from "../commit/remote.js";
-import { type CopyState, loadStats, mergeBaseOf } from "../workingCopy/privateState.js";
+import {
+  type CopyState,
+  loadStats,
+  mergeBaseOf,
+  type StatStamp,
+} from "../workingCopy/privateState.js";
+import { rememberSurvey } from "../workingCopy/settle.js";
 import { type Scan, surveyWorkingCopy } from "../workingCopy/workingCopy.js";
 
 /**
@@ -52,6 +58,8 @@ export interface Unpublished {
   readonly base: Tree;
   /** The scan's valid files. */
   readonly scan: Scan;
+  /** The stat cache the scan started from (see settle.ts rememberSurvey). */
+  readonly cached: ReadonlyMap<string, StatStamp>;
   /** Their ids. */
   readonly local: Tree;
   /** Unpublished changes, sorted by path. */
@@ -99,7 +107,7 @@ export const unpublished = (call: CopyCall): Effect.Effect<Unpublished, DomainEr
     for (const path of base.keys())
       if (!local.has(path) && !refused.has(path)) changes.push({ path, change: "deleted" });
     changes.sort((a, b) => compareCodeUnits(a.path, b.path));
-    return { state, base, scan: files, local, changes, issues, skipped };
+    return { state, base, scan: files, cached: stats.stamps, local, changes, issues, skipped };
   });
 
 /**
@@ -128,7 +136,8 @@ const withInvalidAttributes = (
  */
 export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainError> =>
   Effect.gen(function* () {
-    const { state, base, local, changes, issues, skipped } = yield* unpublished(call);
+    const { state, base, scan, cached, local, changes, issues, skipped } = yield* unpublished(call);
+    yield* rememberSurvey(call, scan, cached);
     const invalid = yield* withInvalidAttributes(call, base, local, issues);
     const markers = yield* filesWithBlocks(
       call.blobs,

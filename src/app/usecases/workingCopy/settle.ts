@@ -36,7 +36,7 @@ import {
 } from "./firstPull.js";
 import { fixableCause, stoppedFirstPull, stoppedRewrite } from "./stoppedRewrite.js";
 import { materialise } from "./rewrite.js";
-import { changedPaths, stampsToCache, type Scan } from "./workingCopy.js";
+import { changedPaths, stampsToCache, unsettledStamp, type Scan } from "./workingCopy.js";
 
 /**
  * The line counts of one path from its old to its new bytes (`undefined` = absent), or
@@ -131,6 +131,39 @@ export const scanLearnt = (scan: Scan, cached: ReadonlyMap<string, StatStamp>): 
   for (const [path, file] of scan) if (cached.get(path) !== file.stamp) return true;
   return false;
 };
+
+/**
+ * Leaves for after the answer the stat cache of a scan that only looked at the copy
+ * (status, diff), when it read a file the cache did not vouch for: otherwise each such
+ * call after a pull that wrote many files reads them all again (stampsToCache keeps a
+ * written file unsettled), until a pull or commit saves the cache. The entries of paths
+ * the scan did not find are kept, never matching, so that the next call's scan still
+ * tells a note deleted since the last pull or commit from one never seen
+ * (workingCopy.ts goneSince), as it did without this save. Never fails: a cache not
+ * saved only costs reads.
+ */
+export const rememberSurvey = (
+  call: CopyCall,
+  scan: Scan,
+  cached: ReadonlyMap<string, StatStamp>,
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    let read = false;
+    for (const [path, file] of scan)
+      if (cached.get(path) !== file.stamp) {
+        read = true;
+        break;
+      }
+    if (!read) return;
+    const stamps = stampsToCache(scan);
+    for (const [path, stamp] of cached)
+      if (!stamps.has(path)) stamps.set(path, unsettledStamp(stamp.id));
+    const now = yield* Clock.currentTimeMillis;
+    yield* afterAnswer(
+      call,
+      "stats",
+    )(saveStats(call.fs, call.copyDir, call.memo, { stamps, recordedAtMs: now }));
+  });
 
 /** The result of settling: the new state and the working copy's on-disk delta. */
 export interface Settled {
