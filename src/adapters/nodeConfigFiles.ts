@@ -23,6 +23,7 @@ import {
   ConfigFiles,
   type ConfigFilesService,
   type CommandFile,
+  type Placement,
   type ReplaceOptions,
 } from "../ports/ConfigFiles.js";
 import { makeDirectories } from "./makeDirectories.js";
@@ -129,6 +130,7 @@ const writeTemporary = async (
   destination: string,
   content: string | Uint8Array,
   mode: number,
+  owner: Owner | undefined,
 ): Promise<string> => {
   const temporary = NodePath.join(
     NodePath.dirname(destination),
@@ -138,6 +140,7 @@ const writeTemporary = async (
   try {
     try {
       await handle.writeFile(content);
+      if (owner !== undefined) await handle.chown(owner.uid, owner.gid);
       await handle.chmod(mode);
       await handle.sync();
     } finally {
@@ -158,8 +161,9 @@ const writeReplacing = async (
   destination: string,
   content: string | Uint8Array,
   mode: number,
+  owner: Owner | undefined,
 ): Promise<void> => {
-  const temporary = await writeTemporary(destination, content, mode);
+  const temporary = await writeTemporary(destination, content, mode, owner);
   try {
     await fs.rename(temporary, destination);
   } catch (error) {
@@ -246,13 +250,63 @@ const danglingLink = async (path: string, link: string): Promise<string> => {
 };
 
 /**
+ * The real path `path` would be written at: its symlinks, and those of the directories
+ * on its way, followed; for a file or directories still missing, the real path of the
+ * nearest existing directory with the rest of the path after it.
+ */
+const realDestination = async (path: string): Promise<string> => {
+  let existing = NodePath.resolve(path);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return NodePath.join(await fs.realpath(existing), ...rest);
+    } catch (error) {
+      const code = errnoOf(error);
+      if ((code !== "ENOENT" && code !== "ENOTDIR") || NodePath.dirname(existing) === existing)
+        return NodePath.resolve(path);
+      rest.unshift(NodePath.basename(existing));
+      existing = NodePath.dirname(existing);
+    }
+  }
+};
+
+/** Whether `path` is `directory` or below it (both absolute, resolved). */
+const isWithin = (path: string, directory: string): boolean => {
+  const relative = NodePath.relative(directory, path);
+  return relative === "" || (!relative.startsWith("..") && !NodePath.isAbsolute(relative));
+};
+
+/** Why `path` is not where `placement` says it must be, or `undefined`. */
+const misplaced = async (path: string, placement: Placement): Promise<string | undefined> => {
+  const { within } = placement;
+  const found = await followed(within);
+  if (found === undefined)
+    return `the directory ${within} does not exist, and quire creates the client's directories below it, never it (a mistyped HOME?); create it or fix the variable that names it, then run the command again`;
+  if (!found.isDirectory())
+    return `${within} is not a directory, and the file belongs below it; fix the variable that names it, then run the command again`;
+  if (!placement.confined) return undefined;
+  const real = await realDestination(path);
+  const home = await fs.realpath(within);
+  return isWithin(real, home)
+    ? undefined
+    : `it leads to ${real} (through a symbolic link), outside ${within}: a project's file is edited only inside the project, so a link in a repository cannot send the edit (and a backup of what it points at) elsewhere; replace the link with the file itself, or register quire in the user scope, then run the command again`;
+};
+
+/**
  * Why `path` must not be replaced though the system would let quire do it, or
  * `undefined`: a dangling symlink at the nearest existing entry on its way, a file with
  * other hard links (the rename would leave them with the old content), or a file
  * nobody may write (a person made it read-only on purpose; the rename that replaces it
  * needs only its directory's permission, so the system would not stop quire).
  */
-const refusalOf = async (path: string): Promise<string | undefined> => {
+const refusalOf = async (
+  path: string,
+  placement: Placement | undefined,
+): Promise<string | undefined> => {
+  if (placement !== undefined) {
+    const where = await misplaced(path, placement);
+    if (where !== undefined) return where;
+  }
   let existing = NodePath.resolve(path);
   for (; ; existing = NodePath.dirname(existing)) {
     const found = await entryAt(existing);
@@ -339,6 +393,44 @@ const targetOf = async (path: string): Promise<string> => {
   }
 };
 
+/** A file's owner. */
+interface Owner {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/**
+ * The owner the files and directories an edit creates must get, or `undefined` to leave
+ * them as created: only a process running as root gives them away — to the owner of the
+ * file it replaces, or (for a new file) of the nearest existing directory on its way —
+ * since root editing a user's settings (`sudo quire mcp install` keeping HOME) would
+ * otherwise leave them owned by root, mode 0600, and the user's client could no longer
+ * read them. Anyone else creates files as themselves, as any editor does.
+ */
+const ownerToKeep = async (
+  target: string,
+  existing: Stats | undefined,
+): Promise<Owner | undefined> => {
+  if (process.getuid?.() !== 0) return undefined;
+  let found = existing;
+  for (let directory = NodePath.dirname(target); found === undefined;) {
+    found = await followed(directory);
+    const parent = NodePath.dirname(directory);
+    if (parent === directory) break;
+    directory = parent;
+  }
+  if (found === undefined || (found.uid === 0 && found.gid === 0)) return undefined;
+  return { uid: found.uid, gid: found.gid };
+};
+
+/** Gives `owner` the directories from `first` (the topmost one created) down to `last`. */
+const chownCreated = async (first: string, last: string, owner: Owner): Promise<void> => {
+  for (let directory = last; ; directory = NodePath.dirname(directory)) {
+    await fs.chown(directory, owner.uid, owner.gid);
+    if (directory === first || NodePath.dirname(directory) === directory) return;
+  }
+};
+
 /** What the tests may run inside {@link makeNodeConfigFiles}'s replace. */
 export interface NodeConfigFilesOptions {
   /**
@@ -352,24 +444,27 @@ export interface NodeConfigFilesOptions {
 const replaceWith =
   (options: NodeConfigFilesOptions) =>
   async (path: string, text: string, replaceOptions: ReplaceOptions): Promise<void> => {
-    const refusal = await refusalOf(path);
+    const refusal = await refusalOf(path, replaceOptions.placement);
     if (refusal !== undefined) throw refused(path, refusal);
     const target = await targetOf(path);
     const current = await readText(target, path);
     if (current !== replaceOptions.expected) throw changed(path);
+    const existing = current === undefined ? undefined : await fs.stat(target);
+    const owner = await ownerToKeep(target, existing);
     const directory = NodePath.dirname(target);
-    await makeDirectories(directory, 0o700);
+    const created = await makeDirectories(directory, 0o700);
+    if (created !== undefined && owner !== undefined) await chownCreated(created, directory, owner);
     await tidyStaleTemporaries([target, replaceOptions.backupPath], Date.now());
     let mode = 0o600;
-    if (current !== undefined) {
-      mode = (await fs.stat(target)).mode & 0o7777;
+    if (existing !== undefined && current !== undefined) {
+      mode = existing.mode & 0o7777;
       const { backupPath } = replaceOptions;
       // The backup holds what the file holds, so it gets the file's permission bits.
-      await writeReplacing(backupPath, current, mode & 0o777).catch((error: unknown) => {
+      await writeReplacing(backupPath, current, mode & 0o777, owner).catch((error: unknown) => {
         throw ioError(backupPath, "write the backup", explainedForBackup)(error);
       });
     }
-    const temporary = await writeTemporary(target, text, mode);
+    const temporary = await writeTemporary(target, text, mode, owner);
     try {
       await options.beforeLastCheck?.(target);
       // Another program (another quire) may have written the file while ours was being
@@ -414,8 +509,11 @@ export const makeNodeConfigFiles = (options: NodeConfigFilesOptions = {}): Confi
       try: () => replaceWith(options)(path, text, replaceOptions),
       catch: (error) => (error instanceof ConfigFileError ? error : ioError(path, "write")(error)),
     }),
-  editable: (path) =>
-    Effect.tryPromise({ try: () => refusalOf(path), catch: ioError(path, "check") }).pipe(
+  editable: (path, placement) =>
+    Effect.tryPromise({
+      try: () => refusalOf(path, placement),
+      catch: ioError(path, "check"),
+    }).pipe(
       Effect.flatMap((refusal) =>
         refusal === undefined ? Effect.void : Effect.fail(refused(path, refusal)),
       ),

@@ -21,8 +21,30 @@ export class ConfigFileError extends Data.TaggedError("ConfigFileError")<{
 /** What a path is as a command to start ({@link ConfigFilesService.commandFile}). */
 export type CommandFile = "executable" | "notExecutable" | "missing";
 
+/**
+ * Where a file may be edited: what the caller knows of the place the file belongs in,
+ * which the file system alone cannot tell.
+ */
+export interface Placement {
+  /**
+   * A directory that must exist already: a missing one is refused, never created (the
+   * home directory of a user-scope file: a mistyped HOME must not make a new tree of
+   * settings nobody reads; the project of a project-scope one). Directories below it
+   * on the way to the file are created.
+   */
+  readonly within: string;
+  /**
+   * Whether the file's real path (its symlinks, and those of the directories on its way,
+   * followed) must stay inside `within`: a project's file, where a link a repository
+   * planted must not send the edit (and the backup of what it points at) elsewhere.
+   */
+  readonly confined: boolean;
+}
+
 /** How to replace a file. */
 export interface ReplaceOptions {
+  /** Where the file may be edited ({@link Placement}); unchecked when absent. */
+  readonly placement?: Placement;
   /** The content the edit was computed from (`undefined`: the file did not exist). */
   readonly expected: string | undefined;
   /**
@@ -49,7 +71,10 @@ export interface ConfigFilesService {
    * the file meanwhile; the caller may read it again and recompute its edit) and renames
    * it over the target, so a reader sees the old or the new file, never a part. A symlinked path is followed (the
    * link stays, its target is replaced); the target keeps its permission bits, and a new
-   * file (with missing parent directories) gets 0600. Checks {@link editable} first.
+   * file (with missing parent directories) gets 0600 (0700). Run as root, the new file,
+   * the backup and the directories created get the owner of the file replaced, or of
+   * the directory they are created in (root editing a user's settings, `sudo` keeping
+   * HOME, must not leave them unreadable to that user). Checks {@link editable} first.
    */
   readonly replace: (
     path: string,
@@ -60,10 +85,11 @@ export interface ConfigFilesService {
    * Fails with `REFUSED` when `path` must not be replaced although the system would let
    * quire do it: it, or a directory on its way, is a symlink to nothing (writing would
    * create the link's target, anywhere), the file has other hard links (a rename would
-   * leave them holding the old content), or the file is read-only (a person made it so;
-   * a rename would replace it all the same).
+   * leave them holding the old content), the file is read-only (a person made it so;
+   * a rename would replace it all the same), or it is not where `placement` says it
+   * must be (its `within` directory missing, or the real file outside a confined one).
    */
-  readonly editable: (path: string) => Effect.Effect<void, ConfigFileError>;
+  readonly editable: (path: string, placement?: Placement) => Effect.Effect<void, ConfigFileError>;
   /**
    * What `path` (following symlinks) is as a command a client would start: `executable`
    * (a regular file this user may execute), `notExecutable` (something is there, but

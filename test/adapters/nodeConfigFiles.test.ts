@@ -7,6 +7,7 @@
  */
 import { spawnSync } from "node:child_process";
 import {
+  chownSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -238,4 +239,126 @@ describe("temporary files a killed edit left", () => {
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readFileSync(config, "utf8")).toBe('{"a": 1}\n');
   });
+});
+
+describe("where a file may be edited (a placement)", () => {
+  it("a home directory that does not exist is refused, not created", async () => {
+    const home = path.join(root, "no-such-home", "deeper");
+    const config = path.join(home, ".cursor", "mcp.json");
+    const placement = { within: home, confined: false };
+    for (const refused of [
+      await failure(nodeConfigFiles.editable(config, placement)),
+      await failure(
+        nodeConfigFiles.replace(config, "{}\n", {
+          expected: undefined,
+          backupPath: `${config}.quire.bak`,
+          placement,
+        }),
+      ),
+    ]) {
+      expect(refused.reason).toBe("REFUSED");
+      expect(refused.message).toContain(`${home} does not exist`);
+    }
+    expect(existsSync(path.join(root, "no-such-home"))).toBe(false);
+    // Below an existing home, the client's directories are created as ever.
+    mkdirSync(home, { recursive: true });
+    await run(
+      nodeConfigFiles.replace(config, "{}\n", {
+        expected: undefined,
+        backupPath: `${config}.quire.bak`,
+        placement,
+      }),
+    );
+    expect(readFileSync(config, "utf8")).toBe("{}\n");
+  });
+
+  it("a project's file that leads out of the project, by a link to it or on its way, is refused; nothing is written", async () => {
+    const home = path.join(root, "home");
+    const project = path.join(root, "repo");
+    mkdirSync(path.join(home, ".gemini"), { recursive: true });
+    mkdirSync(project);
+    const userFile = path.join(home, ".claude.json");
+    writeFileSync(userFile, '{"token": "t"}\n');
+    const placement = { within: project, confined: true };
+    // The repository's .mcp.json is a link to the user's file...
+    const planted = path.join(project, ".mcp.json");
+    symlinkSync("../home/.claude.json", planted);
+    // ...and its .gemini directory a link to the user's (the file itself missing).
+    symlinkSync(path.join(home, ".gemini"), path.join(project, ".gemini"));
+    const viaDirectory = path.join(project, ".gemini", "settings.json");
+    for (const config of [planted, viaDirectory]) {
+      const before = existsSync(config) ? readFileSync(config, "utf8") : undefined;
+      const refused = await failure(
+        nodeConfigFiles.replace(config, "{}\n", {
+          expected: before,
+          backupPath: `${config}.quire.bak`,
+          placement,
+        }),
+      );
+      expect(refused.reason).toBe("REFUSED");
+      expect(refused.message).toContain(`outside ${project}`);
+      expect((await failure(nodeConfigFiles.editable(config, placement))).reason).toBe("REFUSED");
+    }
+    expect(readFileSync(userFile, "utf8")).toBe('{"token": "t"}\n');
+    expect(readdirSync(project).sort()).toEqual([".gemini", ".mcp.json"]);
+    expect(readdirSync(path.join(home, ".gemini"))).toEqual([]);
+    // A link that stays inside the project is followed.
+    rmSync(planted);
+    writeFileSync(path.join(project, "shared.json"), "{}\n");
+    symlinkSync("shared.json", planted);
+    await run(
+      nodeConfigFiles.replace(planted, '{"a": 1}\n', {
+        expected: "{}\n",
+        backupPath: `${planted}.quire.bak`,
+        placement,
+      }),
+    );
+    expect(readFileSync(path.join(project, "shared.json"), "utf8")).toBe('{"a": 1}\n');
+  });
+});
+
+describe("the owner of what an edit writes", () => {
+  const asRoot = process.getuid?.() === 0;
+  it(
+    asRoot
+      ? "run as root, is the owner of the file replaced, or of the directory a new one is made in"
+      : "run as a user, is that user",
+    async () => {
+      const home = path.join(root, "home");
+      mkdirSync(home);
+      const config = path.join(home, ".claude.json");
+      writeFileSync(config, "{}\n", { mode: 0o600 });
+      // A user's home and settings (as root, another user's; else the user's own).
+      const user = asRoot
+        ? { uid: 1234, gid: 2345 }
+        : { uid: statSync(home).uid, gid: statSync(home).gid };
+      if (asRoot) {
+        chownSync(home, user.uid, user.gid);
+        chownSync(config, user.uid, user.gid);
+      }
+      const backup = `${config}.quire.bak`;
+      await run(
+        nodeConfigFiles.replace(config, '{"a": 1}\n', { expected: "{}\n", backupPath: backup }),
+      );
+      const nested = path.join(home, ".config", "Code", "User", "mcp.json");
+      await run(
+        nodeConfigFiles.replace(nested, "{}\n", {
+          expected: undefined,
+          backupPath: `${nested}.quire.bak`,
+        }),
+      );
+      for (const made of [
+        config,
+        backup,
+        nested,
+        path.join(home, ".config"),
+        path.join(home, ".config", "Code"),
+        path.join(home, ".config", "Code", "User"),
+      ]) {
+        const stats = statSync(made);
+        expect({ made, uid: stats.uid, gid: stats.gid }).toEqual({ made, ...user });
+      }
+      expect(statSync(config).mode & 0o777).toBe(0o600);
+    },
+  );
 });

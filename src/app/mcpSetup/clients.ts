@@ -5,6 +5,7 @@
  * chosen flags as `args`, under the server name `quire`.
  */
 import * as NodePath from "node:path";
+import type { Placement } from "../../ports/ConfigFiles.js";
 
 /** The clients, by the name the command line uses. */
 export const clientNames = [
@@ -81,6 +82,21 @@ export const unplaceableTarget = (
   return value === undefined || value === "" || NodePath.isAbsolute(value)
     ? undefined
     : `${name} is a relative path (${JSON.stringify(value)}): ${client.label} resolves it against the directory it is started in, so quire cannot tell which file it reads; set ${name} to an absolute path, or unset it`;
+};
+
+/**
+ * Where `client`'s file at `path` for `scope` may be edited (ports/ConfigFiles.ts
+ * `Placement`): a project's file inside the project (the current directory), its links
+ * never followed out of it; a user's file below the home directory, which must exist.
+ * `undefined` for a user file a home variable places outside HOME (`CODEX_HOME=/opt/…`):
+ * that directory is the person's explicit choice, created if missing.
+ */
+export const placementOf = (path: string, scope: Scope, place: Place): Placement | undefined => {
+  if (scope === "project") return { within: place.cwd, confined: true };
+  const relative = NodePath.relative(place.home, path);
+  return relative !== "" && !relative.startsWith("..") && !NodePath.isAbsolute(relative)
+    ? { within: place.home, confined: false }
+    : undefined;
 };
 
 /** `$XDG_CONFIG_HOME` or `~/.config`. */

@@ -29,6 +29,7 @@ import {
   clientNamed,
   clientNames,
   clients,
+  placementOf,
   unplaceableTarget,
 } from "./clients.js";
 import { type EntryProblem, readJsonEntry, removeJsonEntry, setJsonEntry } from "./jsonEntry.js";
@@ -465,7 +466,8 @@ const editOnce = (
       return { status: ok };
     }
     // Before --print too: a dry run that shows a change the real run would refuse misleads.
-    const editable = yield* Effect.either(files.editable(target.path));
+    const placement = placementOf(target.path, scope, placeOf(context));
+    const editable = yield* Effect.either(files.editable(target.path, placement));
     if (Either.isLeft(editable)) {
       output.err(describeError(editable.left));
       return { status: refused };
@@ -478,7 +480,11 @@ const editOnce = (
     }
     const backupPath = `${target.path}.quire.bak`;
     const written = yield* Effect.either(
-      files.replace(target.path, text, { expected: before, backupPath }),
+      files.replace(target.path, text, {
+        expected: before,
+        backupPath,
+        ...(placement === undefined ? {} : { placement }),
+      }),
     );
     if (Either.isLeft(written)) {
       if (written.left.reason === "CHANGED") return { changed: written.left };
@@ -579,7 +585,9 @@ const status = (
         }
         // Why install or uninstall would refuse the file (a dangling link, read-only),
         // which "not registered (no file)" alone would hide.
-        const editable = yield* Effect.either(files.editable(target.path));
+        const editable = yield* Effect.either(
+          files.editable(target.path, placementOf(target.path, scope, placeOf(context))),
+        );
         const note =
           Either.isLeft(editable) && editable.left.reason === "REFUSED"
             ? `  quire mcp would refuse to edit it: ${editable.left.message}\n`
