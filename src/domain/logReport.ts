@@ -17,6 +17,11 @@ export interface LogRenderOptions {
   readonly full: boolean;
   /** The request's `sinceGeneration`, if any: an empty answer says why when above the notebook's. */
   readonly sinceGeneration?: number;
+  /**
+   * The request's `file`, if any: an empty answer names it, since a bare "no
+   * publications" would read as an empty notebook (a misspelt name, say).
+   */
+  readonly file?: string;
 }
 
 const yellow = "\u001b[33m";
@@ -61,14 +66,18 @@ export const renderRecord = (record: PublicationRecord, options: LogRenderOption
  * (`A`dded, `M`odified, `D`eleted, path, `+insertions -deletions`), publications
  * separated by a blank line. A last line says so when older publications are not
  * recorded; an empty notebook prints `no publications`, and a `sinceGeneration` at or
- * above the notebook's generation says the generation the notebook is at.
+ * above the notebook's generation, or a `file` no publication changed, says the
+ * generation the notebook is at.
  */
 export const renderLog = (log: HistoryLog, options: LogRenderOptions): string => {
   const parts = log.publications.map((record) => renderRecord(record, options));
-  if (parts.length === 0 && log.unrecordedThrough === undefined)
-    return options.sinceGeneration !== undefined && options.sinceGeneration >= log.generation
-      ? `no publications after generation ${options.sinceGeneration}: the notebook is at generation ${log.generation}\n`
-      : "no publications\n";
+  if (parts.length === 0 && log.unrecordedThrough === undefined) {
+    if (options.sinceGeneration !== undefined && options.sinceGeneration >= log.generation)
+      return `no publications after generation ${options.sinceGeneration}: the notebook is at generation ${log.generation}\n`;
+    if (options.file !== undefined && log.generation > 0)
+      return `no publications changed ${shownName(options.file)} or a file below it${options.sinceGeneration === undefined ? "" : ` after generation ${options.sinceGeneration}`}: the notebook is at generation ${log.generation} (notebook paths are relative to the copy's top and case-sensitive)\n`;
+    return "no publications\n";
+  }
   if (log.unrecordedThrough !== undefined)
     parts.push(
       `publications up to generation ${log.unrecordedThrough} have no record (written before this notebook kept its history, or a damaged history segment)\n`,

@@ -112,6 +112,12 @@ describe("serve --history-tool", () => {
       expect(
         (file.structured["publications"] as Array<{ generation: number }>).map((p) => p.generation),
       ).toEqual([2]);
+      // A name no publication changed (misspelt: case matters) is named, not a bare "no publications".
+      const typo = await call(withLog, "notes_log", { path: copy, file: "B.md" });
+      expect(typo.structured["publications"]).toEqual([]);
+      expect(typo.text).toMatch(
+        /^no publications changed B\.md or a file below it: the notebook is at generation 3 /,
+      );
       const one = await call(withLog, "notes_log", { path: copy, limit: 1 });
       expect((one.structured["publications"] as unknown[]).length).toBe(1);
 

@@ -59,7 +59,11 @@ export const runHistory = (
               Effect.map((log) =>
                 invocation.json
                   ? logJson(log)
-                  : renderLog(log, { color: terminal.outColor, full: invocation.full }),
+                  : renderLog(log, {
+                      color: terminal.outColor,
+                      full: invocation.full,
+                      ...(invocation.file === undefined ? {} : { file: invocation.file }),
+                    }),
               ),
             )
         : invocation._tag === "Status"

@@ -315,7 +315,7 @@ export const callTool = (
     };
 
     const logged =
-      (sinceGeneration: number | undefined) =>
+      (sinceGeneration: number | undefined, file: string | undefined) =>
       (log: HistoryLog & { readonly path: string }): Outcome => ({
         result: {
           content: [
@@ -325,6 +325,7 @@ export const callTool = (
                 color: false,
                 full: true,
                 ...(sinceGeneration === undefined ? {} : { sinceGeneration }),
+                ...(file === undefined ? {} : { file }),
               }),
             },
           ],
@@ -372,7 +373,7 @@ export const callTool = (
         const { limit, ...rest } = decoded.right;
         return yield* run(
           notebook.log({ ...rest, limit: limit ?? defaultLogLimit }),
-          logged(rest.sinceGeneration),
+          logged(rest.sinceGeneration, rest.file),
           stoppedLog,
         );
       }
