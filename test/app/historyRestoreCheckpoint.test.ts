@@ -77,3 +77,35 @@ describe("restore from a checkpoint's generation", () => {
     expect([refused.code, refused.reason]).toEqual(["INVALID_REQUEST", "GENERATION_PRUNED"]);
   });
 });
+
+describe("a publication whose pack is the oldest chain's checkpoint", () => {
+  it("show and revert say what is gone (what it changed) and that restore from it still works", async () => {
+    const { notebook, commit } = await checkpointing(0);
+    for (let k = 1; k <= 6; k++) await commit(`text ${k}\n`);
+    await Effect.runPromise(notebook.pull({ path: "/ws/b" }));
+    const log = await Effect.runPromise(notebook.log({ path: "/ws/b", limit: 100 }));
+    const kept: number[] = [];
+    for (const { generation } of log.publications) {
+      const shown = await Effect.runPromiseExit(
+        notebook.show({ path: "/ws/b", generation, files: [] }),
+      );
+      if (shown._tag === "Failure") {
+        const refused = await failure(notebook.show({ path: "/ws/b", generation, files: [] }));
+        expect(refused.reason).toBe("GENERATION_PRUNED");
+        const restored = await Effect.runPromiseExit(
+          notebook.restore({ path: "/ws/b", generation, files: ["n.md"], force: true }),
+        );
+        // Only where the notebook after it is still there may the message offer restore.
+        expect(refused.message.includes(`quire restore --from ${generation}`)).toBe(
+          restored._tag === "Success",
+        );
+        if (restored._tag === "Success") {
+          kept.push(generation);
+          const reverted = await failure(notebook.revert({ path: "/ws/b", generation }));
+          expect(reverted.message).toBe(refused.message);
+        }
+      }
+    }
+    expect(kept.length).toBeGreaterThan(0);
+  });
+});

@@ -37,7 +37,15 @@ type Located =
       /** The generation of the state found (see packedAtOrBefore). */
       readonly generation: number;
     }
-  | { readonly _tag: "Pruned" }
+  | {
+      readonly _tag: "Pruned";
+      /**
+       * Its pack is kept as the oldest chain's checkpoint (the whole notebook after it),
+       * but the state before it went with the older chains: what it changed is gone,
+       * the notebook as it left it is not.
+       */
+      readonly afterKept: boolean;
+    }
   | { readonly _tag: "Unknown"; readonly why: string };
 
 /** The pack chains `manifest` keeps: the active one, then the retained ones. */
@@ -53,7 +61,7 @@ const chainsOf = (manifest: Manifest): ReadonlyArray<PackChain> => [
  */
 const locate = (manifest: Manifest, asked: number, checkpoints: boolean): Located => {
   const packed = checkpoints ? packedAtOrBefore(manifest, asked) : asked;
-  if (packed === undefined) return { _tag: "Pruned" };
+  if (packed === undefined) return { _tag: "Pruned", afterKept: false };
   const generation = asked > manifest.generation ? asked : packed;
   if (generation > manifest.generation)
     return { _tag: "Unknown", why: `the notebook is at generation ${manifest.generation}` };
@@ -73,7 +81,8 @@ const locate = (manifest: Manifest, asked: number, checkpoints: boolean): Locate
         generation,
       };
   }
-  if (generation < oldest || (generation === oldest && oldest > 1)) return { _tag: "Pruned" };
+  if (generation < oldest) return { _tag: "Pruned", afterKept: false };
+  if (generation === oldest && oldest > 1) return { _tag: "Pruned", afterKept: true };
   return { _tag: "Unknown", why: "it is a checkpoint's generation, not a publication" };
 };
 
@@ -94,11 +103,13 @@ const packedAtOrBefore = (manifest: Manifest, generation: number): number | unde
   return found;
 };
 
-const pruned = (generation: number): DomainError =>
+const pruned = (generation: number, afterKept = false): DomainError =>
   domainError({
     code: "INVALID_REQUEST",
     reason: "GENERATION_PRUNED",
-    message: `The content of generation ${generation} is no longer in the store (only the last --retained-checkpoints chains keep theirs); quire log still lists its record.`,
+    message: afterKept
+      ? `What generation ${generation} changed is no longer in the store: the notebook as it was after it is kept (a checkpoint), but the state before it went with the older chains (only the last --retained-checkpoints chains keep theirs). quire restore --from ${generation} still brings files back as they were after it; quire log still lists its record.`
+      : `The content of generation ${generation} is no longer in the store (only the last --retained-checkpoints chains keep theirs); quire log still lists its record.`,
   });
 
 /**
@@ -178,7 +189,7 @@ const statesAround = (
       // A state asked for (checkpoints too) that is gone is pruned, whatever was at GEN.
       if (located._tag === "Pruned")
         return yield* checkpoints || (yield* recordedAsPublication(ctx, generation))
-          ? Effect.fail(pruned(generation))
+          ? Effect.fail(pruned(generation, !checkpoints && located.afterKept))
           : notAPublication("it was a checkpoint's generation, not a publication");
       if (located._tag === "Unknown") return yield* notAPublication(located.why);
       const read = yield* readPacks(ctx, [located.checkpoint, ...located.increments]);
