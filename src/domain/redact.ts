@@ -112,11 +112,92 @@ export const redact = (text: string, options: RedactOptions = {}): string => {
   return current;
 };
 
-// `name=value` where the name says the value is a credential: a query parameter
-// (`?token=…`, `&X-Amz-Signature=…`) or an option (`--api-key=…`). The value runs to
-// white space or the next parameter.
-const secretParameter =
-  /((?:^|[\s?&;])-{0,2}[\w.-]*?(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|signature|credential)[\w.-]*=)[^\s&#]+/giu;
+// The parts of a setting's, parameter's or option's name that say its value is a
+// credential, matched anywhere in the name, in any case and with any separator
+// (`GITHUB_TOKEN`, `x-api-key`, `apiKey`, `db.password`, `Authorization`). `key` counts
+// only as a part of its own (`OPENAI_KEY`, `--key`), not inside a word (`keyboard`,
+// `monkey`); `auth` not in `author` or `authority` (quire's own `--author` is no secret).
+const secretNamePart =
+  /token|secret|passw(?:or)?d|pwd|api[_.-]?key|access[_.-]?key|private[_.-]?key|(?<![a-z0-9])key(?![a-z0-9])|signature|credential|auth(?!or(?!iz))|bearer|session|cookie/iu;
+
+/**
+ * Whether a setting, parameter or option named `name` holds a credential, by its name
+ * alone (`GITHUB_TOKEN`, `api_key`, `--password`, `Authorization`, `x-session-id`…): the
+ * rule {@link redactCredentials} applies. Pure.
+ */
+export const isSecretName = (name: string): boolean => secretNamePart.test(name);
+
+// Strings as JSON and TOML quote them: on one line, with JSON's escapes (`\"` stays
+// inside) or as TOML literal strings (no escapes); TOML's multi-line strings span lines.
+const doubleQuoted = /"(?:[^"\\\n]|\\.)*"/u.source;
+const singleQuoted = /'[^'\n]*'/u.source;
+const tripleQuoted = /"""[\s\S]*?"""|'''[\s\S]*?'''/u.source;
+
+// A setting with a quoted value: `"NAME": "value"` (JSON, also a whole file on one line),
+// `NAME = "value"`, `NAME = 'value'`, `"NAME" = …` (TOML, inline tables too). The key is
+// a quoted string or a whole run of name characters. Each match takes its whole value,
+// so the scan resumes after it: a value is never read as a key, whatever it holds.
+const quotedSetting = new RegExp(
+  `(${doubleQuoted}|${singleQuoted}|(?<![\\w.-])[\\w.-]+)(\\s*[:=]\\s*)(${tripleQuoted}|${doubleQuoted}|${singleQuoted})`,
+  "gu",
+);
+
+// An array element that is an option followed by its value element: `"--token", "value"`
+// (JSON or TOML, on one line or over several).
+const quotedOptionValue = new RegExp(
+  `(["'])(-{1,2}[\\w.-]+)\\1(\\s*,\\s*)(${doubleQuoted}|${singleQuoted})`,
+  "gu",
+);
+
+// `--name=value` or `name=value` opening a quoted string: the value is the rest of the
+// string (a password may hold spaces; escaped quotes stay inside it).
+const quotedParameters: ReadonlyArray<RegExp> = [
+  /("-{0,2}[\w.-]+=)(?:[^"\\\n]|\\.)+/gu,
+  /('-{0,2}[\w.-]+=)[^'\n]+/gu,
+];
+
+// `name=value` as a query parameter (`?token=…`, `&X-Amz-Signature=…`): the value runs
+// to white space, the next parameter, a fragment or the quote that closes the URL.
+const queryParameter = /([?&;]-{0,2}[\w.-]+=)[^\s&#"]+/gu;
+
+// `--name=value` or `name=value` in a command line: the value runs to white space or an
+// unescaped double quote (the end of a JSON string holding the command line).
+const bareParameter = /((?:^|[\s,([{])-{0,2}[\w.-]+=)(?:\\.|[^\s"\\])+/gu;
+
+// `--name value` in a command line (an entry's arguments joined by spaces), the same
+// value ending. A value that is itself a long option is none: the option is a switch.
+const separateValue = /((?:^|\s)-{1,2}([\w.-]+)[ \t]+)(?!--)(?:\\.|[^\s"\\])+/gu;
+
+/** `"…"`, `'…'`, `"""…"""` or `'''…'''` with the marker for its content. */
+const markedString = (quoted: string): string => {
+  const quote = /^("""|'''|["'])/u.exec(quoted)?.[1] ?? "";
+  return `${quote}${redactionTokens.secret}${quote}`;
+};
+
+const credentialRules: ReadonlyArray<(text: string) => string> = [
+  (text) =>
+    text.replace(quotedSetting, (whole, key: string, separator: string, value: string) =>
+      isSecretName(key) ? `${key}${separator}${markedString(value)}` : whole,
+    ),
+  (text) =>
+    text.replace(
+      quotedOptionValue,
+      (whole, quote: string, option: string, separator: string, value: string) =>
+        isSecretName(option) && !value.slice(1).startsWith("--")
+          ? `${quote}${option}${quote}${separator}${markedString(value)}`
+          : whole,
+    ),
+  ...[...quotedParameters, queryParameter, bareParameter].map(
+    (pattern) => (text: string) =>
+      text.replace(pattern, (whole, assignment: string) =>
+        isSecretName(assignment) ? `${assignment}${redactionTokens.secret}` : whole,
+      ),
+  ),
+  (text) =>
+    text.replace(separateValue, (whole, option: string, name: string) =>
+      isSecretName(name) ? `${option}${redactionTokens.secret}` : whole,
+    ),
+];
 
 // `user:password@` whose password holds a `/` (an AWS secret key written unencoded),
 // which {@link userInfoRule} leaves: after the colon anything but white space and `@`
@@ -127,12 +208,18 @@ const passwordUserInfoRule: readonly [RegExp, string] = [
 ];
 
 /**
- * Scrubs only credentials from `text`, for output that must otherwise stay as written
- * (a command line shown back to its owner): the exact `secretValues` (as {@link redact}
- * does), URL user-info (`scheme://user:pass@host` → `scheme://***@host`), AWS access key
- * ids, and the values of parameters whose names say they are credentials (`token=`,
- * `secret=`, `password=`, `api_key=`, `signature=`…, as query parameters or `--options`).
- * Paths, ids and hex runs are left alone, unlike {@link redact}. Pure and idempotent.
+ * Scrubs only credentials from `text`, for output that must otherwise stay as written (a
+ * command line or a client's configuration shown back to its owner): the exact
+ * `secretValues` (as {@link redact} does), URL user-info (`scheme://user:pass@host` →
+ * `scheme://***@host`), AWS access key ids, and every value whose name says it is a
+ * credential ({@link isSecretName}) — as a query parameter or option (`?token=…`,
+ * `--api-key=…`, also opening a quoted string), as the argument after an option
+ * (`--token value`, the array elements `"--token", "value"`), or as a JSON or TOML
+ * setting with a quoted value (`"GITHUB_TOKEN": "…"`, `password = '…'`, in inline tables
+ * and multi-line strings too). A value becomes `<secret>`, keeping its quotes, so the
+ * setting it belonged to still shows. Only string values are scrubbed, and a value after
+ * an option only when it is not itself a long option. Paths, ids and hex runs are left
+ * alone, unlike {@link redact}. Pure and idempotent.
  */
 export const redactCredentials = (
   text: string,
@@ -143,7 +230,13 @@ export const redactCredentials = (
     current = current.split(value).join(redactionTokens.secret);
   for (const [pattern, replacement] of [passwordUserInfoRule, userInfoRule, awsAccessKeyIdRule])
     current = current.replace(pattern, replacement);
-  return current.replace(secretParameter, `$1${redactionTokens.secret}`);
+  // To a fixed point, as in redact: one rule's marker can complete another's match.
+  for (let pass = 0; pass < maxPasses; pass++) {
+    const next = credentialRules.reduce((result, rule) => rule(result), current);
+    if (next === current) break;
+    current = next;
+  }
+  return current;
 };
 
 const isPathLike = (value: string): boolean => value.length > 1 && /[/\\]/u.test(value);

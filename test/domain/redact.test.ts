@@ -232,3 +232,233 @@ describe("redactCredentials", () => {
     expect(once).not.toMatch(/u:p|abc|AKIA|wJalr/);
   });
 });
+
+describe("redactCredentials in configuration text", () => {
+  // Each case: the text, what it becomes. The values that must go all contain "SEKRIT".
+  const scrubbed: ReadonlyArray<readonly [string, string, string]> = [
+    [
+      "JSON member, pretty",
+      `    "GITHUB_TOKEN": "ghp_SEKRIT1234",`,
+      `    "GITHUB_TOKEN": "<secret>",`,
+    ],
+    [
+      "a whole JSON file on one line",
+      `{"mcpServers":{"github":{"command":"npx","env":{"GITHUB_PERSONAL_ACCESS_TOKEN":"ghp_SEKRIT1234"}}}}`,
+      `{"mcpServers":{"github":{"command":"npx","env":{"GITHUB_PERSONAL_ACCESS_TOKEN":"<secret>"}}}}`,
+    ],
+    [
+      "JSON value with escaped quotes and backslashes",
+      String.raw`{"env":{"API_KEY":"a\"SEKRIT\\\" x\"y","AWS_REGION":"eu"}}`,
+      `{"env":{"API_KEY":"<secret>","AWS_REGION":"eu"}}`,
+    ],
+    [
+      "JSON names of every kind",
+      `{"AWS_SECRET_ACCESS_KEY":"SEKRIT1","db_password":"SEKRIT2","Passwd":"SEKRIT3","apikey":"SEKRIT4","x-api-key":"SEKRIT5","privateKey":"SEKRIT6","CREDENTIALS":"SEKRIT7","Authorization":"Bearer SEKRIT8","auth":"SEKRIT9","bearer_token":"SEKRIT10","SESSION":"SEKRIT11","OPENAI_KEY":"SEKRIT12"}`,
+      `{"AWS_SECRET_ACCESS_KEY":"<secret>","db_password":"<secret>","Passwd":"<secret>","apikey":"<secret>","x-api-key":"<secret>","privateKey":"<secret>","CREDENTIALS":"<secret>","Authorization":"<secret>","auth":"<secret>","bearer_token":"<secret>","SESSION":"<secret>","OPENAI_KEY":"<secret>"}`,
+    ],
+    ["TOML basic string", `GITHUB_TOKEN = "ghp_SEKRIT"`, `GITHUB_TOKEN = "<secret>"`],
+    ["TOML literal string", `password = 'SEKRIT\\x'`, `password = '<secret>'`],
+    [
+      "TOML inline table",
+      `env = { API_KEY = "SEKRIT1", AWS_REGION = "eu", "x.secret" = 'SEKRIT2' }`,
+      `env = { API_KEY = "<secret>", AWS_REGION = "eu", "x.secret" = '<secret>' }`,
+    ],
+    [
+      "TOML multi-line string",
+      `token = """\nSEKRIT\n"""\nmodel = "o4"`,
+      `token = """<secret>"""\nmodel = "o4"`,
+    ],
+    [
+      "a secret flag and its value, elements of a JSON array",
+      `"args":["serve","--token","tok_SEKRIT","--store","file:/srv/n"]`,
+      `"args":["serve","--token","<secret>","--store","file:/srv/n"]`,
+    ],
+    [
+      "a secret flag and its value, on lines of their own",
+      `"args": [\n  "--api-key",\n  "SEKRIT"\n]`,
+      `"args": [\n  "--api-key",\n  "<secret>"\n]`,
+    ],
+    [
+      "a secret flag and its value, TOML array",
+      `args = ['--password', 'SEKRIT', "--auth-token", "SEKRIT2"]`,
+      `args = ['--password', '<secret>', "--auth-token", "<secret>"]`,
+    ],
+    [
+      "a secret flag and its value, command line",
+      `/opt/quire serve --token tok_SEKRIT --store file:/srv/n -X --Client-Secret SEKRIT2`,
+      `/opt/quire serve --token <secret> --store file:/srv/n -X --Client-Secret <secret>`,
+    ],
+    [
+      "--flag=value as a JSON element, to its closing quote",
+      `["--token=SEKRIT","--password=correct SEKRIT \\" horse","--store=file:/srv/n"]`,
+      `["--token=<secret>","--password=<secret>","--store=file:/srv/n"]`,
+    ],
+    [
+      "--flag=value in a TOML literal string and a command line",
+      `['--api-key=SEKRIT x'] quire --secret=SEKRIT2 --x=1`,
+      `['--api-key=<secret>'] quire --secret=<secret> --x=1`,
+    ],
+    [
+      "a query parameter inside a JSON string keeps the closing quote",
+      `{"url":"http://h/mcp?x=1&token=SEKRIT","timeout":3}`,
+      `{"url":"http://h/mcp?x=1&token=<secret>","timeout":3}`,
+    ],
+  ];
+
+  it.each(scrubbed)("scrubs %s", (_, text, expected) => {
+    expect(redactCredentials(text)).toBe(expected);
+    expect(redactCredentials(expected)).toBe(expected);
+  });
+
+  // Values that are not credentials stay as written.
+  const kept: ReadonlyArray<readonly [string, string]> = [
+    [
+      "a command and its arguments",
+      `{"command":"npx","args":["-y","@modelcontextprotocol/server-github"]}`,
+    ],
+    [
+      "quire's own options",
+      `/opt/quire serve --store file:/srv/n --author me --no-share --writable notes`,
+    ],
+    [
+      "quire's options as one element each",
+      `["serve","--store=file:/srv/n","--author=me","--workspace-root","/w"]`,
+    ],
+    [
+      "a JSON entry",
+      `{"type":"stdio","command":"/opt/quire","cwd":"/w","timeout":30,"author":"me","AUTHOR_NAME":"me"}`,
+    ],
+    [
+      "TOML settings",
+      `model = "o4-mini"\nkeyboard = "dvorak"\nmonkey = 'x'\n[mcp_servers.github]\ncommand = "npx"`,
+    ],
+    [
+      "a secret-named member that is not a string",
+      `{"max_tokens": 4096, "auth": {"type": "none"}, "session": null}`,
+    ],
+    [
+      "a secret flag followed by another option",
+      `quire --no-auth --store file:/srv/n ["--session","--store","s3://b"]`,
+    ],
+    ["a store URL without user-info", `--store s3://bucket/prefix --endpoint=http://minio:9000`],
+  ];
+
+  it.each(kept)("leaves %s alone", (_, text) => {
+    expect(redactCredentials(text)).toBe(text);
+  });
+
+  const word = fc.constantFrom(
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pwd",
+    "api_key",
+    "apikey",
+    "api-key",
+    "access.key",
+    "private_key",
+    "credential",
+    "auth",
+    "authorization",
+    "bearer",
+    "session",
+    "key",
+  );
+  const part = fc.constantFrom("", "github", "x", "aws", "client", "id", "value");
+  const separator = fc.constantFrom("_", "-", ".", "");
+  // A name that says its value is a credential: the word among other parts, any
+  // separator, any case.
+  const secretName = fc
+    .tuple(part, separator, word, separator, part, fc.boolean())
+    .map(([before, sep1, w, sep2, after, upper]) => {
+      const name = `${before}${before === "" ? "" : sep1 === "" ? "_" : sep1}${w}${after === "" ? "" : sep2 === "" ? "_" : sep2}${after}`;
+      return upper ? name.toUpperCase() : name;
+    });
+  // Values written alike in JSON, TOML literal strings and argv; not starting with `-`,
+  // which after an option would make the option a switch.
+  const secretValue = fc.stringMatching(/^[A-Za-z0-9_+/=.~@:][A-Za-z0-9_+/=.~@:-]{7,39}$/);
+  const forms: ReadonlyArray<(name: string, value: string) => string> = [
+    (name, value) => `{"${name}": "${value}"}`,
+    (name, value) => `{"a":{"b":"c","${name}":"${value}","d":1}}`,
+    (name, value) => `{"${name}":"x\\"${value}\\"y"}`,
+    (name, value) => `${name} = "${value}"`,
+    (name, value) => `${name} = '${value}'`,
+    (name, value) => `env = { ${name} = "${value}", other = "x" }`,
+    (name, value) => `"${name}" = '${value}'`,
+    (name, value) => `["serve", "--${name}", "${value}", "--store", "file:/p"]`,
+    (name, value) => `['-${name}',\n  '${value}']`,
+    (name, value) => `/opt/quire serve --${name} ${value} --store file:/p`,
+    (name, value) => `/opt/quire serve --${name}=${value}`,
+    (name, value) => `["--${name}=${value}"]`,
+    (name, value) => `http://h/mcp?a=b&${name}=${value}#f`,
+  ];
+
+  it("never lets the value of a credential-named setting survive, in any of the forms", () => {
+    fc.assert(
+      fc.property(
+        secretName,
+        secretValue,
+        fc.integer({ min: 0, max: forms.length - 1 }),
+        fc.constantFrom("", "- ", "+ ", "  "),
+        (name, value, form, prefix) => {
+          const text = `${prefix}${forms[form]?.(name, value) ?? ""}`;
+          fc.pre(!text.replace(value, "").includes(value) && !name.includes(value));
+          const once = redactCredentials(text);
+          expect(once).not.toContain(value);
+          expect(once).toContain(name);
+          expect(redactCredentials(once)).toBe(once);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("is idempotent on any text", () => {
+    const piece = fc.constantFrom(
+      '"',
+      "'",
+      "\\",
+      "=",
+      ":",
+      ",",
+      " ",
+      "\n",
+      "{",
+      "[",
+      "--",
+      "-",
+      "token",
+      "auth",
+      "or",
+      "key",
+      "x",
+      '"""',
+      "?",
+      "&",
+      "://",
+      "u:p@",
+      "<secret>",
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
+        const once = redactCredentials(pieces.join(""));
+        expect(redactCredentials(once)).toBe(once);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("stays fast on long runs of name characters and quotes", () => {
+    const started = Date.now();
+    for (const text of [
+      `"${"token".repeat(20000)}`,
+      `${"--token ".repeat(20000)}`,
+      `${'"a":"b",'.repeat(20000)}`,
+      `${"x".repeat(100000)}=`,
+      `"${"\\\\".repeat(50000)}`,
+    ])
+      redactCredentials(text);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+});

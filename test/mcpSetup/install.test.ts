@@ -594,6 +594,72 @@ describe("the command line", () => {
         expect(output.stdout + output.stderr).not.toContain(leaked);
   });
 
+  it("never prints a credential a client's configuration holds: other servers' env, the entry's env, an option's value", async () => {
+    // Each secret once, in the forms clients write: a one-line JSON file, an entry's
+    // env kept by the install, an option and its value as separate arguments, TOML.
+    const secrets = {
+      github: "ghp_R3alGitHubT0kenValue0123456789abcdef",
+      githubEnv: "ghp_Quire3ntryEnvT0ken0123456789abcdef",
+      aws: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+      option: "tok_0ptionValueSeparate0123",
+      apiKey: "sk-apiK3yInAT0mlArray0123",
+      codexEnv: "ghp_C0dexInlineTableT0ken0123",
+    };
+    const cursor = path.join(home(), ".cursor", "mcp.json");
+    writeFixture(
+      cursor,
+      `{"mcpServers":{"github":{"command":"npx","env":{"GITHUB_PERSONAL_ACCESS_TOKEN":"${secrets.github}"}}}}`,
+    );
+    const claude = path.join(home(), ".claude.json");
+    writeFixture(
+      claude,
+      `${JSON.stringify(
+        {
+          mcpServers: {
+            quire: {
+              command: "/elsewhere/quire",
+              args: ["serve", "--token", secrets.option],
+              env: { GITHUB_TOKEN: secrets.githubEnv, AWS_SECRET_ACCESS_KEY: secrets.aws },
+            },
+          },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    const codex = path.join(home(), ".codex", "config.toml");
+    writeFixture(
+      codex,
+      `[mcp_servers.github]\ncommand = "npx"\nenv = { GITHUB_TOKEN = "${secrets.codexEnv}" }\n\n[mcp_servers.quire]\ncommand = "/elsewhere/quire"\nargs = ["serve", "--api-key", '${secrets.apiKey}']\n`,
+    );
+    const runs = [];
+    for (const client of ["cursor", "claude-code", "codex"]) {
+      runs.push(await quire("status", client));
+      runs.push(await quire("install", client, "--print"));
+      runs.push(await quire("install", client));
+      runs.push(await quire("status", client));
+      runs.push(await quire("uninstall", client, "--print"));
+    }
+    for (const run of runs) {
+      expect(run.code, run.stderr).toBe(0);
+      for (const secret of Object.values(secrets))
+        expect(run.stdout + run.stderr).not.toContain(secret);
+    }
+    const shown = runs.map((run) => run.stdout).join("");
+    // What changed still shows: which setting held the secret, and the replaced entry.
+    expect(shown).toContain('"GITHUB_PERSONAL_ACCESS_TOKEN":"<secret>"');
+    expect(shown).toContain('"AWS_SECRET_ACCESS_KEY": "<secret>"');
+    expect(shown).toContain("registered: /elsewhere/quire serve --token <secret>");
+    expect(shown).toContain("it replaced the entry: /elsewhere/quire serve --token <secret>");
+    expect(shown).toContain("it replaced the entry: /elsewhere/quire serve --api-key <secret>");
+    // The files themselves keep every value.
+    expect(readFileSync(cursor, "utf8")).toContain(secrets.github);
+    expect(entryIn(claude, ["mcpServers", "quire"])).toMatchObject({
+      env: { GITHUB_TOKEN: secrets.githubEnv, AWS_SECRET_ACCESS_KEY: secrets.aws },
+    });
+    expect(readFileSync(codex, "utf8")).toContain(secrets.codexEnv);
+  });
+
   it("an install over another quire entry names it, keeps the settings a person added and drops a URL", async () => {
     const target = path.join(home(), ".claude.json");
     writeFixture(

@@ -285,13 +285,25 @@ const changeLines = (before: string, after: string): string => {
 };
 
 /**
- * `text` (an entry's command line, lines of a configuration file) as it may be printed:
- * a configuration may hold credentials (a URL with `user:password@`, a `?token=`, an
- * access key), which must never reach a terminal or a log, so they are scrubbed, as
- * are the values of the shell's secret environment variables.
+ * `text` (an entry's command line, a configuration file, a message quoting either) as it
+ * may be printed: a configuration holds credentials (other servers' tokens in their
+ * `env`, a URL with `user:password@`, a `--token` argument), which must never reach a
+ * terminal or a log, so they are scrubbed, as are the values of the shell's secret
+ * environment variables.
  */
 const printable = (text: string, context: McpContext): string =>
   redactCredentials(text, secretValuesOf(context.host.env));
+
+/**
+ * `output` with every text scrubbed by {@link printable} on its way out: each report,
+ * refusal and error of the command may quote a client's configuration (an entry, a
+ * parse error, a diff), and one place that scrubs them all cannot be forgotten by a new
+ * message. Scrubbing is idempotent, so text scrubbed before does not change.
+ */
+const printableOutput = (output: McpOutput, context: McpContext): McpOutput => ({
+  out: (text) => output.out(printable(text, context)),
+  err: (text) => output.err(printable(text, context)),
+});
 
 /** The one line of every refusal: quire could edit the file but will not. */
 const refusalLine = (path: string, why: string): string =>
@@ -473,8 +485,10 @@ const editOnce = (
       return { status: refused };
     }
     if (parsed.print) {
+      // Scrubbed before they are compared, not after: a value on the line after its
+      // option (`"--token",` then `"…"`) is only recognised in the whole file.
       output.out(
-        `would change ${target.path} (${client.label}, ${scope} scope):\n${printable(changeLines(before ?? "", text), context)}nothing written (--print)\n`,
+        `would change ${target.path} (${client.label}, ${scope} scope):\n${changeLines(printable(before ?? "", context), printable(text, context))}nothing written (--print)\n`,
       );
       return { status: ok };
     }
@@ -492,12 +506,8 @@ const editOnce = (
       return { status: refused };
     }
     const backup = before === undefined ? "" : `  the previous file is kept as ${backupPath}\n`;
-    const previous =
-      replaced === undefined ? "" : `  it replaced the entry: ${printable(replaced, context)}\n`;
-    const registered = printable(
-      entryLine(client.entry(context.launcher ?? "", parsed.serveArgs)),
-      context,
-    );
+    const previous = replaced === undefined ? "" : `  it replaced the entry: ${replaced}\n`;
+    const registered = entryLine(client.entry(context.launcher ?? "", parsed.serveArgs));
     output.out(
       parsed.action === "install"
         ? `registered quire in ${where}\n  ${registered}\n${previous}${backup}`
@@ -580,7 +590,7 @@ const status = (
                 ? String(entry.right.command)
                 : "";
             const problem = yield* commandProblem(command, context);
-            state = `registered: ${printable(entryLine(entry.right), context)}${problem === undefined ? "" : ` (${problem})`}`;
+            state = `registered: ${entryLine(entry.right)}${problem === undefined ? "" : ` (${problem})`}`;
           }
         }
         // Why install or uninstall would refuse the file (a dangling link, read-only),
@@ -598,21 +608,27 @@ const status = (
     return ok;
   });
 
-/** Runs `quire mcp …` (`argv` without `mcp`) and returns the exit status. Never fails. */
+/**
+ * Runs `quire mcp …` (`argv` without `mcp`) and returns the exit status. Never fails.
+ * Everything it writes but the help passes through {@link printableOutput}: no
+ * credential from a configuration file, the command line or the shell is printed.
+ */
 export const runMcpCommand = (
   argv: ReadonlyArray<string>,
   context: McpContext,
-  output: McpOutput,
+  unscrubbed: McpOutput,
 ): Effect.Effect<number, never, ConfigFiles | FileSystem> =>
   Effect.suspend(() => {
+    const output = printableOutput(unscrubbed, context);
     const parsed = parse(argv, context.host);
     if (Either.isLeft(parsed)) {
       // The message may quote a serve option, a URL with credentials among them.
-      output.err(`quire mcp: ${printable(parsed.left, context)}\n`);
+      output.err(`quire mcp: ${parsed.left}\n`);
       return Effect.succeed(usage);
     }
     if (parsed.right === "help") {
-      output.out(mcpHelp);
+      // Fixed text, shown as written.
+      unscrubbed.out(mcpHelp);
       return Effect.succeed(ok);
     }
     const request = parsed.right;
@@ -629,8 +645,8 @@ export const runMcpCommand = (
         onFailure: (error) => {
           output.err(
             error.kind === "config"
-              ? `quire mcp: ${printable(`the serve options are invalid: ${error.message}`, context)}\n`
-              : `quire mcp: cannot check the serve options: ${printable(error.message, context)}; nothing was written\n`,
+              ? `quire mcp: the serve options are invalid: ${error.message}\n`
+              : `quire mcp: cannot check the serve options: ${error.message}; nothing was written\n`,
           );
           return Effect.succeed(error.kind === "config" ? usage : refused);
         },
