@@ -8,7 +8,7 @@
  */
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
-import { hookedNotebook } from "./memNotebook.js";
+import { failure, hookedNotebook } from "./memNotebook.js";
 
 const author = { name: "t", version: "1" };
 const names = ["one.md", "two.md", "three.md"];
@@ -101,5 +101,24 @@ describe("the stat cache of a status or diff", () => {
     expect(published.files).toMatchObject([{ path: "one.md", insertions: 1, deletions: 0 }]);
     await Effect.runPromise(notebook.pull({ path: "/ws/a" }));
     expect(read("/ws/a/one.md")).toBe(saved);
+  });
+  it("leaves out names a commit refuses: a case collision a status saw is still refused by the commit", async () => {
+    const { notebook, vol } = await pulledCopy();
+    vol.writeFileSync("/ws/b/Note.md", "upper\n");
+    vol.writeFileSync("/ws/b/note.md", "lower\n");
+    const past = new Date(Date.now() - 60_000);
+    for (const name of ["Note.md", "note.md"]) vol.utimesSync(`/ws/b/${name}`, past, past);
+    for (let round = 0; round < 2; round++) {
+      const status = await Effect.runPromise(notebook.status({ path: "/ws/b" }));
+      expect(status.invalid).toEqual([
+        { path: "Note.md", reason: "CASE_COLLISION", ranges: [] },
+        { path: "note.md", reason: "CASE_COLLISION", ranges: [] },
+      ]);
+    }
+    const refused = await failure(notebook.commit({ path: "/ws/b", message: "both", author }));
+    expect([refused.code, refused.files.map((file) => file.reason)]).toEqual([
+      "INVALID_CONTENT",
+      ["CASE_COLLISION", "CASE_COLLISION"],
+    ]);
   });
 });

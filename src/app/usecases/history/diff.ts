@@ -25,8 +25,8 @@ export const copyDiff = (
   files: ReadonlyArray<string>,
 ): Effect.Effect<CopyDiff, DomainError> =>
   Effect.gen(function* () {
-    const { state, base, scan, cached, local, changes } = yield* unpublished(call);
-    yield* rememberSurvey(call, scan, cached);
+    const { state, base, scan, cached, local, changes, issues } = yield* unpublished(call);
+    yield* rememberSurvey(call, scan, cached, issues);
     const text = (id: string | undefined) =>
       id === undefined ? Effect.succeed(undefined) : loadText(call.blobs, id);
     const diffs = yield* Effect.forEach(

@@ -137,7 +137,7 @@ const withInvalidAttributes = (
 export const copyStatus = (call: CopyCall): Effect.Effect<CopyStatus, DomainError> =>
   Effect.gen(function* () {
     const { state, base, scan, cached, local, changes, issues, skipped } = yield* unpublished(call);
-    yield* rememberSurvey(call, scan, cached);
+    yield* rememberSurvey(call, scan, cached, issues);
     const invalid = yield* withInvalidAttributes(call, base, local, issues);
     const markers = yield* filesWithBlocks(
       call.blobs,

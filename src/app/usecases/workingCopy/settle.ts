@@ -4,7 +4,7 @@
  * (SPEC §6.1 step 4, §6.2 step 7, §8).
  */
 import { Clock, Effect, Either, Option } from "effect";
-import { domainError, type DomainError } from "../../../domain/errors.js";
+import { domainError, type DomainError, type FileIssue } from "../../../domain/errors.js";
 import { idsOf, type Tree } from "../../../domain/tree.js";
 import { countChanges } from "../../../domain/diffstat.js";
 import { compareCodeUnits } from "../../../domain/paths.js";
@@ -139,13 +139,17 @@ export const scanLearnt = (scan: Scan, cached: ReadonlyMap<string, StatStamp>): 
  * written file unsettled), until a pull or commit saves the cache. The entries of paths
  * the scan did not find are kept, never matching, so that the next call's scan still
  * tells a note deleted since the last pull or commit from one never seen
- * (workingCopy.ts goneSince), as it did without this save. Never fails: a cache not
- * saved only costs reads.
+ * (workingCopy.ts goneSince), as it did without this save. The paths of `issues` (what
+ * a commit's scan would refuse) are left out: a scan checks only names the cache does
+ * not hold for case collisions (the recorded ones were collision-free together), and
+ * the survey, unlike a commit's scan, keeps both files of a collision. Never fails: a
+ * cache not saved only costs reads.
  */
 export const rememberSurvey = (
   call: CopyCall,
   scan: Scan,
   cached: ReadonlyMap<string, StatStamp>,
+  issues: ReadonlyArray<FileIssue>,
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     let read = false;
@@ -156,8 +160,10 @@ export const rememberSurvey = (
       }
     if (!read) return;
     const stamps = stampsToCache(scan);
+    const refused = new Set(issues.map((issue) => issue.path));
+    for (const path of refused) stamps.delete(path);
     for (const [path, stamp] of cached)
-      if (!stamps.has(path)) stamps.set(path, unsettledStamp(stamp.id));
+      if (!scan.has(path) && !refused.has(path)) stamps.set(path, unsettledStamp(stamp.id));
     const now = yield* Clock.currentTimeMillis;
     yield* afterAnswer(
       call,
