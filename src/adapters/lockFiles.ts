@@ -150,7 +150,7 @@ const inspectLock = async (path: string): Promise<LockState> => {
  * if the path is still free. Residual race, accepted: a third process creating the lock
  * in the microseconds between that rename and the link-back would share the lock.
  */
-const stealLock = async (path: string, staleIno: number): Promise<void> => {
+export const stealLock = async (path: string, staleIno: number): Promise<void> => {
   // Named as setAsideLockName says: if this process dies before the rm below, a later
   // reaper (app/sessions.ts) or steal finds it by that name.
   const aside = `${path}.stale-${randomBytes(6).toString("hex")}`;
