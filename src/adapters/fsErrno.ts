@@ -2,7 +2,7 @@
  * The errno vocabulary shared by the file system adapters: node and memfs both report
  * failures as node-style errors carrying an errno `code`, so they classify them alike.
  */
-import type { FsErrorReason } from "../ports/FileSystem.js";
+import { FsError, type FsErrorReason } from "../ports/FileSystem.js";
 
 const reasonByCode: Readonly<Record<string, FsErrorReason>> = {
   ENOENT: "NotFound",
@@ -46,3 +46,17 @@ export const tooLarge = (maxBytes: number): Error =>
 /** The message of a failure without its stack (node's messages already name the path). */
 export const errorMessage = (error: unknown): string =>
   error instanceof Error ? error.message : String(error);
+
+/**
+ * Maps any failure of a node fs call on `path` to an {@link FsError}; an `FsError`
+ * passes through unchanged. `opening` marks an `O_NOFOLLOW` open for reading (ELOOP and
+ * ENXIO then mean "not a regular file"). The message never carries a stack.
+ */
+export const mapError = (error: unknown, path: string, opening = false): FsError =>
+  error instanceof FsError
+    ? error
+    : new FsError({
+        reason: reasonForErrno(errnoCode(error), opening),
+        path,
+        message: errorMessage(error),
+      });

@@ -8,6 +8,17 @@
  * writes the file in between makes the edit fail with `CHANGED` (the caller recomputes
  * it). What remains is the window between that last read and the rename, two system
  * calls; the backup keeps what was there before the edit.
+ * Quire processes take turns on a file: from the check of the expected content to the
+ * rename, a replacement holds a lock file beside the real target (symlinks resolved, so
+ * two names of one file share it), `<target>.quire-lock`, created with O_EXCL and naming
+ * its holder (lockFiles.ts: pid, host, boot id, token). Without it, two quires could both
+ * pass their last check and the later rename dropped the other's edit, both reporting
+ * success; with it, the second one's check sees the first one's edit (`CHANGED`, and the
+ * caller reads the file again). A lock whose holder is gone (its pid dead on this host,
+ * or a previous boot) is taken over; one older than {@link staleLockMs} too (an edit holds
+ * it for well under a second); a live one is waited for {@link lockWaitMs}, then the edit
+ * fails with `IO`, saying another quire is editing the file. The lock is removed when
+ * the replacement ends, written or failed.
  * A file the system would let quire replace but a person would not (a dangling symlink,
  * a read-only file) is refused before anything is written, and so is a file that is not
  * UTF-8 text (decoding it would replace its other bytes with U+FFFD, and writing it back
@@ -18,6 +29,7 @@ import { isUtf8 } from "node:buffer";
 import { constants as fsConstants, promises as fs, type Stats } from "node:fs";
 import * as NodePath from "node:path";
 import { Effect, Layer } from "effect";
+import type { FsError } from "../ports/FileSystem.js";
 import {
   ConfigFileError,
   ConfigFiles,
@@ -26,6 +38,7 @@ import {
   type Placement,
   type ReplaceOptions,
 } from "../ports/ConfigFiles.js";
+import { lock, stealLock } from "./lockFiles.js";
 import { makeDirectories } from "./makeDirectories.js";
 
 const errnoOf = (error: unknown): string | undefined =>
@@ -193,17 +206,46 @@ const isTemporaryOf = (destination: string, name: string): boolean => {
   return /^[0-9a-f]{12}$/.test(name.slice(prefix.length, -".tmp".length));
 };
 
+/** The lock file of a replacement of `target` (the real file, symlinks resolved). */
+const lockPathOf = (target: string): string => `${target}.quire-lock`;
+
+/** How long a replacement waits for another quire's turn at the same file. */
+const lockWaitMs = 5_000;
+
+/**
+ * How old a lock file of ours must be before a later edit takes it over, whoever its
+ * holder: an edit holds it for well under a second, so one this old was left by a
+ * holder that cannot be checked from here (another host) or by a killed quire whose
+ * pid was given to another process since.
+ */
+const staleLockMs = 3 * 60 * 1000;
+
+/** Whether `name` is that of a lock file {@link stealLock} set aside (and its holder did not remove). */
+const isSetAsideOf = (lockPath: string, name: string): boolean => {
+  const prefix = NodePath.basename(lockPath);
+  return name.startsWith(prefix) && /^(?:\.stale-[0-9a-f]{12})+$/.test(name.slice(prefix.length));
+};
+
 /**
  * Removes temporary files of ours beside the `destinations` (a file and its backup) that
  * a killed edit left (one killed between writing its temporary file and renaming it),
  * older than an hour: an edit in progress takes well under a second, so a younger one
  * may be another quire's and stays. Each directory is listed once. Only plain files of
  * exactly those names are removed; any failure is ignored (tidying never stops an edit).
+ * `lockPath`, the lock beside the first destination, is removed when it is older than
+ * {@link staleLockMs}, by the lock's own steal (renamed aside, removed only if it is
+ * still the file judged stale), and so is a set-aside copy of it that a killed steal
+ * left, once as old.
  */
 const tidyStaleTemporaries = async (
   destinations: ReadonlyArray<string>,
+  lockPath: string,
   nowMs: number,
 ): Promise<void> => {
+  // One whose holder is gone is taken over by the lock itself; this is the one it waits for.
+  const lockStats = await entryAt(lockPath).catch(() => undefined);
+  if (lockStats?.isFile() === true && nowMs - lockStats.mtimeMs > staleLockMs)
+    await stealLock(lockPath, lockStats.ino).catch(() => undefined);
   const byDirectory = new Map<string, Array<string>>();
   for (const destination of destinations) {
     const directory = NodePath.dirname(destination);
@@ -212,10 +254,12 @@ const tidyStaleTemporaries = async (
   for (const [directory, beside] of byDirectory) {
     const names = await fs.readdir(directory).catch(() => []);
     for (const name of names) {
-      if (!beside.some((destination) => isTemporaryOf(destination, name))) continue;
+      const setAside = directory === NodePath.dirname(lockPath) && isSetAsideOf(lockPath, name);
+      if (!setAside && !beside.some((destination) => isTemporaryOf(destination, name))) continue;
       const path = NodePath.join(directory, name);
       const stats = await entryAt(path).catch(() => undefined);
-      if (stats?.isFile() === true && nowMs - stats.mtimeMs > staleTemporaryMs) await discard(path);
+      const staleMs = setAside ? staleLockMs : staleTemporaryMs;
+      if (stats?.isFile() === true && nowMs - stats.mtimeMs > staleMs) await discard(path);
     }
   }
 };
@@ -439,22 +483,54 @@ export interface NodeConfigFilesOptions {
    * make the edit fail with `CHANGED`. Tests use it to be that program; it must not fail.
    */
   readonly beforeLastCheck?: (target: string) => Promise<void>;
+  /**
+   * Runs after that last check, right before the rename: the window only the lock
+   * covers. Tests start another replacement of the same file there; it must not fail.
+   */
+  readonly beforeRename?: (target: string) => Promise<void>;
+  /** How long to wait for another quire's lock on the file (default {@link lockWaitMs}). */
+  readonly lockWaitMs?: number;
 }
 
-const replaceWith =
+/**
+ * What a replacement does before it takes the file's lock: refuses a file quire must
+ * not replace, checks the expected content (a cheap early `CHANGED`, nothing written),
+ * creates the missing directories and tidies what killed edits left. Returns the real
+ * target.
+ */
+const prepareReplace = async (path: string, replaceOptions: ReplaceOptions): Promise<string> => {
+  const refusal = await refusalOf(path, replaceOptions.placement);
+  if (refusal !== undefined) throw refused(path, refusal);
+  const target = await targetOf(path);
+  const current = await readText(target, path);
+  if (current !== replaceOptions.expected) throw changed(path);
+  // Missing directories on the way get the owner the file will have (run as root).
+  const owner = await ownerToKeep(
+    target,
+    current === undefined ? undefined : await fs.stat(target),
+  );
+  const directory = NodePath.dirname(target);
+  const created = await makeDirectories(directory, 0o700);
+  if (created !== undefined && owner !== undefined) await chownCreated(created, directory, owner);
+  await tidyStaleTemporaries([target, replaceOptions.backupPath], lockPathOf(target), Date.now());
+  return target;
+};
+
+/** The replacement itself, with the lock of `target` held (see the module comment). */
+const replaceLocked =
   (options: NodeConfigFilesOptions) =>
-  async (path: string, text: string, replaceOptions: ReplaceOptions): Promise<void> => {
-    const refusal = await refusalOf(path, replaceOptions.placement);
-    if (refusal !== undefined) throw refused(path, refusal);
-    const target = await targetOf(path);
+  async (
+    path: string,
+    target: string,
+    text: string,
+    replaceOptions: ReplaceOptions,
+  ): Promise<void> => {
+    // A symlink changed meanwhile: the lock held is not the one of the file now meant.
+    if ((await targetOf(path)) !== target) throw changed(path);
     const current = await readText(target, path);
     if (current !== replaceOptions.expected) throw changed(path);
     const existing = current === undefined ? undefined : await fs.stat(target);
     const owner = await ownerToKeep(target, existing);
-    const directory = NodePath.dirname(target);
-    const created = await makeDirectories(directory, 0o700);
-    if (created !== undefined && owner !== undefined) await chownCreated(created, directory, owner);
-    await tidyStaleTemporaries([target, replaceOptions.backupPath], Date.now());
     let mode = 0o600;
     if (existing !== undefined && current !== undefined) {
       mode = existing.mode & 0o7777;
@@ -467,15 +543,64 @@ const replaceWith =
     const temporary = await writeTemporary(target, text, mode, owner);
     try {
       await options.beforeLastCheck?.(target);
-      // Another program (another quire) may have written the file while ours was being
-      // written: renaming now would drop its change.
+      // Another program may have written the file while ours was being written:
+      // renaming now would drop its change. (Another quire cannot: it waits for the lock.)
       if ((await readText(target, path)) !== replaceOptions.expected) throw changed(path);
+      await options.beforeRename?.(target);
       await fs.rename(temporary, target);
     } catch (error) {
       await discard(temporary);
       throw error;
     }
   };
+
+/** Why the lock of `path`'s file could not be taken. */
+const lockError =
+  (path: string, lockPath: string, waitedMs: number) =>
+  (error: FsError): ConfigFileError =>
+    new ConfigFileError({
+      reason: "IO",
+      path,
+      message:
+        error.reason === "Busy"
+          ? `cannot write ${path}: another quire (${error.holder ?? "another process"}) is editing it and did not finish within ${waitedMs / 1000} s; run the command again (if no quire is running, remove ${lockPath})`
+          : `cannot write ${path}: cannot take its lock ${lockPath}: ${error.message}`,
+    });
+
+/** A failure of `path`'s edit as a {@link ConfigFileError}. */
+const editError =
+  (path: string) =>
+  (error: unknown): ConfigFileError =>
+    error instanceof ConfigFileError ? error : ioError(path, "write")(error);
+
+/**
+ * Replaces `path` (see the port): prepared, then written under the lock of its real
+ * target, which is released whatever happens.
+ */
+const replaceWith =
+  (options: NodeConfigFilesOptions) =>
+  (
+    path: string,
+    text: string,
+    replaceOptions: ReplaceOptions,
+  ): Effect.Effect<void, ConfigFileError> =>
+    Effect.gen(function* () {
+      const target = yield* Effect.tryPromise({
+        try: () => prepareReplace(path, replaceOptions),
+        catch: editError(path),
+      });
+      const lockPath = lockPathOf(target);
+      const waitMs = options.lockWaitMs ?? lockWaitMs;
+      yield* Effect.acquireUseRelease(
+        Effect.mapError(lock(lockPath, waitMs), lockError(path, lockPath, waitMs)),
+        () =>
+          Effect.tryPromise({
+            try: () => replaceLocked(options)(path, target, text, replaceOptions),
+            catch: editError(path),
+          }),
+        (release) => release,
+      );
+    });
 
 /**
  * What `path` is as a command a client would start; never rejects. A dangling symlink
@@ -504,11 +629,7 @@ export const makeNodeConfigFiles = (options: NodeConfigFilesOptions = {}): Confi
       try: () => readText(path),
       catch: (error) => (error instanceof ConfigFileError ? error : ioError(path, "read")(error)),
     }),
-  replace: (path, text, replaceOptions) =>
-    Effect.tryPromise({
-      try: () => replaceWith(options)(path, text, replaceOptions),
-      catch: (error) => (error instanceof ConfigFileError ? error : ioError(path, "write")(error)),
-    }),
+  replace: replaceWith(options),
   editable: (path, placement) =>
     Effect.tryPromise({
       try: () => refusalOf(path, placement),

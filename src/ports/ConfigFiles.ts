@@ -69,7 +69,10 @@ export interface ConfigFilesService {
    * to `backupPath`; writes a temporary file next to the target, flushes it, checks
    * `expected` again (`CHANGED`, the temporary file removed, when another program wrote
    * the file meanwhile; the caller may read it again and recompute its edit) and renames
-   * it over the target, so a reader sees the old or the new file, never a part. A symlinked path is followed (the
+   * it over the target, so a reader sees the old or the new file, never a part. Two
+   * replacements of one file (by quire processes, or calls of this one) take turns from
+   * that check to the rename, so the second sees the first one's edit (`CHANGED`); one
+   * that waits too long for its turn fails with `IO`. A symlinked path is followed (the
    * link stays, its target is replaced); the target keeps its permission bits, and a new
    * file (with missing parent directories) gets 0600 (0700). Run as root, the new file,
    * the backup and the directories created get the owner of the file replaced, or of

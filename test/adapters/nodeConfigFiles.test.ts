@@ -2,10 +2,11 @@
  * The ConfigFiles node adapter against a real temporary directory: the backup is a new
  * file renamed into place (a symlink planted at the backup path is replaced, never
  * written through), no temporary file is left after a failure, a file that is not UTF-8
- * is refused rather than decoded with replacement characters, and a write by another
- * program after the first check makes the replacement fail with `CHANGED`.
+ * is refused rather than decoded with replacement characters, a write by another
+ * program after the first check makes the replacement fail with `CHANGED`, and two
+ * replacements of one file take turns through a lock file beside it.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   chownSync,
   existsSync,
@@ -21,7 +22,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Effect, Either } from "effect";
@@ -45,9 +46,9 @@ const failure = async <A>(effect: Effect.Effect<A, ConfigFileError>): Promise<Co
   return result.left;
 };
 
-/** Temporary files left in `directory` (there must be none). */
+/** Temporary files and lock files left in `directory` (there must be none). */
 const strays = (directory: string): ReadonlyArray<string> =>
-  readdirSync(directory).filter((name) => /\.quire-[0-9a-f]+\.tmp$/.test(name));
+  readdirSync(directory).filter((name) => /\.quire-(?:[0-9a-f]+\.tmp|lock)$/.test(name));
 
 describe("the backup", () => {
   it("replaces a symlink at the backup path instead of writing where it points", async () => {
@@ -176,7 +177,9 @@ describe("another program writing the file during a replacement", () => {
     writeFileSync(config, "{}\n");
     const files = makeNodeConfigFiles({
       beforeLastCheck: async (target) => {
-        expect(strays(root)).toHaveLength(1);
+        // Its temporary file, and its lock (the other program does not take it).
+        expect(strays(root).filter((name) => name.endsWith(".tmp"))).toHaveLength(1);
+        expect(existsSync(`${target}.quire-lock`)).toBe(true);
         writeFileSync(target, '{"theirs": 1}\n');
       },
     });
@@ -361,4 +364,140 @@ describe("the owner of what an edit writes", () => {
       expect(statSync(config).mode & 0o777).toBe(0o600);
     },
   );
+});
+
+describe("two replacements of one file at once", () => {
+  it("take turns: the second waits, finds the first one's edit (CHANGED) and, read again, keeps both", async () => {
+    // Two names for one file, as Cursor's and VS Code's: the lock is beside the real file.
+    const config = path.join(root, "mcp.json");
+    writeFileSync(config, "{}\n");
+    const link = path.join(root, "cursor.json");
+    symlinkSync(config, link);
+    let second: Promise<Either.Either<void, ConfigFileError>> | undefined;
+    let lockHeld = false;
+    const files = makeNodeConfigFiles({
+      // Between the first one's last check and its rename, the second one runs; without
+      // a lock it passed its own checks (the file still held "{}") and was renamed over.
+      beforeRename: async () => {
+        lockHeld = existsSync(`${config}.quire-lock`);
+        second = runEither(
+          nodeConfigFiles.replace(link, '{"b": 1}\n', {
+            expected: "{}\n",
+            backupPath: `${link}.quire.bak`,
+          }),
+        );
+        // Long enough for the second one to finish when nothing makes it wait.
+        await Promise.race([second, new Promise((resolve) => setTimeout(resolve, 1000))]);
+      },
+    });
+    await run(
+      files.replace(config, '{"a": 1}\n', { expected: "{}\n", backupPath: `${config}.quire.bak` }),
+    );
+    // Both said nothing else: without the lock, the second one succeeded too, and its
+    // edit was gone ("{\"a\": 1}" renamed over "{\"b\": 1}").
+    const result = await second;
+    expect({ second: result, file: readFileSync(config, "utf8") }).toMatchObject({
+      second: { _tag: "Left", left: { reason: "CHANGED" } },
+      file: '{"a": 1}\n',
+    });
+    expect(lockHeld).toBe(true);
+    // The second one's retry, as `quire mcp install` does: read again, edit again.
+    const before = await run(nodeConfigFiles.read(link));
+    await run(
+      nodeConfigFiles.replace(link, '{"a": 1, "b": 1}\n', {
+        expected: before,
+        backupPath: `${link}.quire.bak`,
+      }),
+    );
+    expect(readFileSync(config, "utf8")).toBe('{"a": 1, "b": 1}\n');
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(strays(root)).toEqual([]);
+  });
+});
+
+describe("a lock file another quire left", () => {
+  /** A lock file at `config`'s lock path naming `pid` on this host. */
+  const plantLock = (config: string, pid: number): string => {
+    const lock = `${config}.quire-lock`;
+    writeFileSync(lock, JSON.stringify({ pid, host: hostname(), token: "0".repeat(32) }));
+    return lock;
+  };
+
+  it("is taken over when its holder is dead, and removed afterwards", async () => {
+    const config = path.join(root, "mcp.json");
+    writeFileSync(config, "{}\n");
+    const link = path.join(root, "cursor.json");
+    symlinkSync(config, link);
+    // A pid that was a process a moment ago and is none now.
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+    if (dead === undefined) throw new Error("no child pid");
+    plantLock(config, dead);
+    await run(
+      nodeConfigFiles.replace(link, '{"a": 1}\n', {
+        expected: "{}\n",
+        backupPath: `${link}.quire.bak`,
+      }),
+    );
+    expect(readFileSync(config, "utf8")).toBe('{"a": 1}\n');
+    expect(strays(root)).toEqual([]);
+  });
+
+  it("is waited for while its holder lives, then the edit fails saying another quire is editing the file, writing nothing", async () => {
+    const config = path.join(root, "mcp.json");
+    writeFileSync(config, "{}\n");
+    const link = path.join(root, "cursor.json");
+    symlinkSync(config, link);
+    const holder = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      if (holder.pid === undefined) throw new Error("no child pid");
+      const lock = plantLock(config, holder.pid);
+      const planted = readFileSync(lock, "utf8");
+      const files = makeNodeConfigFiles({ lockWaitMs: 400 });
+      const started = Date.now();
+      const error = await failure(
+        files.replace(link, '{"a": 1}\n', { expected: "{}\n", backupPath: `${link}.quire.bak` }),
+      );
+      expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+      expect(error.reason).toBe("IO");
+      expect(error.path).toBe(link);
+      expect(error.message).toBe(
+        `cannot write ${link}: another quire (pid ${holder.pid} on ${hostname()}) is editing it and did not finish within 0.4 s; run the command again (if no quire is running, remove ${lock})`,
+      );
+      expect(readFileSync(config, "utf8")).toBe("{}\n");
+      expect(existsSync(`${link}.quire.bak`)).toBe(false);
+      // Not ours to remove.
+      expect(readFileSync(lock, "utf8")).toBe(planted);
+      expect(readdirSync(root).sort()).toEqual(["cursor.json", "mcp.json", "mcp.json.quire-lock"]);
+    } finally {
+      holder.kill();
+    }
+  });
+
+  it("is taken over once a few minutes old, whoever its holder; so is a set-aside copy a killed takeover left", async () => {
+    const config = path.join(root, "mcp.json");
+    writeFileSync(config, "{}\n");
+    const holder = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      if (holder.pid === undefined) throw new Error("no child pid");
+      const lock = plantLock(config, holder.pid);
+      const setAside = `${lock}.stale-0123456789ab`;
+      const youngSetAside = `${lock}.stale-ba9876543210`;
+      writeFileSync(setAside, "{}");
+      writeFileSync(youngSetAside, "{}");
+      const tenMinutesAgo = new Date(Date.now() - 10 * 60 * 1000);
+      for (const file of [lock, setAside]) utimesSync(file, tenMinutesAgo, tenMinutesAgo);
+      await run(
+        makeNodeConfigFiles({ lockWaitMs: 400 }).replace(config, '{"a": 1}\n', {
+          expected: "{}\n",
+          backupPath: `${config}.quire.bak`,
+        }),
+      );
+      expect(readFileSync(config, "utf8")).toBe('{"a": 1}\n');
+      expect(existsSync(lock)).toBe(false);
+      expect(existsSync(setAside)).toBe(false);
+      expect(existsSync(youngSetAside)).toBe(true);
+    } finally {
+      holder.kill();
+    }
+  });
 });
