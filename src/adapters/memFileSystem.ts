@@ -21,7 +21,7 @@ import {
   type WalkEntry,
 } from "../ports/FileSystem.js";
 import { openCheckedPaths } from "./checkedPaths.js";
-import { errnoCode, errorMessage, reasonForErrno } from "./fsErrno.js";
+import { errnoCode, mapError as mapFsError } from "./fsErrno.js";
 import { kindOf, toPathInfo, type StatsLike } from "./fsStats.js";
 import { makeRootedTree, type SyncCalls } from "./rootedTree.js";
 
@@ -31,18 +31,10 @@ const createFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 const pollMs = 25;
 
 /**
- * Maps any failure of a memfs call on `path` to an {@link FsError} (memfs throws
- * node-style errno errors); an `FsError` passes through. `opening` marks an
- * `O_NOFOLLOW` open for reading, where ELOOP means "not a regular file".
+ * Maps any failure of a memfs call on `path` to an {@link FsError}: memfs throws
+ * node-style errno errors, so this is the node adapter's mapping (fsErrno.ts).
  */
-export const mapError = (error: unknown, path: string, opening = false): FsError =>
-  error instanceof FsError
-    ? error
-    : new FsError({
-        reason: reasonForErrno(errnoCode(error), opening),
-        path,
-        message: errorMessage(error),
-      });
+export const mapError = mapFsError;
 
 const fail = (reason: FsError["reason"], path: string, message: string): FsError =>
   new FsError({ reason, path, message });
