@@ -455,7 +455,7 @@ const ownerToKeep = async (
   target: string,
   existing: Stats | undefined,
 ): Promise<Owner | undefined> => {
-  if (process.getuid?.() !== 0) return undefined;
+  if (!runAsRoot()) return undefined;
   let found = existing;
   for (let directory = NodePath.dirname(target); found === undefined;) {
     found = await followed(directory);
@@ -466,6 +466,19 @@ const ownerToKeep = async (
   if (found === undefined || (found.uid === 0 && found.gid === 0)) return undefined;
   return { uid: found.uid, gid: found.gid };
 };
+
+/** Whether this process runs as root (the only one that gives files away). */
+const runAsRoot = (): boolean => process.getuid?.() === 0;
+
+/**
+ * The file's stat, for one just read: a file removed meanwhile (by the client, say) is
+ * `CHANGED`, which the caller retries, not an I/O failure.
+ */
+const statOfRead = (target: string, path: string): Promise<Stats> =>
+  fs.stat(target).catch((error: unknown) => {
+    if (errnoOf(error) === "ENOENT") throw changed(path);
+    throw error;
+  });
 
 /** Gives `owner` the directories from `first` (the topmost one created) down to `last`. */
 const chownCreated = async (first: string, last: string, owner: Owner): Promise<void> => {
@@ -498,22 +511,24 @@ export interface NodeConfigFilesOptions {
  * creates the missing directories and tidies what killed edits left. Returns the real
  * target.
  */
-const prepareReplace = async (path: string, replaceOptions: ReplaceOptions): Promise<string> => {
+const prepareReplace = async (
+  path: string,
+  replaceOptions: ReplaceOptions,
+): Promise<{ readonly target: string; readonly owner: Owner | undefined }> => {
   const refusal = await refusalOf(path, replaceOptions.placement);
   if (refusal !== undefined) throw refused(path, refusal);
   const target = await targetOf(path);
   const current = await readText(target, path);
   if (current !== replaceOptions.expected) throw changed(path);
   // Missing directories on the way get the owner the file will have (run as root).
-  const owner = await ownerToKeep(
-    target,
-    current === undefined ? undefined : await fs.stat(target),
-  );
+  const owner = runAsRoot()
+    ? await ownerToKeep(target, current === undefined ? undefined : await statOfRead(target, path))
+    : undefined;
   const directory = NodePath.dirname(target);
   const created = await makeDirectories(directory, 0o700);
   if (created !== undefined && owner !== undefined) await chownCreated(created, directory, owner);
   await tidyStaleTemporaries([target, replaceOptions.backupPath], lockPathOf(target), Date.now());
-  return target;
+  return { target, owner };
 };
 
 /** The replacement itself, with the lock of `target` held (see the module comment). */
@@ -529,7 +544,7 @@ const replaceLocked =
     if ((await targetOf(path)) !== target) throw changed(path);
     const current = await readText(target, path);
     if (current !== replaceOptions.expected) throw changed(path);
-    const existing = current === undefined ? undefined : await fs.stat(target);
+    const existing = current === undefined ? undefined : await statOfRead(target, path);
     const owner = await ownerToKeep(target, existing);
     let mode = 0o600;
     if (existing !== undefined && current !== undefined) {
@@ -575,7 +590,11 @@ const editError =
 
 /**
  * Replaces `path` (see the port): prepared, then written under the lock of its real
- * target, which is released whatever happens.
+ * target, which is released whatever happens. The locked part is not interruptible: its
+ * writes are promises that go on once started, and a release on interruption would let
+ * another quire in while the rename is still to come (the lost update the lock is for).
+ * Run as root, the lock file gets the owner the file keeps, so that the user's own quire
+ * can read it (to wait for it, or to take it over from a killed holder).
  */
 const replaceWith =
   (options: NodeConfigFilesOptions) =>
@@ -585,7 +604,7 @@ const replaceWith =
     replaceOptions: ReplaceOptions,
   ): Effect.Effect<void, ConfigFileError> =>
     Effect.gen(function* () {
-      const target = yield* Effect.tryPromise({
+      const { target, owner } = yield* Effect.tryPromise({
         try: () => prepareReplace(path, replaceOptions),
         catch: editError(path),
       });
@@ -595,9 +614,13 @@ const replaceWith =
         Effect.mapError(lock(lockPath, waitMs), lockError(path, lockPath, waitMs)),
         () =>
           Effect.tryPromise({
-            try: () => replaceLocked(options)(path, target, text, replaceOptions),
+            try: async () => {
+              if (owner !== undefined)
+                await fs.chown(lockPath, owner.uid, owner.gid).catch(() => undefined);
+              await replaceLocked(options)(path, target, text, replaceOptions);
+            },
             catch: editError(path),
-          }),
+          }).pipe(Effect.uninterruptible),
         (release) => release,
       );
     });

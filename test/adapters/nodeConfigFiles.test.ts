@@ -25,7 +25,7 @@ import {
 import { hostname, tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Effect, Either } from "effect";
+import { Effect, Either, Fiber } from "effect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeNodeConfigFiles, nodeConfigFiles } from "../../src/adapters/nodeConfigFiles.js";
 import type { ConfigFileError } from "../../src/ports/ConfigFiles.js";
@@ -500,4 +500,52 @@ describe("a lock file another quire left", () => {
       holder.kill();
     }
   });
+});
+
+describe("the lock of an edit interrupted part way", () => {
+  it("is held until the edit's rename is done: an interruption cannot let another quire in before it", async () => {
+    const config = path.join(root, "mcp.json");
+    writeFileSync(config, "{}\n");
+    const lockPath = `${config}.quire-lock`;
+    let heldAtRename: boolean | undefined;
+    const files = makeNodeConfigFiles({
+      beforeLastCheck: () => new Promise((resolve) => setTimeout(resolve, 300)),
+      beforeRename: async () => {
+        heldAtRename = existsSync(lockPath);
+      },
+    });
+    const fiber = Effect.runFork(
+      files.replace(config, '{"a": 1}\n', { expected: "{}\n", backupPath: `${config}.quire.bak` }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await Effect.runPromise(Fiber.interrupt(fiber));
+    expect(heldAtRename).toBe(true);
+    expect(readFileSync(config, "utf8")).toBe('{"a": 1}\n');
+    expect(existsSync(lockPath)).toBe(false);
+  });
+
+  it(
+    process.getuid?.() === 0
+      ? "taken by root in a user's directory, belongs to that user (who must be able to read it)"
+      : "taken by a user, belongs to that user",
+    async () => {
+      const config = path.join(root, "mcp.json");
+      writeFileSync(config, "{}\n");
+      const user =
+        process.getuid?.() === 0
+          ? { uid: 1234, gid: 2345 }
+          : { uid: statSync(config).uid, gid: statSync(config).gid };
+      chownSync(config, user.uid, user.gid);
+      let owner: { uid: number; gid: number } | undefined;
+      await run(
+        makeNodeConfigFiles({
+          beforeRename: async () => {
+            const stats = statSync(`${config}.quire-lock`);
+            owner = { uid: stats.uid, gid: stats.gid };
+          },
+        }).replace(config, '{"a": 1}\n', { expected: "{}\n", backupPath: `${config}.quire.bak` }),
+      );
+      expect(owner).toEqual(user);
+    },
+  );
 });
