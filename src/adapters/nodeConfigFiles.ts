@@ -314,10 +314,20 @@ const realDestination = async (path: string): Promise<string> => {
   }
 };
 
-/** Whether `path` is `directory` or below it (both absolute, resolved). */
+/**
+ * Whether `path` is `directory` or below it (both absolute, resolved). The adapter's own
+ * twin of app/config/paths.ts `isAtOrBelow` (adapters do not import the app layer).
+ */
 const isWithin = (path: string, directory: string): boolean => {
   const relative = NodePath.relative(directory, path);
-  return relative === "" || (!relative.startsWith("..") && !NodePath.isAbsolute(relative));
+  return (
+    relative === "" ||
+    !(
+      relative === ".." ||
+      relative.startsWith(`..${NodePath.sep}`) ||
+      NodePath.isAbsolute(relative)
+    )
+  );
 };
 
 /** Why `path` is not where `placement` says it must be, or `undefined`. */

@@ -6,6 +6,7 @@
  */
 import * as NodePath from "node:path";
 import type { Placement } from "../../ports/ConfigFiles.js";
+import { isAtOrBelow } from "../config/paths.js";
 
 /** The clients, by the name the command line uses. */
 export const clientNames = [
@@ -93,10 +94,7 @@ export const unplaceableTarget = (
  */
 export const placementOf = (path: string, scope: Scope, place: Place): Placement | undefined => {
   if (scope === "project") return { within: place.cwd, confined: true };
-  const relative = NodePath.relative(place.home, path);
-  return relative !== "" && !relative.startsWith("..") && !NodePath.isAbsolute(relative)
-    ? { within: place.home, confined: false }
-    : undefined;
+  return isAtOrBelow(path, place.home) ? { within: place.home, confined: false } : undefined;
 };
 
 /** `$XDG_CONFIG_HOME` or `~/.config`. */
